@@ -1,0 +1,27 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "OpenRealm",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "OpenRealm", targets: ["OpenRealm"]),
+        .executable(name: "openrealm", targets: ["openrealm"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLZ4",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
+        ),
+        .target(
+            name: "RealmStorage",
+            dependencies: ["CLZ4"]
+        ),
+        .target(name: "OpenRealm", dependencies: ["RealmStorage"]),
+        .executableTarget(name: "openrealm", dependencies: ["RealmStorage", "OpenRealm"]),
+        .testTarget(name: "RealmStorageTests", dependencies: ["RealmStorage"]),
+        .testTarget(name: "OpenRealmTests", dependencies: ["OpenRealm"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

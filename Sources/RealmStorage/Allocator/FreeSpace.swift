@@ -1,0 +1,156 @@
+// Free space and when it may be reused.
+//
+// A node written by the commit of version A and replaced by the commit of version F is
+// reachable from exactly the versions A ..< F. When F commits, the node's extent joins the
+// free list tagged [A, F). It may be overwritten once no version in that range can be read
+// again, which is the case when no pinned version lies in [A, F):
+//
+//   1. Readers only ever pin the newest committed version, so a version that is not pinned
+//      now will never be pinned again. Once an extent is reusable it stays reusable, and the
+//      allocator clears its tag ("free for good") and merges it with free neighbours.
+//   2. The newest committed version always counts as pinned: it is what the next commit
+//      must leave intact, so that a crash during that commit recovers it (FileHeader.swift).
+//   3. Checking the range, not just "older than the oldest reader", is what keeps a long-lived
+//      reader from stopping all reuse: space written after that reader's version and freed
+//      before the newest is reused while the reader still holds its version (realm-core calls
+//      this back-dating; LMDB's reader table makes the same argument about its free pages).
+//
+// In the file, the free list is one node (kind freeList):
+//   16  4   entry count n
+//   20  4   reserved, 0
+//   24  32n entries: u64 offset, u64 length, u64 first version, u64 end version
+//           (first = end = 0 for extents free for good)
+// The node is allocated last in a commit, from space that leaves the list no longer, so the
+// list it holds is exactly the free space of the new version (Commit.swift).
+
+package struct FreeExtent: Equatable, Sendable {
+    package var offset: UInt64
+    package var length: UInt64
+    /// The extent was reachable from versions `firstVersion ..< endVersion`; both 0 once no
+    /// pinned version can reach it.
+    package var firstVersion: UInt64
+    package var endVersion: UInt64
+
+    package var end: UInt64 { offset + length }
+    package var isFreeForGood: Bool { endVersion == 0 }
+}
+
+package struct FreeSpace: Equatable, Sendable {
+    /// Sorted by offset, never overlapping.
+    package private(set) var extents: [FreeExtent]
+    /// The end of all allocated space: new space comes from here when no extent fits.
+    package private(set) var logicalSize: UInt64
+
+    package init(extents: [FreeExtent], logicalSize: UInt64) {
+        self.extents = extents
+        self.logicalSize = logicalSize
+    }
+
+    package var freeBytes: UInt64 { extents.reduce(0) { $0 + $1.length } }
+
+    /// Adds space no longer reachable from the version being written.
+    package mutating func release(offset: UInt64, length: UInt64, firstVersion: UInt64, endVersion: UInt64) {
+        let extent = FreeExtent(offset: offset, length: length, firstVersion: firstVersion, endVersion: endVersion)
+        var low = 0, high = extents.count
+        while low < high {
+            let mid = (low + high) >> 1
+            if extents[mid].offset < offset { low = mid + 1 } else { high = mid }
+        }
+        extents.insert(extent, at: low)
+    }
+
+    /// Clears the tags of extents no pinned version can reach (invariant 1) and merges
+    /// neighbours that are free for good. `pinned` must be sorted.
+    package mutating func releaseUnreachable(pinned: [UInt64]) {
+        for i in extents.indices where !extents[i].isFreeForGood {
+            if !Self.isPinned(pinned, from: extents[i].firstVersion, to: extents[i].endVersion) {
+                extents[i].firstVersion = 0
+                extents[i].endVersion = 0
+            }
+        }
+        var merged = [FreeExtent]()
+        merged.reserveCapacity(extents.count)
+        for extent in extents {
+            if let last = merged.last, last.isFreeForGood, extent.isFreeForGood, last.end == extent.offset {
+                merged[merged.count - 1].length += extent.length
+            } else {
+                merged.append(extent)
+            }
+        }
+        // Free space at the very end gives the file back its tail.
+        while let last = merged.last, last.isFreeForGood, last.end == logicalSize {
+            logicalSize = last.offset
+            merged.removeLast()
+        }
+        extents = merged
+    }
+
+    /// Whether any pinned version lies in first ..< end.
+    static func isPinned(_ pinned: [UInt64], from first: UInt64, to end: UInt64) -> Bool {
+        var low = 0, high = pinned.count
+        while low < high {
+            let mid = (low + high) >> 1
+            if pinned[mid] < first { low = mid + 1 } else { high = mid }
+        }
+        return low < pinned.count && pinned[low] < end
+    }
+
+    /// Takes `length` bytes (a multiple of 8): best fit among the extents free for good,
+    /// else the end of the file.
+    package mutating func allocate(_ length: UInt64) -> UInt64 {
+        var best = -1
+        for i in extents.indices where extents[i].isFreeForGood && extents[i].length >= length {
+            if extents[i].length == length { best = i; break }
+            if best < 0 || extents[i].length < extents[best].length { best = i }
+        }
+        if best >= 0 {
+            let offset = extents[best].offset
+            if extents[best].length == length {
+                extents.remove(at: best)
+            } else {
+                extents[best].offset += length
+                extents[best].length -= length
+            }
+            return offset
+        }
+        let offset = logicalSize
+        logicalSize += length
+        return offset
+    }
+
+    // MARK: The free list node
+
+    package static func nodeSize(entries: Int) -> Int { 24 + entries * 32 }
+
+    /// The node holding the list, padded to `size` bytes (reserved before the list was final).
+    package func encoded(version: VersionID, size: Int) -> [UInt8] {
+        var w = NodeWriter(capacity: size)
+        w.u32(UInt32(extents.count))
+        w.u32(0)
+        for e in extents {
+            w.u64(e.offset); w.u64(e.length); w.u64(e.firstVersion); w.u64(e.endVersion)
+        }
+        precondition(w.count <= size, "free list grew after its node was reserved")
+        w.raw(repeatElement(0, count: size - w.count))
+        return w.finish(kind: .freeList, version: version)
+    }
+
+    package static func decode(_ node: NodeView, logicalSize: UInt64) throws(StorageError) -> FreeSpace {
+        var r = node.reader()
+        let count = try r.count(elementSize: 32)
+        _ = try r.u32()
+        var extents = [FreeExtent]()
+        extents.reserveCapacity(count)
+        var previousEnd = UInt64(FileHeader.size)
+        for _ in 0..<count {
+            let e = FreeExtent(offset: try r.u64(), length: try r.u64(), firstVersion: try r.u64(), endVersion: try r.u64())
+            guard e.offset >= previousEnd, e.length > 0, e.length & 7 == 0, e.offset & 7 == 0,
+                  e.length <= logicalSize, e.offset <= logicalSize - e.length, e.firstVersion <= e.endVersion else {
+                throw StorageError(.fileCorrupted, "free list \(node.ref) has an invalid extent at \(e.offset)+\(e.length)")
+            }
+            previousEnd = e.end
+            extents.append(e)
+        }
+        return FreeSpace(extents: extents, logicalSize: logicalSize)
+    }
+}

@@ -1,0 +1,250 @@
+// Cluster leaves: up to a few hundred objects of one table, column by column.
+//
+//   offset  size  field
+//   0       16    node header (kind clusterLeaf)
+//   16      4     object count n
+//   20      4     column count c (columns added later are absent from older leaves)
+//   24      4×c   offset of each column block from the node start; 0 = absent (default
+//                 value for every object: the column was added after this leaf was written,
+//                 or it was removed), padded to 8
+//   ...     ...   PackedInts object keys, ascending
+//   ...     ...   column blocks (ColumnCodec); list columns hold a block of list refs
+//
+// List node (kind list): header, u32 element type, u32 0, then one column block of elements.
+
+/// The elements of one object's list in a changed leaf.
+package enum ListCell {
+    /// Unchanged since the last commit; `.none` for an empty list.
+    case clean(Ref)
+    case dirty([Value])
+}
+
+/// A changed cluster leaf.
+package final class ClusterLeaf: TreeLeafBuffer {
+    package var keys: [Int64]
+    /// Per column, the values of scalar columns (empty for list columns).
+    package var columns: [[Value]]
+    /// Per column, the lists of list columns (empty for scalar columns).
+    package var lists: [[ListCell]]
+    package var byteEstimate: Int
+    package var appendedAtEnd = false
+
+    package init(keys: [Int64], columns: [[Value]], lists: [[ListCell]], byteEstimate: Int) {
+        self.keys = keys
+        self.columns = columns
+        self.lists = lists
+        self.byteEstimate = byteEstimate
+    }
+
+    package convenience init(specs: [ColumnSpec]) {
+        self.init(keys: [], columns: Array(repeating: [], count: specs.count),
+                  lists: Array(repeating: [], count: specs.count), byteEstimate: 64)
+    }
+
+    package var count: Int { keys.count }
+    package var firstKey: Int64? { keys.first }
+
+    /// The index of `key`, or where it would be inserted.
+    package func position(of key: Int64) -> (index: Int, found: Bool) {
+        var low = 0, high = keys.count
+        while low < high {
+            let mid = (low + high) >> 1
+            if keys[mid] < key { low = mid + 1 } else { high = mid }
+        }
+        return (low, low < keys.count && keys[low] == key)
+    }
+
+    static func estimate(_ v: Value) -> Int { 9 + v.payloadSize }
+
+    package func splitOff(at index: Int) -> ClusterLeaf {
+        let right = ClusterLeaf(keys: Array(keys[index...]),
+                                columns: columns.map { $0.isEmpty ? [] : Array($0[index...]) },
+                                lists: lists.map { $0.isEmpty ? [] : Array($0[index...]) },
+                                byteEstimate: 64)
+        keys.removeSubrange(index...)
+        for c in columns.indices where !columns[c].isEmpty { columns[c].removeSubrange(index...) }
+        for c in lists.indices where !lists[c].isEmpty { lists[c].removeSubrange(index...) }
+        right.recomputeEstimate()
+        recomputeEstimate()
+        return right
+    }
+
+    package func absorb(_ other: ClusterLeaf) {
+        keys += other.keys
+        for c in columns.indices { columns[c] += other.columns[c] }
+        for c in lists.indices { lists[c] += other.lists[c] }
+        byteEstimate += other.byteEstimate
+    }
+
+    func recomputeEstimate() {
+        var total = 64 + keys.count * 8
+        for column in columns { for v in column { total += Self.estimate(v) } }
+        for column in lists { total += column.count * 8 }
+        byteEstimate = total
+    }
+}
+
+/// A committed cluster leaf, read in place.
+package struct ClusterLeafView {
+    package let node: NodeView
+    package let count: Int
+    package let columnCount: Int
+    package let keys: PackedInts
+
+    package init(_ node: NodeView) throws(StorageError) {
+        self.node = node
+        count = Int(try node.u32(16))
+        columnCount = Int(try node.u32(20))
+        guard columnCount <= (node.length - 24) / 4 else {
+            throw StorageError(.fileCorrupted, "cluster leaf \(node.ref) claims \(columnCount) columns")
+        }
+        keys = try node.packedInts(at: 24 + NodeLayout.aligned(columnCount * 4))
+        guard keys.count == count else {
+            throw StorageError(.fileCorrupted, "cluster leaf \(node.ref): key count \(keys.count) != object count \(count)")
+        }
+    }
+
+    /// The row holding `key`, if any.
+    @inline(__always)
+    package func row(of key: Int64) -> Int? {
+        let i = keys.lowerBound(key)
+        return i < count && keys[i] == key ? i : nil
+    }
+
+    /// The offset of column `c`'s block, or nil when the leaf has none.
+    @inline(__always)
+    package func columnOffset(_ c: Int) -> Int? {
+        guard c < columnCount else { return nil }
+        let offset = Int(UInt32(littleEndian: node.base.loadUnaligned(fromByteOffset: 24 + c * 4, as: UInt32.self)))
+        return offset == 0 ? nil : offset
+    }
+
+    package func column(_ c: Int, _ spec: ColumnSpec) throws(StorageError) -> ColumnView? {
+        guard let offset = columnOffset(c) else { return nil }
+        let view = try ColumnView(node: node, offset: offset, expecting: spec.type)
+        guard view.count == count else { throw StorageError(.fileCorrupted, "cluster leaf \(node.ref): column \(c) length mismatch") }
+        return view
+    }
+
+    package func listRefs(_ c: Int) throws(StorageError) -> ListRefsView? {
+        guard let offset = columnOffset(c) else { return nil }
+        let view = try ListRefsView(node: node, offset: offset)
+        guard view.count == count else { throw StorageError(.fileCorrupted, "cluster leaf \(node.ref): column \(c) length mismatch") }
+        return view
+    }
+}
+
+/// The cluster tree: object key → the object's values.
+package enum ClusterFormat: TreeFormat {
+    package typealias Key = Int64
+    package typealias Leaf = ClusterLeaf
+    package static var leafKind: NodeKind { .clusterLeaf }
+    package static var innerKind: NodeKind { .clusterInner }
+
+    package static func emptyLeaf(_ context: TreeContext) -> ClusterLeaf { ClusterLeaf(specs: context.columns) }
+
+    package static func leafCount(_ node: NodeView) throws(StorageError) -> Int { try ClusterLeafView(node).count }
+
+    package static func decodeLeaf(_ node: NodeView, _ context: TreeContext) throws(StorageError) -> ClusterLeaf {
+        let view = try ClusterLeafView(node)
+        let specs = context.columns
+        let leaf = ClusterLeaf(keys: view.keys.toArray(), columns: Array(repeating: [], count: specs.count),
+                               lists: Array(repeating: [], count: specs.count), byteEstimate: 64 + view.count * 8)
+        var estimate = leaf.byteEstimate
+        for (c, spec) in specs.enumerated() {
+            if spec.removed {
+                // The leaf is about to be rewritten without this column: its lists go now.
+                if spec.isList, let refs = try view.listRefs(c) {
+                    for i in 0..<refs.count { try context.free(refs.ref(i), .list) }
+                }
+                continue
+            }
+            if spec.isList {
+                if let refs = try view.listRefs(c) {
+                    leaf.lists[c] = (0..<view.count).map { .clean(refs.ref($0)) }
+                } else {
+                    leaf.lists[c] = Array(repeating: .clean(.none), count: view.count)
+                }
+                estimate += view.count * 8
+            } else if let column = try view.column(c, spec) {
+                let values = try column.values()
+                for v in values { estimate += ClusterLeaf.estimate(v) }
+                leaf.columns[c] = values
+            } else {
+                leaf.columns[c] = Array(repeating: Value.defaultValue(for: spec.type, nullable: spec.nullable), count: view.count)
+                estimate += view.count * 9
+            }
+        }
+        leaf.byteEstimate = estimate
+        return leaf
+    }
+
+    package static func encodeLeaf(_ leaf: ClusterLeaf, _ context: TreeContext, _ sink: NodeSink) throws(StorageError) -> Ref {
+        let specs = context.columns
+        // Lists first: the leaf refers to them.
+        var listRefs = [[Ref]](repeating: [], count: specs.count)
+        for (c, spec) in specs.enumerated() where spec.isList && !spec.removed {
+            listRefs[c] = try leaf.lists[c].map { cell throws(StorageError) in
+                switch cell {
+                case .clean(let ref): return ref
+                case .dirty(let values): return try writeList(values, spec, sink)
+                }
+            }
+        }
+        var w = NodeWriter(capacity: leaf.byteEstimate + specs.count * 32)
+        w.u32(UInt32(leaf.count))
+        w.u32(UInt32(specs.count))
+        let offsetsAt = w.count
+        w.raw(repeatElement(0, count: NodeLayout.aligned(specs.count * 4)))
+        PackedInts.write(leaf.keys, to: &w)
+        for (c, spec) in specs.enumerated() where !spec.removed {
+            w.patchU32(at: offsetsAt + c * 4, UInt32(w.count))
+            if spec.isList {
+                ColumnCodec.writeListRefs(listRefs[c], to: &w)
+            } else {
+                ColumnCodec.write(leaf.columns[c], type: spec.type, to: &w)
+            }
+        }
+        guard w.count <= NodeLayout.maxLength else {
+            throw StorageError(.valueTooLarge, "a cluster leaf would exceed 4 GiB")
+        }
+        return try sink.place(w.finish(kind: .clusterLeaf, version: sink.version))
+    }
+
+    package static func writeList(_ values: [Value], _ spec: ColumnSpec, _ sink: NodeSink) throws(StorageError) -> Ref {
+        guard !values.isEmpty else { return .none }
+        var w = NodeWriter(capacity: 64 + values.count * 9)
+        w.u32(UInt32(spec.type.rawValue))
+        w.u32(0)
+        ColumnCodec.write(values, type: spec.type, to: &w)
+        return try sink.place(w.finish(kind: .list, version: sink.version))
+    }
+
+    package static func readList(_ ref: Ref, _ spec: ColumnSpec, _ context: TreeContext) throws(StorageError) -> [Value] {
+        guard !ref.isNone else { return [] }
+        let node = try context.node(ref, .list)
+        return try ColumnView(node: node, offset: 24, expecting: spec.type).values()
+    }
+
+    package static func writeKeys(_ keys: [Int64], to writer: inout NodeWriter) {
+        PackedInts.write(keys, to: &writer)
+    }
+
+    package static func readKeys(_ node: NodeView, at offset: Int, count: Int) throws(StorageError) -> [Int64] {
+        let keys = try node.packedInts(at: offset)
+        guard keys.count == count else { throw StorageError(.fileCorrupted, "inner node \(node.ref): key count mismatch") }
+        return keys.toArray()
+    }
+
+    package static func childIndex(_ node: NodeView, keysAt offset: Int, count: Int, for key: Int64) throws(StorageError) -> Int {
+        let keys = try node.packedInts(at: offset)
+        guard keys.count == count else { throw StorageError(.fileCorrupted, "inner node \(node.ref): key count mismatch") }
+        // The last child whose first key is <= key.
+        var low = 0, high = count
+        while low < high {
+            let mid = (low + high) >> 1
+            if keys[mid] <= key { low = mid + 1 } else { high = mid }
+        }
+        return max(low - 1, 0)
+    }
+}

@@ -1,0 +1,230 @@
+// Column blocks: one column of a cluster leaf, or the elements of a list node.
+//
+//   offset  size  field
+//   0       1     column type (ColumnType), or 0x80 for a block of list refs
+//   1       3     reserved, 0
+//   4       4     count
+//   8       ...   null flags: PackedInts, 1 = null (width 0 when no value is null)
+//   ...           payload, by type:
+//                   int, bool, link   PackedInts of the values (0 where null)
+//                   float             count × 4 bytes IEEE-754, padded to 8
+//                   double            count × 8 bytes IEEE-754
+//                   timestamp         PackedInts seconds, PackedInts nanoseconds
+//                   string, binary    PackedInts end offsets, then the bytes, padded to 8
+//                   list refs         PackedInts of list node refs (0 = empty list), no nulls
+//
+// Every block is 8-byte aligned and self-describing, so a reader checks the type it expects
+// and every offset against the node before reading a value.
+
+package enum ColumnCodec {
+    static let listRefsTag: UInt8 = 0x80
+
+    package static func write(_ values: [Value], type: ColumnType, to w: inout NodeWriter) {
+        w.u8(type.rawValue); w.u8(0); w.u8(0); w.u8(0)
+        w.u32(UInt32(values.count))
+        let anyNull = values.contains { $0.isNull }
+        if anyNull {
+            PackedInts.write(values.lazy.map { $0.isNull ? 1 : 0 }, to: &w)
+        } else {
+            PackedInts.writeConstant(0, count: values.count, to: &w)
+        }
+        switch type {
+        case .int, .bool, .link:
+            PackedInts.write(values.lazy.map(integerPayload), to: &w)
+        case .float:
+            for v in values {
+                if case .float(let f) = v { w.u32(f.bitPattern) } else { w.u32(0) }
+            }
+            w.padToAlignment()
+        case .double:
+            for v in values {
+                if case .double(let d) = v { w.u64(d.bitPattern) } else { w.u64(0) }
+            }
+        case .timestamp:
+            PackedInts.write(values.lazy.map { if case .timestamp(let t) = $0 { return t.seconds } else { return 0 } }, to: &w)
+            PackedInts.write(values.lazy.map { if case .timestamp(let t) = $0 { return Int64(t.nanoseconds) } else { return 0 } }, to: &w)
+        case .string, .binary:
+            var ends = [Int64]()
+            ends.reserveCapacity(values.count)
+            var end: Int64 = 0
+            for v in values {
+                end += Int64(v.payloadSize)
+                ends.append(end)
+            }
+            PackedInts.write(ends, to: &w)
+            for v in values {
+                switch v {
+                case .string(var s): s.withUTF8 { w.raw($0) }
+                case .binary(let b): w.raw(b)
+                default: break
+                }
+            }
+            w.padToAlignment()
+        }
+    }
+
+    package static func writeListRefs(_ refs: [Ref], to w: inout NodeWriter) {
+        w.u8(listRefsTag); w.u8(0); w.u8(0); w.u8(0)
+        w.u32(UInt32(refs.count))
+        PackedInts.write(refs.lazy.map { Int64(bitPattern: $0.offset) }, to: &w)
+    }
+
+    @inline(__always)
+    static func integerPayload(_ v: Value) -> Int64 {
+        switch v {
+        case .int(let i): return i
+        case .bool(let b): return b ? 1 : 0
+        case .link(let k): return k.value
+        default: return 0
+        }
+    }
+}
+
+extension PackedInts {
+    /// Writes a width-0 block: `count` elements all equal to `value`.
+    static func writeConstant(_ value: Int64, count: Int, to w: inout NodeWriter) {
+        w.u8(0); w.u8(0); w.u8(0); w.u8(0)
+        w.u32(UInt32(count))
+        w.i64(value)
+    }
+}
+
+/// A checked reader over one column block of a committed node.
+package struct ColumnView {
+    package let type: ColumnType
+    package let count: Int
+    let nulls: PackedInts
+    let ints: PackedInts
+    let ints2: PackedInts?
+    let raw: UnsafeRawPointer
+    let rawLength: Int
+    let ref: Ref
+    /// Bytes the whole block occupies.
+    package let byteSize: Int
+
+    package init(node: NodeView, offset: Int, expecting expected: ColumnType) throws(StorageError) {
+        try node.check(offset, 8)
+        let tag = node.base.load(fromByteOffset: offset, as: UInt8.self)
+        guard let type = ColumnType(rawValue: tag), type == expected else {
+            throw StorageError(.fileCorrupted, "node \(node.ref): column of type \(tag) where \(expected) was expected")
+        }
+        let count = Int(try node.u32(offset + 4))
+        let nulls = try node.packedInts(at: offset + 8)
+        guard nulls.count == count, nulls.width <= 1 else {
+            throw StorageError(.fileCorrupted, "node \(node.ref): null flags do not match the column")
+        }
+        var position = offset + 8 + nulls.byteSize
+        var ints2: PackedInts? = nil
+        var raw = node.base
+        var rawLength = 0
+        let ints: PackedInts
+        switch type {
+        case .int, .bool, .link:
+            ints = try node.packedInts(at: position)
+            position += ints.byteSize
+        case .float, .double:
+            ints = nulls
+            let size = NodeLayout.aligned(count * (type == .float ? 4 : 8))
+            try node.check(position, size)
+            raw = node.base + position
+            rawLength = size
+            position += size
+        case .timestamp:
+            ints = try node.packedInts(at: position)
+            position += ints.byteSize
+            let nanos = try node.packedInts(at: position)
+            position += nanos.byteSize
+            ints2 = nanos
+        case .string, .binary:
+            ints = try node.packedInts(at: position)
+            position += ints.byteSize
+            let total = ints.count > 0 ? ints[ints.count - 1] : 0
+            guard total >= 0, total <= Int64(node.length - position) else {
+                throw StorageError(.fileCorrupted, "node \(node.ref): string data exceeds the node")
+            }
+            raw = node.base + position
+            rawLength = Int(total)
+            position += NodeLayout.aligned(Int(total))
+            try node.check(position, 0)
+        }
+        guard ints.count == count, ints2.map({ $0.count == count }) ?? true else {
+            throw StorageError(.fileCorrupted, "node \(node.ref): column arrays disagree on the count")
+        }
+        self.type = type
+        self.count = count
+        self.nulls = nulls
+        self.ints = ints
+        self.ints2 = ints2
+        self.raw = raw
+        self.rawLength = rawLength
+        self.ref = node.ref
+        self.byteSize = position - offset
+    }
+
+    @inline(__always)
+    package func isNull(_ i: Int) -> Bool { nulls.width != 0 && nulls[i] != 0 }
+
+    /// Value `i`; the caller guarantees `i < count`.
+    package func value(_ i: Int) throws(StorageError) -> Value {
+        if isNull(i) { return .null }
+        switch type {
+        case .int: return .int(ints[i])
+        case .bool: return .bool(ints[i] != 0)
+        case .link: return .link(ObjectKey(ints[i]))
+        case .float: return .float(Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i << 2, as: UInt32.self))))
+        case .double: return .double(Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i << 3, as: UInt64.self))))
+        case .timestamp:
+            return .timestamp(Timestamp(seconds: ints[i], nanoseconds: Int32(truncatingIfNeeded: ints2![i])))
+        case .string:
+            return .string(String(decoding: try bytes(i), as: UTF8.self))
+        case .binary:
+            return .binary(Array(try bytes(i)))
+        }
+    }
+
+    /// The raw bytes of string or binary value `i`, checked against the block.
+    @inline(__always)
+    package func bytes(_ i: Int) throws(StorageError) -> UnsafeRawBufferPointer {
+        let start = i == 0 ? 0 : ints[i - 1]
+        let end = ints[i]
+        guard start >= 0, start <= end, end <= Int64(rawLength) else {
+            throw StorageError(.fileCorrupted, "node \(ref): string offsets out of order")
+        }
+        return UnsafeRawBufferPointer(start: raw + Int(start), count: Int(end - start))
+    }
+
+    @inline(__always) package func int(_ i: Int) -> Int64 { ints[i] }
+
+    @inline(__always) package func double(_ i: Int) -> Double {
+        Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i << 3, as: UInt64.self)))
+    }
+
+    package func values() throws(StorageError) -> [Value] {
+        var result = [Value]()
+        result.reserveCapacity(count)
+        for i in 0..<count { result.append(try value(i)) }
+        return result
+    }
+}
+
+/// A checked reader over a block of list refs.
+package struct ListRefsView {
+    let refs: PackedInts
+    package let byteSize: Int
+
+    package init(node: NodeView, offset: Int) throws(StorageError) {
+        try node.check(offset, 8)
+        guard node.base.load(fromByteOffset: offset, as: UInt8.self) == ColumnCodec.listRefsTag else {
+            throw StorageError(.fileCorrupted, "node \(node.ref): expected a block of list refs")
+        }
+        let count = Int(try node.u32(offset + 4))
+        refs = try node.packedInts(at: offset + 8)
+        guard refs.count == count else {
+            throw StorageError(.fileCorrupted, "node \(node.ref): list ref count mismatch")
+        }
+        byteSize = 8 + refs.byteSize
+    }
+
+    package var count: Int { refs.count }
+    @inline(__always) package func ref(_ i: Int) -> Ref { Ref(UInt64(bitPattern: refs[i])) }
+}

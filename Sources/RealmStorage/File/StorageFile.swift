@@ -1,0 +1,173 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The I/O the engine performs on a realm file, and nothing else.
+///
+/// Everything that changes the file goes through these four calls so that tests can put a
+/// layer underneath that fails the Nth call or simulates a crash at the Nth sync
+/// (see `Tests/RealmStorageTests/Support/CrashSimulatingFile.swift`). Reads go through a
+/// `Mapping`, never through this protocol, except the header read before anything is mapped.
+package protocol StorageFile: AnyObject, Sendable {
+    var path: String { get }
+    /// The physical size of the file in bytes.
+    func size() throws(StorageError) -> UInt64
+    /// Reads up to `buffer.count` bytes at `offset`; returns how many were read.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int
+    /// Writes all of `bytes` at `offset`. Data is durable only after a successful `sync()`.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError)
+    /// Grows or shrinks the file.
+    func setSize(_ size: UInt64) throws(StorageError)
+    /// Makes every earlier write and size change durable.
+    func sync() throws(StorageError)
+    /// Maps the file read-only with `length` bytes of address space (may exceed the file size:
+    /// only offsets below the size are ever touched).
+    func map(length: Int) throws(StorageError) -> Mapping
+}
+
+/// `open(2)`, under a name that does not collide with `Store.open`.
+package func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+    open(path, flags, mode)
+}
+
+/// A realm file on disk, accessed with pread/pwrite/fsync and mapped shared read-only.
+package final class PosixFile: StorageFile {
+    package let path: String
+    // The descriptor is written once in init and closed in deinit; the calls made on it from
+    // several threads (pread, pwrite, fsync) are thread-safe in the kernel.
+    private let fd: Int32
+
+    package enum OpenMode { case openExisting, createNew, readOnly }
+
+    package init(path: String, mode: OpenMode) throws(StorageError) {
+        self.path = path
+        let flags: Int32
+        switch mode {
+        case .openExisting: flags = O_RDWR | O_CLOEXEC
+        case .createNew: flags = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC
+        case .readOnly: flags = O_RDONLY | O_CLOEXEC
+        }
+        let fd = open(path, flags, 0o644)
+        if fd < 0 { throw StorageError.system("open", path: path, errno: errno) }
+        var info = stat()
+        if fstat(fd, &info) != 0 {
+            let err = errno
+            close(fd)
+            throw StorageError.system("stat", path: path, errno: err)
+        }
+        if (info.st_mode & S_IFMT) != S_IFREG {
+            close(fd)
+            throw StorageError(.invalidDatabase, "the path is not a regular file; give the path of a realm file", path: path)
+        }
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    package func size() throws(StorageError) -> UInt64 {
+        var info = stat()
+        if fstat(fd, &info) != 0 { throw StorageError.system("stat", path: path, errno: errno) }
+        return UInt64(info.st_size)
+    }
+
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StorageError.system("read", path: path, errno: errno)
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    package func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) {
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StorageError.system("write", path: path, errno: errno)
+            }
+            done += n
+        }
+    }
+
+    package func setSize(_ size: UInt64) throws(StorageError) {
+        while ftruncate(fd, off_t(size)) != 0 {
+            if errno == EINTR { continue }
+            throw StorageError.system("truncate", path: path, errno: errno)
+        }
+    }
+
+    package func sync() throws(StorageError) {
+        #if canImport(Darwin)
+        let result = fcntl(fd, F_FULLFSYNC)
+        #else
+        let result = fdatasync(fd)
+        #endif
+        if result != 0 { throw StorageError.system("sync", path: path, errno: errno) }
+    }
+
+    package func map(length: Int) throws(StorageError) -> Mapping {
+        guard let base = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0), base != MAP_FAILED else {
+            throw StorageError.system("mmap", path: path, errno: errno)
+        }
+        return Mapping(base: UnsafeRawPointer(base), length: length) { munmap(base, length) }
+    }
+
+    /// Makes a directory entry change (create, rename) durable.
+    package static func syncDirectory(of path: String) {
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let fd = open(directory.isEmpty ? (path.hasPrefix("/") ? "/" : ".") : directory, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+}
+
+/// A read-only window onto a file or an in-memory region.
+///
+/// A mapping is never unmapped while referenced: every transaction retains the mapping it
+/// started with, so pointers into it stay valid however the file grows afterwards.
+package final class Mapping: @unchecked Sendable {
+    // @unchecked: `base` points at memory that is only read through this object, and the
+    // bytes a reader can reach are never rewritten while any version that reaches them is
+    // pinned (copy-on-write invariant), so concurrent reads need no lock.
+    package let base: UnsafeRawPointer
+    package let length: Int
+    private let release: () -> Void
+
+    package init(base: UnsafeRawPointer, length: Int, release: @escaping () -> Void) {
+        self.base = base
+        self.length = length
+        self.release = release
+    }
+
+    deinit { release() }
+}
+
+extension StorageFile {
+    /// Writes a byte array (typed-throws wrapper around the buffer form).
+    package func write(_ bytes: [UInt8], at offset: UInt64) throws(StorageError) {
+        let result = bytes.withUnsafeBytes { buffer in
+            Result { () throws(StorageError) in try write(buffer, at: offset) }
+        }
+        try result.get()
+    }
+
+    /// Reads `count` bytes at `offset` (fewer at the end of the file).
+    package func read(count: Int, at offset: UInt64) throws(StorageError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let result = bytes.withUnsafeMutableBytes { buffer in
+            Result { () throws(StorageError) in try read(into: buffer, at: offset) }
+        }
+        let n = try result.get()
+        return Array(bytes[..<n])
+    }
+}

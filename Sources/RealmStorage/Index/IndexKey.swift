@@ -1,0 +1,128 @@
+// Search index keys: values encoded so that comparing the bytes compares the values.
+//
+//   value      encoding
+//   null       00
+//   bool       10, 00 | 01
+//   int        20, 8 bytes big-endian with the sign bit flipped
+//   float      30, the double encoding (floats widen exactly)
+//   double     30, 8 bytes big-endian: sign bit flipped for positives, all bits for negatives
+//              (-0 is written as +0 and every NaN as one NaN, so equal values match)
+//   timestamp  40, seconds as int, nanoseconds as 4 bytes big-endian
+//   string     50, UTF-8 with 00 written as 00 FF, then 00 00 (so "a" < "a\0" < "ab")
+//   binary     60, as string
+//   link       70, as int
+//
+// An index entry stores at most `IndexEntry.prefixLimit` bytes of the encoding followed by
+// the object key. Entries whose value was cut are still in value order up to the cut, so
+// lookups and range scans read the real value for candidates whose prefix equals a bound's.
+
+package struct IndexEntry: Comparable, Sendable {
+    package var prefix: [UInt8]
+    package var key: Int64
+
+    package static let prefixLimit = 64
+
+    package init(prefix: [UInt8], key: Int64) {
+        self.prefix = prefix
+        self.key = key
+    }
+
+    package static func < (a: IndexEntry, b: IndexEntry) -> Bool {
+        let c = compareBytes(a.prefix, b.prefix)
+        return c != 0 ? c < 0 : a.key < b.key
+    }
+
+    package static func == (a: IndexEntry, b: IndexEntry) -> Bool { a.key == b.key && a.prefix == b.prefix }
+}
+
+@inline(__always)
+package func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+    let n = min(a.count, b.count)
+    if n > 0 {
+        let c = memcmpBytes(a.baseAddress!, b.baseAddress!, n)
+        if c != 0 { return c }
+    }
+    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+}
+
+@inline(__always)
+package func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in compareBytes(pa, pb) } }
+}
+
+@inline(__always)
+private func memcmpBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Int {
+    var i = 0
+    while i + 8 <= n {
+        let x = UInt64(bigEndian: a.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+        let y = UInt64(bigEndian: b.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+        if x != y { return x < y ? -1 : 1 }
+        i += 8
+    }
+    while i < n {
+        let x = a.load(fromByteOffset: i, as: UInt8.self), y = b.load(fromByteOffset: i, as: UInt8.self)
+        if x != y { return x < y ? -1 : 1 }
+        i += 1
+    }
+    return 0
+}
+
+package enum IndexKey {
+    /// The full order-preserving encoding of `value`.
+    package static func encode(_ value: Value) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(16)
+        switch value {
+        case .null: out.append(0x00)
+        case .bool(let b): out.append(0x10); out.append(b ? 1 : 0)
+        case .int(let i): out.append(0x20); appendInt(i, &out)
+        case .float(let f): out.append(0x30); appendDouble(Double(f), &out)
+        case .double(let d): out.append(0x30); appendDouble(d, &out)
+        case .timestamp(let t):
+            out.append(0x40)
+            appendInt(t.seconds, &out)
+            appendBigEndian(UInt32(bitPattern: t.nanoseconds), &out)
+        case .string(var s): out.append(0x50); s.withUTF8 { appendEscaped(UnsafeRawBufferPointer($0), &out) }
+        case .binary(let b): out.append(0x60); b.withUnsafeBytes { appendEscaped($0, &out) }
+        case .link(let k): out.append(0x70); appendInt(k.value, &out)
+        }
+        return out
+    }
+
+    /// The stored prefix of `value` and whether it was cut.
+    package static func prefix(_ value: Value) -> (bytes: [UInt8], truncated: Bool) {
+        let full = encode(value)
+        if full.count <= IndexEntry.prefixLimit { return (full, false) }
+        return (Array(full[..<IndexEntry.prefixLimit]), true)
+    }
+
+    private static func appendInt(_ i: Int64, _ out: inout [UInt8]) {
+        appendBigEndian(UInt64(bitPattern: i) ^ (1 << 63), &out)
+    }
+
+    private static func appendDouble(_ d: Double, _ out: inout [UInt8]) {
+        let canonical = d.isNaN ? Double.nan : (d == 0 ? 0.0 : d)
+        let bits = canonical.bitPattern
+        appendBigEndian(bits & (1 << 63) != 0 ? ~bits : bits ^ (1 << 63), &out)
+    }
+
+    private static func appendBigEndian<T: FixedWidthInteger>(_ v: T, _ out: inout [UInt8]) {
+        withUnsafeBytes(of: v.bigEndian) { out.append(contentsOf: $0) }
+    }
+
+    private static func appendEscaped(_ bytes: UnsafeRawBufferPointer, _ out: inout [UInt8]) {
+        for b in bytes {
+            out.append(b)
+            if b == 0 { out.append(0xFF) }
+        }
+        out.append(0); out.append(0)
+    }
+}
+
+extension Value {
+    /// Orders two values of the same column the way the index does (strings by UTF-8 bytes,
+    /// null first). Used to check candidates whose index prefix was cut.
+    package static func compare(_ a: Value, _ b: Value) -> Int {
+        compareBytes(IndexKey.encode(a), IndexKey.encode(b))
+    }
+}

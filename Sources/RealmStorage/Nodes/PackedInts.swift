@@ -1,0 +1,140 @@
+// Packed integer arrays: the workhorse encoding for keys, refs, counts, integer, bool and link
+// columns, and string offsets.
+//
+//   offset  size  field
+//   0       1     width in bits: 0, 1, 2, 4, 8, 16, 32 or 64
+//   1       3     reserved, 0
+//   4       4     count
+//   8       8     base (Int64)
+//   16      ...   count × width bits, little-endian bit order, padded to 8 bytes
+//
+// Element i is `base &+ Int64(bitPattern: stored_i)`. The writer picks base = minimum and the
+// narrowest width that holds (maximum - minimum) as an unsigned number, so a column of
+// timestamps around 1.7e9 or of sequential keys packs into a few bits per value. Width 0 means
+// every element equals `base`.
+
+package struct PackedInts {
+    package let data: UnsafeRawPointer
+    package let width: Int
+    package let count: Int
+    package let base: Int64
+    /// Bytes the whole block occupies, header included.
+    package let byteSize: Int
+
+    package static let headerSize = 16
+
+    @inline(__always)
+    package static func dataSize(count: Int, width: Int) -> Int {
+        NodeLayout.aligned((count * width + 7) / 8)
+    }
+
+    @inline(__always)
+    init(node: NodeView, offset: Int) throws(StorageError) {
+        try node.check(offset, PackedInts.headerSize)
+        let header = node.base + offset
+        let width = Int(header.load(as: UInt8.self))
+        let count = Int(header.loadUnaligned(fromByteOffset: 4, as: UInt32.self).littleEndian)
+        guard width == 0 || width == 1 || width == 2 || width == 4 || width == 8 || width == 16 || width == 32 || width == 64 else {
+            throw StorageError(.fileCorrupted, "node \(node.ref): packed integers with width \(width)")
+        }
+        let size = PackedInts.dataSize(count: count, width: width)
+        try node.check(offset + PackedInts.headerSize, size)
+        self.data = header + PackedInts.headerSize
+        self.width = width
+        self.count = count
+        self.base = Int64(bitPattern: header.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian)
+        self.byteSize = PackedInts.headerSize + size
+    }
+
+    /// Element `i`; the caller guarantees `i < count`.
+    @inline(__always)
+    package subscript(i: Int) -> Int64 {
+        let raw: UInt64
+        switch width {
+        case 0: raw = 0
+        case 8: raw = UInt64(data.load(fromByteOffset: i, as: UInt8.self))
+        case 16: raw = UInt64(UInt16(littleEndian: data.loadUnaligned(fromByteOffset: i << 1, as: UInt16.self)))
+        case 32: raw = UInt64(UInt32(littleEndian: data.loadUnaligned(fromByteOffset: i << 2, as: UInt32.self)))
+        case 64: raw = UInt64(littleEndian: data.loadUnaligned(fromByteOffset: i << 3, as: UInt64.self))
+        default:
+            let bit = i &* width
+            let byte = data.load(fromByteOffset: bit >> 3, as: UInt8.self)
+            raw = UInt64((byte >> UInt8(bit & 7)) & UInt8((1 << width) - 1))
+        }
+        // Wrapping: the writer stored (value - base) modulo 2^64, so adding back wraps too.
+        return base &+ Int64(bitPattern: raw)
+    }
+
+    /// The first index whose element is >= `value`, assuming the elements are sorted.
+    @inline(__always)
+    package func lowerBound(_ value: Int64) -> Int {
+        var low = 0, high = count
+        while low < high {
+            let mid = (low &+ high) >> 1
+            if self[mid] < value { low = mid &+ 1 } else { high = mid }
+        }
+        return low
+    }
+
+    package func toArray() -> [Int64] {
+        var result = [Int64]()
+        result.reserveCapacity(count)
+        for i in 0..<count { result.append(self[i]) }
+        return result
+    }
+
+    /// Appends the block for `values` to `writer`.
+    package static func write<C: Collection>(_ values: C, to writer: inout NodeWriter) where C.Element == Int64 {
+        var minimum = Int64.max, maximum = Int64.min
+        for v in values {
+            if v < minimum { minimum = v }
+            if v > maximum { maximum = v }
+        }
+        if values.isEmpty { minimum = 0; maximum = 0 }
+        // Wrapping: the difference of two Int64s always fits in UInt64.
+        let range = UInt64(bitPattern: maximum &- minimum)
+        let width: Int
+        switch range {
+        case 0: width = 0
+        case 1: width = 1
+        case 2...3: width = 2
+        case 4...15: width = 4
+        case 16...0xFF: width = 8
+        case 0x100...0xFFFF: width = 16
+        case 0x1_0000...0xFFFF_FFFF: width = 32
+        default: width = 64
+        }
+        writer.u8(UInt8(width))
+        writer.u8(0); writer.u8(0); writer.u8(0)
+        writer.u32(UInt32(values.count))
+        writer.i64(minimum)
+        let size = dataSize(count: values.count, width: width)
+        let start = writer.count
+        writer.raw(repeatElement(0, count: size))
+        guard width > 0 else { return }
+        writer.withBody(from: start) { out in
+            var i = 0
+            for v in values {
+                let raw = UInt64(bitPattern: v &- minimum)
+                switch width {
+                case 8: out.storeBytes(of: UInt8(truncatingIfNeeded: raw), toByteOffset: i, as: UInt8.self)
+                case 16: out.storeBytes(of: UInt16(truncatingIfNeeded: raw).littleEndian, toByteOffset: i << 1, as: UInt16.self)
+                case 32: out.storeBytes(of: UInt32(truncatingIfNeeded: raw).littleEndian, toByteOffset: i << 2, as: UInt32.self)
+                case 64: out.storeBytes(of: raw.littleEndian, toByteOffset: i << 3, as: UInt64.self)
+                default:
+                    let bit = i * width
+                    let old = out.load(fromByteOffset: bit >> 3, as: UInt8.self)
+                    out.storeBytes(of: old | (UInt8(truncatingIfNeeded: raw) << UInt8(bit & 7)), toByteOffset: bit >> 3, as: UInt8.self)
+                }
+                i += 1
+            }
+        }
+    }
+}
+
+extension NodeWriter {
+    /// Gives mutable access to the bytes from `start` to the end (for bulk encoders).
+    package mutating func withBody(from start: Int, _ body: (UnsafeMutableRawPointer) -> Void) {
+        withUnsafeMutableBytesOfStorage { buffer in body(buffer.baseAddress! + start) }
+    }
+}

@@ -1,0 +1,108 @@
+// The commit path.
+//
+//   1. The write transaction releases every node it replaced into the free list, tagged with
+//      the versions that can reach it, and clears the tags no pinned version needs
+//      (FreeSpace.swift). Nothing released by this commit is reusable by it.
+//   2. Changed nodes are encoded bottom-up; each is `place`d: given space by the allocator
+//      and queued. Then the top node.
+//   3. `finish` reserves the free list node (sized for the list as it stands: allocating can
+//      only shorten the list) and the commit record, then encodes both. Queued nodes are
+//      merged into contiguous extents; the record lists each extent with its checksum.
+//   4. `write` grows the file if needed, writes the extents and the record, writes the new
+//      root slot into the slot not holding the newest version, writes the selector, and syncs
+//      once (FileHeader.swift, invariants 1-3).
+//
+// A failure anywhere leaves the store's in-memory state at the previous version: the writer
+// works on a copy of the free list, and the store publishes the new version only after the
+// sync succeeded.
+
+final class CommitWriter: NodeSink {
+    let version: VersionID
+    var free: FreeSpace
+    private var nodes: [(offset: UInt64, bytes: [UInt8])] = []
+
+    init(version: VersionID, free: FreeSpace) {
+        self.version = version
+        self.free = free
+    }
+
+    func place(_ bytes: [UInt8]) throws(StorageError) -> Ref {
+        guard bytes.count <= NodeLayout.maxLength else {
+            throw StorageError(.valueTooLarge, "a node of \(bytes.count) bytes exceeds the format's 4 GiB limit")
+        }
+        let offset = free.allocate(UInt64(bytes.count))
+        nodes.append((offset, bytes))
+        return Ref(offset)
+    }
+
+    struct Extent {
+        var offset: UInt64
+        var bytes: [UInt8]
+    }
+
+    struct Prepared {
+        var slot: RootSlot
+        var extents: [Extent]
+        var record: Extent
+
+        /// Writes everything, then the slot and selector, then syncs (when `sync`).
+        func write(to file: StorageFile, slotIndex: Int, sync: Bool = true) throws(StorageError) {
+            for extent in extents { try file.write(extent.bytes, at: extent.offset) }
+            try file.write(record.bytes, at: record.offset)
+            try file.write(slot.encoded(), at: UInt64(FileHeader.slotOffsets[slotIndex]))
+            try file.write([UInt8(slotIndex)], at: UInt64(FileHeader.selectorOffset))
+            if sync { try file.sync() }
+        }
+    }
+
+    /// Reserves and encodes the free list and the commit record; returns what to write.
+    func finish(topRef: Ref) -> Prepared {
+        let freeListSize = NodeLayout.aligned(FreeSpace.nodeSize(entries: free.extents.count))
+        let freeListOffset = free.allocate(UInt64(freeListSize))
+
+        // Merge the queued nodes and the free list's reservation into contiguous runs.
+        var pieces = nodes.map { (offset: $0.offset, length: $0.bytes.count) }
+        pieces.append((freeListOffset, freeListSize))
+        pieces.sort { $0.offset < $1.offset }
+        var runs: [(offset: UInt64, length: Int)] = []
+        for piece in pieces {
+            if let last = runs.last, last.offset + UInt64(last.length) == piece.offset {
+                runs[runs.count - 1].length += piece.length
+            } else {
+                runs.append((piece.offset, piece.length))
+            }
+        }
+
+        let recordSize = NodeLayout.aligned(24 + runs.count * 24)
+        let recordOffset = free.allocate(UInt64(recordSize))
+        let freeListBytes = free.encoded(version: version, size: freeListSize)
+
+        var byOffset = [UInt64: [UInt8]](minimumCapacity: nodes.count + 1)
+        for node in nodes { byOffset[node.offset] = node.bytes }
+        byOffset[freeListOffset] = freeListBytes
+
+        var extents = [Extent]()
+        extents.reserveCapacity(runs.count)
+        var record = NodeWriter(capacity: recordSize)
+        record.u32(UInt32(runs.count))
+        record.u32(0)
+        var pieceIndex = 0
+        for run in runs {
+            var bytes = [UInt8]()
+            bytes.reserveCapacity(run.length)
+            while bytes.count < run.length {
+                let piece = pieces[pieceIndex]
+                bytes.append(contentsOf: byOffset[piece.offset]!)
+                pieceIndex += 1
+            }
+            record.u64(run.offset)
+            record.u64(UInt64(run.length))
+            record.u64(Checksum.of(bytes))
+            extents.append(Extent(offset: run.offset, bytes: bytes))
+        }
+        let recordBytes = record.finish(kind: .commitRecord, version: version)
+        let slot = RootSlot(version: version, topRef: topRef, freeListRef: Ref(freeListOffset), logicalSize: free.logicalSize,
+                            commitRecordRef: Ref(recordOffset), commitRecordChecksum: Checksum.of(recordBytes))
+        return Prepared(slot: slot, extents: extents, record: Extent(offset: recordOffset, bytes: recordBytes))
+    }
+}

@@ -1,0 +1,97 @@
+/// Opening a file: check the header, pick the newest root slot whose commit verifies, decode
+/// its top node and free list.
+enum Recovery {
+    struct Result {
+        var slot: RootSlot
+        var slotIndex: Int
+        var top: TopState
+        var free: FreeSpace
+        var mapping: Mapping
+        var physicalSize: UInt64
+    }
+
+    static func open(file: StorageFile, path: String) throws(StorageError) -> Result {
+        let size = try file.size()
+        guard size >= UInt64(FileHeader.size) else {
+            throw StorageError(.invalidDatabase, size == 0 ? "the file is empty; it is not a realm file"
+                               : "the file is \(size) bytes, too small to be a realm file", path: path)
+        }
+        let header = try file.read(count: FileHeader.size, at: 0)
+        guard header.count == FileHeader.size, Array(header[0..<8]) == FileHeader.magic else {
+            throw StorageError(.invalidDatabase, "the file does not start with the realm header; it is not a realm file (or it is encrypted)", path: path)
+        }
+        let format = header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt32.self)) }
+        guard format <= FileHeader.formatVersion else {
+            throw StorageError(.unsupportedFormatVersion, "the file has format version \(format); this build reads up to \(FileHeader.formatVersion). Open it with a newer OpenRealm", path: path)
+        }
+        guard format >= 1 else { throw StorageError(.invalidDatabase, "the file has format version 0", path: path) }
+        let pageSize = header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 12, as: UInt32.self)) }
+        guard pageSize == FileHeader.pageSize else {
+            throw StorageError(.fileCorrupted, "the header names page size \(pageSize)", path: path)
+        }
+
+        let mapping = try file.map(length: reservation(for: size))
+        var candidates: [(index: Int, slot: RootSlot)] = []
+        for index in 0..<2 {
+            let offset = FileHeader.slotOffsets[index]
+            if let slot = header.withUnsafeBytes({ RootSlot.decode(UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + FileHeader.slotSize)])) }) {
+                candidates.append((index, slot))
+            }
+        }
+        candidates.sort { $0.slot.version > $1.slot.version }
+        var reasons: [String] = []
+        for candidate in candidates {
+            do throws(StorageError) {
+                try verifyCommit(candidate.slot, mapping: mapping, physicalSize: size)
+            } catch {
+                reasons.append("slot \(candidate.index) (\(candidate.slot.version)): \(error.message)")
+                continue
+            }
+            do throws(StorageError) {
+                let limit = candidate.slot.logicalSize
+                let top = try TopState.decode(try NodeView(ref: candidate.slot.topRef, mapping: mapping.base, limit: limit, expecting: .top))
+                guard top.version == candidate.slot.version else {
+                    throw StorageError(.fileCorrupted, "top node of \(candidate.slot.version) claims \(top.version)")
+                }
+                let free = try FreeSpace.decode(try NodeView(ref: candidate.slot.freeListRef, mapping: mapping.base, limit: limit, expecting: .freeList),
+                                                logicalSize: limit)
+                return Result(slot: candidate.slot, slotIndex: candidate.index, top: top, free: free, mapping: mapping, physicalSize: size)
+            } catch {
+                throw StorageError(.fileCorrupted, error.message, path: path)
+            }
+        }
+        let detail = reasons.isEmpty ? "neither root slot holds a valid version" : reasons.joined(separator: "; ")
+        throw StorageError(.fileCorrupted, "no committed version verifies: \(detail)", path: path)
+    }
+
+    /// Address space to reserve for a file of `size` bytes: room to grow without remapping.
+    static func reservation(for size: UInt64) -> Int {
+        var length = 1 << 30
+        while UInt64(length) < size * 2 { length *= 2 }
+        return length
+    }
+
+    /// Checks that everything the commit of `slot` wrote reached the disk intact.
+    static func verifyCommit(_ slot: RootSlot, mapping: Mapping, physicalSize: UInt64) throws(StorageError) {
+        let limit = slot.logicalSize
+        guard limit >= UInt64(FileHeader.size), limit <= physicalSize, limit <= UInt64(mapping.length) else {
+            throw StorageError(.fileCorrupted, "its size \(limit) exceeds the file (\(physicalSize) bytes)")
+        }
+        let record = try NodeView(ref: slot.commitRecordRef, mapping: mapping.base, limit: limit, expecting: .commitRecord)
+        guard Checksum.of(UnsafeRawBufferPointer(start: record.base, count: record.length)) == slot.commitRecordChecksum else {
+            throw StorageError(.fileCorrupted, "its commit record does not match its checksum")
+        }
+        var r = record.reader()
+        let count = try r.count(elementSize: 24)
+        _ = try r.u32()
+        for _ in 0..<count {
+            let offset = try r.u64(), length = try r.u64(), sum = try r.u64()
+            guard offset >= UInt64(FileHeader.size), length <= limit, offset <= limit - length else {
+                throw StorageError(.fileCorrupted, "its commit record lists an extent outside the file")
+            }
+            guard Checksum.of(UnsafeRawBufferPointer(start: mapping.base + Int(offset), count: Int(length))) == sum else {
+                throw StorageError(.fileCorrupted, "the data it wrote at \(offset) did not reach the disk intact")
+            }
+        }
+    }
+}

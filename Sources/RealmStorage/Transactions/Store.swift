@@ -1,0 +1,212 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One open realm file: its mapping, its newest committed version, the versions readers
+/// pin, and the write lane. There is one `Store` per file per process; `open` returns the
+/// existing one when the file is already open here.
+///
+/// Readers (`beginRead`) pin the newest version and read the mapping without locks. One
+/// writer at a time (`beginWrite`) builds the next version copy-on-write and commits it with
+/// one sync (FileHeader.swift has the argument for why that is crash-safe).
+///
+/// Another process cannot open the file while this one has it: the lock file beside it is
+/// held exclusively, and a second opener gets `alreadyOpen`.
+package final class Store: @unchecked Sendable {
+    // @unchecked: `committed` is guarded by `stateLock`; `free` and `physicalSize` belong to
+    // whoever holds the write lane; everything else is immutable after init.
+    package let path: String
+    package let options: StoreOptions
+    let file: StorageFile
+    private let lockFD: Int32
+    let stateLock = Mutex()
+    package let registry = VersionRegistry()
+    let lane = WriteLane()
+
+    struct Committed {
+        var slot: RootSlot
+        var slotIndex: Int
+        var top: TopState
+        var mapping: Mapping
+    }
+    var committed: Committed
+    var free: FreeSpace
+    var physicalSize: UInt64
+
+    // MARK: Opening
+
+    /// Opens (or creates) the realm file at `path`.
+    ///
+    /// - Throws: `invalidDatabase` for anything that is not a realm file (empty, truncated,
+    ///   foreign, a directory), `unsupportedFormatVersion`, `fileCorrupted` when no root slot
+    ///   verifies, `fileNotFound`, `permissionDenied`, `alreadyOpen` (another process).
+    package static func open(path: String, options: StoreOptions = StoreOptions()) throws(StorageError) -> Store {
+        try StoreRegistry.shared.open(path: path, options: options)
+    }
+
+    init(path: String, options: StoreOptions) throws(StorageError) {
+        self.path = path
+        self.options = options
+        var lockFD: Int32 = -1
+        let file: StorageFile
+        if options.durability == .memOnly {
+            let memory = try MemoryFile(name: path)
+            try Store.writeGenesis(memory)
+            file = options.fileWrapper?(memory) ?? memory
+        } else {
+            lockFD = try Store.lock(path: path, exclusive: !options.readOnly)
+            do throws(StorageError) {
+                if access(path, F_OK) != 0 {
+                    guard options.create, !options.readOnly else {
+                        throw StorageError(.fileNotFound, "no realm file exists at this path", path: path, errno: ENOENT)
+                    }
+                    try Store.create(path: path)
+                }
+                let posix = try PosixFile(path: path, mode: options.readOnly ? .readOnly : .openExisting)
+                file = options.fileWrapper?(posix) ?? posix
+            } catch {
+                close(lockFD)
+                throw error
+            }
+        }
+        self.lockFD = lockFD
+        self.file = file
+        do throws(StorageError) {
+            let recovered = try Recovery.open(file: file, path: path)
+            committed = Committed(slot: recovered.slot, slotIndex: recovered.slotIndex, top: recovered.top, mapping: recovered.mapping)
+            free = recovered.free
+            physicalSize = recovered.physicalSize
+        } catch {
+            if lockFD >= 0 { close(lockFD) }
+            throw error
+        }
+    }
+
+    deinit {
+        if lockFD >= 0 { close(lockFD) }
+    }
+
+    /// Takes the lock file beside the realm: exclusive for writers, shared for read-only.
+    private static func lock(path: String, exclusive: Bool) throws(StorageError) -> Int32 {
+        let lockPath = path + ".lock"
+        var fd = systemOpen(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if fd < 0 && !exclusive { fd = systemOpen(lockPath, O_RDONLY | O_CLOEXEC) }
+        if fd < 0 {
+            let err = errno
+            if err == ENOENT {
+                throw StorageError(.fileNotFound, "the folder of the realm file does not exist", path: path, errno: err)
+            }
+            throw StorageError.system("opening the lock file", path: lockPath, errno: err)
+        }
+        while flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 {
+            let err = errno
+            if err == EINTR { continue }
+            close(fd)
+            if err == EWOULDBLOCK {
+                throw StorageError(.alreadyOpen, "another process has this realm file open; close it there first, or open it read-only in both",
+                                   path: path, errno: err)
+            }
+            throw StorageError.system("locking", path: lockPath, errno: err)
+        }
+        return fd
+    }
+
+    /// Creates an empty realm atomically: written and synced under a temporary name, then
+    /// linked into place, so a crash never leaves a half-written file at `path`.
+    private static func create(path: String) throws(StorageError) {
+        let temporary = path + ".creating"
+        unlink(temporary)
+        let file = try PosixFile(path: temporary, mode: .createNew)
+        do throws(StorageError) {
+            try writeGenesis(file)
+            try file.sync()
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        let linked = link(temporary, path)
+        let err = errno
+        unlink(temporary)
+        if linked != 0 && err != EEXIST {
+            throw StorageError.system("creating", path: path, errno: err)
+        }
+        PosixFile.syncDirectory(of: path)
+    }
+
+    /// Writes the header and version 1 (no tables) into an empty file.
+    static func writeGenesis(_ file: StorageFile) throws(StorageError) {
+        let header = FileHeader.initial()
+        let writer = CommitWriter(version: VersionID(1), free: FreeSpace(extents: [], logicalSize: UInt64(FileHeader.size)))
+        let topRef = try writer.place(TopState.empty(version: VersionID(1)).encoded())
+        let commit = writer.finish(topRef: topRef)
+        try file.setSize(max(commit.slot.logicalSize, UInt64(FileHeader.size)))
+        try file.write(header, at: 0)
+        try commit.write(to: file, slotIndex: 0)
+    }
+
+    // MARK: Reading
+
+    /// Begins a read transaction on the newest committed version.
+    package func beginRead() -> ReadTransaction {
+        let snapshot: Committed = stateLock.withLock {
+            registry.pin(committed.slot.version)
+            return committed
+        }
+        return ReadTransaction(store: self, slot: snapshot.slot, top: snapshot.top, mapping: snapshot.mapping)
+    }
+
+    /// The newest committed version.
+    package var latestVersion: VersionID { stateLock.withLock { committed.slot.version } }
+
+    /// Distinct versions pinned by readers now.
+    package var activeVersionCount: Int { registry.activeVersionCount }
+
+    /// The file's size in bytes and the bytes free inside it.
+    package func spaceUsage() throws(StorageError) -> (fileSize: UInt64, freeBytes: UInt64) {
+        lane.acquire()
+        defer { lane.release() }
+        return (try file.size(), free.freeBytes)
+    }
+
+    // MARK: Writing
+
+    /// Begins the write transaction, waiting for the write lane.
+    ///
+    /// - Throws: `permissionDenied` when the store was opened read-only.
+    package func beginWrite() throws(StorageError) -> WriteTransaction {
+        guard !options.readOnly else {
+            throw StorageError(.permissionDenied, "the realm was opened read-only", path: path)
+        }
+        lane.acquire()
+        let base = stateLock.withLock { committed }
+        return WriteTransaction(store: self, base: base)
+    }
+}
+
+/// The stores open in this process, by path, so that every opener of a file shares one.
+final class StoreRegistry: @unchecked Sendable {
+    // @unchecked: `stores` is only touched under `lock`.
+    static let shared = StoreRegistry()
+    private let lock = Mutex()
+    private final class WeakStore { weak var store: Store? ; init(_ s: Store) { store = s } }
+    private var stores: [String: WeakStore] = [:]
+
+    func open(path: String, options: StoreOptions) throws(StorageError) -> Store {
+        let key = options.durability == .memOnly ? "memory:" + path : StoreRegistry.canonical(path)
+        return try lock.withLock { () throws(StorageError) -> Store in
+            if let existing = stores[key]?.store { return existing }
+            let store = try Store(path: path, options: options)
+            stores[key] = WeakStore(store)
+            stores = stores.filter { $0.value.store != nil }
+            return store
+        }
+    }
+
+    private static func canonical(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}

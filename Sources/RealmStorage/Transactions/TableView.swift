@@ -1,0 +1,245 @@
+/// Read access to one table: at a pinned version, or inside a write transaction (then it
+/// sees the transaction's own changes, and is valid until the transaction's next change).
+package struct TableView {
+    package let info: TableInfo
+    let context: TreeContext
+    let tree: BTree<ClusterFormat>
+    /// The write transaction's index trees; nil at a pinned version.
+    let indexTrees: [Int: BTree<IndexFormat>]?
+
+    init(info: TableInfo, context: TreeContext, trees: (cluster: BTree<ClusterFormat>, indexes: [Int: BTree<IndexFormat>])?) {
+        self.info = info
+        self.context = context
+        self.tree = trees?.cluster ?? BTree(root: info.clusterRoot, context: context)
+        self.indexTrees = trees?.indexes
+    }
+
+    package var key: TableKey { info.key }
+
+    /// Number of objects.
+    package func count() throws(StorageError) -> Int { try tree.count() }
+
+    package func contains(_ key: ObjectKey) throws(StorageError) -> Bool { try row(key) != nil }
+
+    /// The object `key`, or nil when the table has none.
+    package func row(_ key: ObjectKey) throws(StorageError) -> Row? {
+        switch try tree.leaf(for: key.value) {
+        case .clean(let node):
+            let leaf = try ClusterLeafView(node)
+            guard let i = leaf.row(of: key.value) else { return nil }
+            return Row(storage: .clean(leaf, i), key: key, columns: info.columns, context: context)
+        case .dirty(let leaf):
+            let (i, found) = leaf.position(of: key.value)
+            return found ? Row(storage: .dirty(leaf, i), key: key, columns: info.columns, context: context) : nil
+        }
+    }
+
+    /// The object `key`, or `invalidArgument` when it does not exist.
+    package func existingRow(_ key: ObjectKey) throws(StorageError) -> Row {
+        guard let row = try row(key) else {
+            throw StorageError(.invalidArgument, "table \(info.name) has no object \(key)")
+        }
+        return row
+    }
+
+    package func value(_ key: ObjectKey, _ column: ColumnKey) throws(StorageError) -> Value {
+        try existingRow(key).value(column)
+    }
+
+    package func list(_ key: ObjectKey, _ column: ColumnKey) throws(StorageError) -> [Value] {
+        try existingRow(key).list(column)
+    }
+
+    /// Visits every object in key order until `body` returns false.
+    package func forEachRow(_ body: (Row) throws(StorageError) -> Bool) throws(StorageError) {
+        let columns = info.columns
+        let context = self.context
+        try tree.forEachLeaf { (location) throws(StorageError) -> Bool in
+            switch location {
+            case .clean(let node):
+                let leaf = try ClusterLeafView(node)
+                for i in 0..<leaf.count {
+                    if !(try body(Row(storage: .clean(leaf, i), key: ObjectKey(leaf.keys[i]), columns: columns, context: context))) { return false }
+                }
+            case .dirty(let leaf):
+                for i in 0..<leaf.count {
+                    if !(try body(Row(storage: .dirty(leaf, i), key: ObjectKey(leaf.keys[i]), columns: columns, context: context))) { return false }
+                }
+            }
+            return true
+        }
+    }
+
+    /// Every object key, ascending.
+    package func keys() throws(StorageError) -> [ObjectKey] {
+        var keys = [ObjectKey]()
+        try tree.forEachLeaf { (location) throws(StorageError) -> Bool in
+            switch location {
+            case .clean(let node):
+                let leaf = try ClusterLeafView(node)
+                for i in 0..<leaf.count { keys.append(ObjectKey(leaf.keys[i])) }
+            case .dirty(let leaf):
+                keys.append(contentsOf: leaf.keys.map(ObjectKey.init))
+            }
+            return true
+        }
+        return keys
+    }
+
+    // MARK: Indexes
+
+    func indexTree(_ column: ColumnKey) throws(StorageError) -> BTree<IndexFormat> {
+        guard column.index < info.columns.count, info.columns[column.index].indexed, !info.columns[column.index].removed else {
+            throw StorageError(.invalidArgument, "column \(column) of \(info.name) has no index")
+        }
+        if let tree = indexTrees?[column.index] { return tree }
+        return BTree(root: info.indexRoots[column.index], context: context)
+    }
+
+    /// The objects whose `column` equals `value`, through the column's index, in key order.
+    package func indexLookup(_ column: ColumnKey, _ value: Value) throws(StorageError) -> [ObjectKey] {
+        let tree = try indexTree(column)
+        let (prefix, truncated) = IndexKey.prefix(value)
+        var result = [ObjectKey]()
+        try Self.scan(tree, from: IndexEntry(prefix: prefix, key: Int64.min)) { (entry, key) throws(StorageError) -> Bool in
+            guard compareBytes(entry, prefix) == 0 else { return false }
+            if truncated {
+                let actual = try self.value(ObjectKey(key), column)
+                if Value.compare(actual, value) != 0 { return true }
+            }
+            result.append(ObjectKey(key))
+            return true
+        }
+        return result
+    }
+
+    /// A bound of a range scan.
+    package struct Bound {
+        package var value: Value
+        package var inclusive: Bool
+        package init(_ value: Value, inclusive: Bool) { self.value = value; self.inclusive = inclusive }
+    }
+
+    /// The objects whose `column` lies between the bounds, in value order (then key order).
+    package func indexRange(_ column: ColumnKey, from lower: Bound?, to upper: Bound?) throws(StorageError) -> [ObjectKey] {
+        let tree = try indexTree(column)
+        let low = lower.map { IndexKey.prefix($0.value) }
+        let high = upper.map { IndexKey.prefix($0.value) }
+        var result = [ObjectKey]()
+        let start = IndexEntry(prefix: low?.bytes ?? [], key: Int64.min)
+        try Self.scan(tree, from: start) { (entry, key) throws(StorageError) -> Bool in
+            var uncertain = false
+            if let lower, let low {
+                let c = compareBytes(entry, low.bytes)
+                if c == 0 {
+                    if low.truncated { uncertain = true } else if !lower.inclusive { return true }
+                }
+            }
+            if let upper, let high {
+                let c = compareBytes(entry, high.bytes)
+                if c > 0 { return false }
+                if c == 0 {
+                    if high.truncated { uncertain = true } else if !upper.inclusive { return false }
+                }
+            }
+            if uncertain {
+                let actual = try self.value(ObjectKey(key), column)
+                if let lower {
+                    let c = Value.compare(actual, lower.value)
+                    if c < 0 || (c == 0 && !lower.inclusive) { return true }
+                }
+                if let upper {
+                    let c = Value.compare(actual, upper.value)
+                    if c > 0 || (c == 0 && !upper.inclusive) { return true }
+                }
+            }
+            result.append(ObjectKey(key))
+            return true
+        }
+        return result
+    }
+
+    /// Number of entries in the column's index (equals the object count).
+    package func indexCount(_ column: ColumnKey) throws(StorageError) -> Int { try indexTree(column).count() }
+
+    /// Visits index entries from `start` on, until `body` returns false.
+    static func scan(_ tree: BTree<IndexFormat>, from start: IndexEntry,
+                     _ body: ([UInt8], Int64) throws(StorageError) -> Bool) throws(StorageError) {
+        var started = false
+        try tree.forEachLeaf(from: start) { (location) throws(StorageError) -> Bool in
+            switch location {
+            case .clean(let node):
+                let block = try IndexLeafView(node).entries
+                var i = started ? 0 : try block.lowerBound(start)
+                started = true
+                while i < block.count {
+                    if !(try body(Array(try block.prefix(i)), block.keys[i])) { return false }
+                    i += 1
+                }
+            case .dirty(let leaf):
+                var i = started ? 0 : leaf.position(of: start).index
+                started = true
+                while i < leaf.entries.count {
+                    if !(try body(leaf.entries[i].prefix, leaf.entries[i].key)) { return false }
+                    i += 1
+                }
+            }
+            return true
+        }
+    }
+}
+
+/// One object's values, located once and read column by column.
+package struct Row {
+    enum Storage {
+        case clean(ClusterLeafView, Int)
+        case dirty(ClusterLeaf, Int)
+    }
+    let storage: Storage
+    package let key: ObjectKey
+    let columns: [ColumnSpec]
+    let context: TreeContext
+
+    package func value(_ column: ColumnKey) throws(StorageError) -> Value {
+        let c = column.index
+        guard c < columns.count, !columns[c].isList, !columns[c].removed else {
+            throw StorageError(.invalidArgument, "column \(column) is not a readable value column")
+        }
+        switch storage {
+        case .clean(let leaf, let i):
+            guard let view = try leaf.column(c, columns[c]) else {
+                return Value.defaultValue(for: columns[c].type, nullable: columns[c].nullable)
+            }
+            return try view.value(i)
+        case .dirty(let leaf, let i):
+            return leaf.columns[c][i]
+        }
+    }
+
+    package func list(_ column: ColumnKey) throws(StorageError) -> [Value] {
+        let c = column.index
+        guard c < columns.count, columns[c].isList, !columns[c].removed else {
+            throw StorageError(.invalidArgument, "column \(column) is not a list column")
+        }
+        switch storage {
+        case .clean(let leaf, let i):
+            guard let refs = try leaf.listRefs(c) else { return [] }
+            return try ClusterFormat.readList(refs.ref(i), columns[c], context)
+        case .dirty(let leaf, let i):
+            switch leaf.lists[c][i] {
+            case .clean(let ref): return try ClusterFormat.readList(ref, columns[c], context)
+            case .dirty(let values): return values
+            }
+        }
+    }
+
+    /// All value columns in order (list columns read as `.null`).
+    package func values() throws(StorageError) -> [Value] {
+        var result = [Value]()
+        result.reserveCapacity(columns.count)
+        for c in columns.indices {
+            result.append(columns[c].isList || columns[c].removed ? .null : try value(ColumnKey(c)))
+        }
+        return result
+    }
+}

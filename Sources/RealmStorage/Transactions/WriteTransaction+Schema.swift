@@ -1,0 +1,182 @@
+// Schema changes inside a write transaction: tables and columns come and go; the data of
+// existing objects is kept (new columns read as their default value until set).
+
+extension WriteTransaction {
+    /// Creates an empty table.
+    ///
+    /// - Throws: `invalidArgument` when a table has that name, a column name repeats, or a
+    ///   link column names no existing table.
+    @discardableResult
+    package func createTable(_ name: String, columns: [ColumnSpec]) throws(StorageError) -> TableKey {
+        try ensureActive()
+        guard top.table(named: name) == nil else {
+            throw StorageError(.invalidArgument, "a table named \(name) already exists")
+        }
+        guard Set(columns.map(\.name)).count == columns.count else {
+            throw StorageError(.invalidArgument, "table \(name) names a column twice")
+        }
+        let key = TableKey(top.nextTableKey)
+        for spec in columns { try checkLinkTarget(spec, newTable: key) }
+        top.nextTableKey += 1
+        top.tables.append(TableInfo(key: key, name: name, columns: columns))
+        return key
+    }
+
+    private func checkLinkTarget(_ spec: ColumnSpec, newTable: TableKey?) throws(StorageError) {
+        guard spec.type == .link else { return }
+        guard let target = spec.linkTarget, target == newTable || top.table(target) != nil else {
+            throw StorageError(.invalidArgument, "link column \(spec.name) must name an existing target table")
+        }
+    }
+
+    package func renameTable(_ key: TableKey, to name: String) throws(StorageError) {
+        try ensureActive()
+        let t = try tableIndex(key)
+        if let other = top.table(named: name), other.key != key {
+            throw StorageError(.invalidArgument, "a table named \(name) already exists")
+        }
+        top.tables[t].name = name
+    }
+
+    /// Removes a table and all its objects.
+    package func removeTable(_ key: TableKey) throws(StorageError) {
+        try ensureActive()
+        let t = try tableIndex(key)
+        let info = top.tables[t]
+        if let linking = top.tables.first(where: { $0.key != key && $0.columns.contains { !$0.removed && $0.linkTarget == key } }) {
+            throw StorageError(.invalidArgument, "table \(linking.name) links to \(info.name); remove that column first")
+        }
+        try dropTrees(of: info)
+        top.tables.remove(at: t)
+        changes.tables[key] = nil
+    }
+
+    /// Deletes every object of a table.
+    package func clear(_ key: TableKey) throws(StorageError) {
+        try ensureActive()
+        let t = try tableIndex(key)
+        let info = top.tables[t]
+        for objectKey in try table(key).keys() {
+            changes.tables[key, default: TableChanges()].recordDelete(objectKey.value)
+        }
+        try dropTrees(of: info)
+        top.tables[t].clusterRoot = .none
+        top.tables[t].indexRoots = Array(repeating: .none, count: info.columns.count)
+    }
+
+    /// Frees every committed node of a table's trees and forgets its buffers.
+    private func dropTrees(of info: TableInfo) throws(StorageError) {
+        let clusterContext = context.with(columns: info.columns)
+        try BTree<ClusterFormat>.freeAll(cluster(info.key, info).root, clusterContext) { (leaf) throws(StorageError) in
+            let view = try ClusterLeafView(leaf)
+            for (c, spec) in info.columns.enumerated() where spec.isList {
+                guard let refs = try view.listRefs(c) else { continue }
+                for i in 0..<refs.count { try clusterContext.free(refs.ref(i), .list) }
+            }
+        }
+        for (c, spec) in info.columns.enumerated() where spec.indexed && !spec.removed {
+            try BTree<IndexFormat>.freeAll(index(info.key, c, info).root, context) { _ throws(StorageError) in }
+        }
+        clusters[info.key] = nil
+        indexes[info.key] = nil
+    }
+
+    /// Adds a column; existing objects read its default value (null when nullable).
+    @discardableResult
+    package func addColumn(_ table: TableKey, _ spec: ColumnSpec) throws(StorageError) -> ColumnKey {
+        try ensureActive()
+        let t = try tableIndex(table)
+        guard top.tables[t].column(named: spec.name) == nil else {
+            throw StorageError(.invalidArgument, "table \(top.tables[t].name) already has a column \(spec.name)")
+        }
+        try checkLinkTarget(spec, newTable: nil)
+        top.tables[t].columns.append(spec)
+        top.tables[t].indexRoots.append(.none)
+        let info = top.tables[t]
+        let c = info.columns.count - 1
+        if var tree = clusters[table] {
+            let fill = Value.defaultValue(for: spec.type, nullable: spec.nullable)
+            BTree<ClusterFormat>.forEachBuffer(tree.root) { leaf in
+                leaf.columns.append(spec.isList ? [] : Array(repeating: fill, count: leaf.count))
+                leaf.lists.append(spec.isList ? Array(repeating: .clean(.none), count: leaf.count) : [])
+            }
+            tree.context = context.with(columns: info.columns)
+            clusters[table] = tree
+        }
+        if spec.indexed && !spec.isList {
+            let fill = Value.defaultValue(for: spec.type, nullable: spec.nullable)
+            if spec.unique, try self.table(table).count() > 1 {
+                throw StorageError(.duplicateKey, "column \(spec.name) must be unique but \(info.name) has several objects")
+            }
+            for key in try self.table(table).keys() { try indexInsert(table, c, info, fill, key) }
+        }
+        return ColumnKey(c)
+    }
+
+    /// Removes a column; its position stays reserved so older leaves remain readable.
+    package func removeColumn(_ table: TableKey, _ column: ColumnKey) throws(StorageError) {
+        try ensureActive()
+        let t = try tableIndex(table)
+        let c = column.index
+        guard c < top.tables[t].columns.count, !top.tables[t].columns[c].removed else {
+            throw StorageError(.invalidArgument, "table \(top.tables[t].name) has no column \(column)")
+        }
+        let info = top.tables[t]
+        if info.columns[c].indexed {
+            try BTree<IndexFormat>.freeAll(index(table, c, info).root, context) { _ throws(StorageError) in }
+            indexes[table]?[c] = nil
+        }
+        top.tables[t].columns[c].removed = true
+        top.tables[t].indexRoots[c] = .none
+        if var tree = clusters[table] {
+            let treeContext = context.with(columns: info.columns)
+            try BTree<ClusterFormat>.forEachBufferThrowing(tree.root) { (leaf) throws(StorageError) in
+                if info.columns[c].isList {
+                    for case .clean(let ref) in leaf.lists[c] { try treeContext.free(ref, .list) }
+                }
+                leaf.columns[c] = []
+                leaf.lists[c] = []
+            }
+            tree.context = context.with(columns: top.tables[t].columns)
+            clusters[table] = tree
+        }
+    }
+}
+
+extension BTree {
+    /// Frees every committed node below `node`; `leafHook` frees what a committed leaf owns.
+    static func freeAll(_ node: TreeNode<F>, _ context: TreeContext,
+                        _ leafHook: (NodeView) throws(StorageError) -> Void) throws(StorageError) {
+        switch node {
+        case .leaf: return
+        case .inner(let inner):
+            for child in inner.children { try freeAll(child, context, leafHook) }
+        case .clean(let ref):
+            let (view, kind) = try context.node(ref, F.innerKind, orLeaf: F.leafKind)
+            if kind == F.leafKind {
+                try leafHook(view)
+            } else {
+                let inner = try InnerView<F>(view)
+                for i in 0..<inner.childCount { try freeAll(.clean(inner.child(i)), context, leafHook) }
+            }
+            context.free(view)
+        }
+    }
+
+    /// Visits the leaf buffers of the tree (committed subtrees are skipped).
+    static func forEachBuffer(_ node: TreeNode<F>, _ body: (F.Leaf) -> Void) {
+        switch node {
+        case .clean: return
+        case .leaf(let leaf): body(leaf)
+        case .inner(let inner): for child in inner.children { forEachBuffer(child, body) }
+        }
+    }
+
+    static func forEachBufferThrowing(_ node: TreeNode<F>, _ body: (F.Leaf) throws(StorageError) -> Void) throws(StorageError) {
+        switch node {
+        case .clean: return
+        case .leaf(let leaf): try body(leaf)
+        case .inner(let inner): for child in inner.children { try forEachBufferThrowing(child, body) }
+        }
+    }
+}

@@ -1,0 +1,329 @@
+/// The one write transaction of a store: builds the next version copy-on-write, in memory,
+/// until `commit` writes it. `rollback` (or dropping the transaction) discards everything.
+///
+/// Reads inside the transaction see its own changes. Not thread-safe: use it from one thread
+/// or task at a time. Any error from `commit` ends the transaction; the store stays at the
+/// version it had, and the next write transaction works normally.
+package final class WriteTransaction {
+    package let store: Store
+    let base: Store.Committed
+    package let version: VersionID
+    let freed = FreedNodes()
+    let context: TreeContext
+    var top: TopState
+    var clusters: [TableKey: BTree<ClusterFormat>] = [:]
+    var indexes: [TableKey: [Int: BTree<IndexFormat>]] = [:]
+    var changes = ChangeSet()
+    var newSchemaBlob: [UInt8]?
+    /// Committed nodes dropped by schema changes (whole trees), freed at commit.
+    var droppedRoots: [(Ref, TreeDrop)] = []
+    private(set) var isActive = true
+
+    enum TreeDrop { case cluster([ColumnSpec]), index }
+
+    init(store: Store, base: Store.Committed) {
+        self.store = store
+        self.base = base
+        self.version = base.slot.version.next
+        self.top = base.top
+        self.top.version = version
+        self.context = TreeContext(base: base.mapping.base, limit: base.slot.logicalSize, limits: store.options.limits, freed: freed)
+    }
+
+    deinit {
+        if isActive { store.lane.release() }
+    }
+
+    /// The version this transaction started from.
+    package var baseVersion: VersionID { base.slot.version }
+    package var tables: [TableInfo] { top.tables }
+
+    func ensureActive() throws(StorageError) {
+        guard isActive else {
+            throw StorageError(.transactionEnded, "the write transaction has already been committed or rolled back")
+        }
+    }
+
+    // MARK: Reading
+
+    package func table(_ key: TableKey) throws(StorageError) -> TableView {
+        let info = try tableInfo(key)
+        return TableView(info: info, context: context.with(columns: info.columns),
+                         trees: (cluster(key, info), indexes[key] ?? [:]))
+    }
+
+    package func table(named name: String) throws(StorageError) -> TableView? {
+        guard let info = top.table(named: name) else { return nil }
+        return try table(info.key)
+    }
+
+    package func schemaBlob() throws(StorageError) -> [UInt8]? {
+        if let newSchemaBlob { return newSchemaBlob }
+        guard !top.schemaBlob.isNone else { return nil }
+        return try BlobNode.decode(try context.node(top.schemaBlob, .blob))
+    }
+
+    /// The changes made so far in this transaction.
+    package var pendingChanges: ChangeSet { changes }
+
+    func tableInfo(_ key: TableKey) throws(StorageError) -> TableInfo {
+        guard let info = top.table(key) else { throw StorageError(.invalidArgument, "no table \(key)") }
+        return info
+    }
+
+    func tableIndex(_ key: TableKey) throws(StorageError) -> Int {
+        guard let i = top.tables.firstIndex(where: { $0.key == key }) else {
+            throw StorageError(.invalidArgument, "no table \(key)")
+        }
+        return i
+    }
+
+    func cluster(_ key: TableKey, _ info: TableInfo) -> BTree<ClusterFormat> {
+        clusters[key] ?? BTree(root: info.clusterRoot, context: context.with(columns: info.columns))
+    }
+
+    func index(_ key: TableKey, _ column: Int, _ info: TableInfo) -> BTree<IndexFormat> {
+        indexes[key]?[column] ?? BTree(root: info.indexRoots[column], context: context)
+    }
+
+    // MARK: Objects
+
+    /// Inserts an object with `values` for the value columns (list columns take `.null` here
+    /// and their elements from `lists`). Without `key`, the next unused key is taken.
+    ///
+    /// - Throws: `invalidArgument` (wrong count or type, unknown link target),
+    ///   `valueTooLarge`, `duplicateKey` (the key, or a unique column's value, exists).
+    @discardableResult
+    package func insert(_ table: TableKey, key: ObjectKey? = nil, values: [Value], lists: [Int: [Value]] = [:]) throws(StorageError) -> ObjectKey {
+        try ensureActive()
+        let t = try tableIndex(table)
+        let info = top.tables[t]
+        guard values.count == info.columns.count else {
+            throw StorageError(.invalidArgument, "table \(info.name) has \(info.columns.count) columns; \(values.count) values given")
+        }
+        for (c, spec) in info.columns.enumerated() {
+            if spec.isList || spec.removed {
+                guard values[c].isNull else { throw StorageError(.invalidArgument, "column \(spec.name) takes no single value") }
+            } else {
+                try validate(values[c], for: spec, in: info)
+            }
+        }
+        for (c, elements) in lists {
+            guard c < info.columns.count, info.columns[c].isList, !info.columns[c].removed else {
+                throw StorageError(.invalidArgument, "column \(c) of \(info.name) is not a list column")
+            }
+            try validateList(elements, for: info.columns[c], in: info)
+        }
+        let objectKey = key ?? ObjectKey(info.nextObjectKey)
+        let isAppend = objectKey.value >= info.nextObjectKey
+        for (c, spec) in info.columns.enumerated() where spec.unique && !spec.removed {
+            if try !self.table(table).indexLookup(ColumnKey(c), values[c]).isEmpty {
+                throw StorageError(.duplicateKey, "table \(info.name) already has an object with \(spec.name) = \(values[c])")
+            }
+        }
+
+        var tree = cluster(table, info)
+        let inserted = try tree.modifyLeaf(for: objectKey.value) { (leaf) throws(StorageError) -> Bool in
+            let (i, found) = leaf.position(of: objectKey.value)
+            if found { return false }
+            leaf.keys.insert(objectKey.value, at: i)
+            var estimate = 8
+            for (c, spec) in info.columns.enumerated() where !spec.removed {
+                if spec.isList {
+                    leaf.lists[c].insert(lists[c].map { $0.isEmpty ? .clean(.none) : .dirty($0) } ?? .clean(.none), at: i)
+                    estimate += 8
+                } else {
+                    leaf.columns[c].insert(values[c], at: i)
+                    estimate += ClusterLeaf.estimate(values[c])
+                }
+            }
+            leaf.byteEstimate += estimate
+            leaf.appendedAtEnd = isAppend && i == leaf.keys.count - 1
+            return true
+        }
+        clusters[table] = tree
+        guard inserted else {
+            throw StorageError(.duplicateKey, "table \(info.name) already has an object with key \(objectKey.value)")
+        }
+        if objectKey.value >= info.nextObjectKey {
+            top.tables[t].nextObjectKey = objectKey.value == Int64.max ? Int64.max : objectKey.value + 1
+        }
+        for (c, spec) in info.columns.enumerated() where spec.indexed && !spec.removed {
+            try indexInsert(table, c, info, values[c], objectKey)
+        }
+        changes.tables[table, default: TableChanges()].recordInsert(objectKey.value)
+        return objectKey
+    }
+
+    /// Sets one value column of an existing object.
+    package func set(_ table: TableKey, _ key: ObjectKey, _ column: ColumnKey, _ value: Value) throws(StorageError) {
+        try ensureActive()
+        let info = try tableInfo(table)
+        let c = column.index
+        guard c < info.columns.count, !info.columns[c].isList, !info.columns[c].removed else {
+            throw StorageError(.invalidArgument, "column \(column) of \(info.name) is not a value column")
+        }
+        let spec = info.columns[c]
+        try validate(value, for: spec, in: info)
+        let old = try self.table(table).value(key, column)
+        if old == value && !(spec.type == .double || spec.type == .float) { return }
+        if spec.unique, Value.compare(old, value) != 0,
+           try !self.table(table).indexLookup(column, value).isEmpty {
+            throw StorageError(.duplicateKey, "table \(info.name) already has an object with \(spec.name) = \(value)")
+        }
+        var tree = cluster(table, info)
+        try tree.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
+            let i = leaf.position(of: key.value).index
+            leaf.byteEstimate += ClusterLeaf.estimate(value) - ClusterLeaf.estimate(leaf.columns[c][i])
+            leaf.columns[c][i] = value
+        }
+        clusters[table] = tree
+        if spec.indexed {
+            try indexRemove(table, c, info, old, key)
+            try indexInsert(table, c, info, value, key)
+        }
+        changes.tables[table, default: TableChanges()].recordModify(key.value, column: c)
+    }
+
+    /// Replaces the elements of one list column of an existing object.
+    package func setList(_ table: TableKey, _ key: ObjectKey, _ column: ColumnKey, _ elements: [Value]) throws(StorageError) {
+        try ensureActive()
+        let info = try tableInfo(table)
+        let c = column.index
+        guard c < info.columns.count, info.columns[c].isList, !info.columns[c].removed else {
+            throw StorageError(.invalidArgument, "column \(column) of \(info.name) is not a list column")
+        }
+        try validateList(elements, for: info.columns[c], in: info)
+        guard try self.table(table).contains(key) else {
+            throw StorageError(.invalidArgument, "table \(info.name) has no object \(key)")
+        }
+        var tree = cluster(table, info)
+        let context = self.context
+        try tree.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
+            let i = leaf.position(of: key.value).index
+            if case .clean(let old) = leaf.lists[c][i] { try context.free(old, .list) }
+            leaf.lists[c][i] = elements.isEmpty ? .clean(.none) : .dirty(elements)
+        }
+        clusters[table] = tree
+        changes.tables[table, default: TableChanges()].recordModify(key.value, column: c)
+    }
+
+    /// Deletes an object (its lists go with it). Returns false when it did not exist.
+    @discardableResult
+    package func delete(_ table: TableKey, _ key: ObjectKey) throws(StorageError) -> Bool {
+        try ensureActive()
+        let info = try tableInfo(table)
+        guard let row = try self.table(table).row(key) else { return false }
+        var indexed: [(Int, Value)] = []
+        for (c, spec) in info.columns.enumerated() where spec.indexed && !spec.removed {
+            indexed.append((c, try row.value(ColumnKey(c))))
+        }
+        var tree = cluster(table, info)
+        let context = self.context
+        try tree.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
+            let i = leaf.position(of: key.value).index
+            var estimate = 8
+            leaf.keys.remove(at: i)
+            for c in info.columns.indices where !info.columns[c].removed {
+                if info.columns[c].isList {
+                    if case .clean(let ref) = leaf.lists[c][i] { try context.free(ref, .list) }
+                    leaf.lists[c].remove(at: i)
+                    estimate += 8
+                } else if !leaf.columns[c].isEmpty {
+                    estimate += ClusterLeaf.estimate(leaf.columns[c][i])
+                    leaf.columns[c].remove(at: i)
+                }
+            }
+            leaf.byteEstimate -= estimate
+        }
+        clusters[table] = tree
+        for (c, value) in indexed { try indexRemove(table, c, info, value, key) }
+        changes.tables[table, default: TableChanges()].recordDelete(key.value)
+        return true
+    }
+
+    /// Stores the layer above's schema description with this version.
+    package func setSchemaBlob(_ bytes: [UInt8]) throws(StorageError) {
+        try ensureActive()
+        newSchemaBlob = bytes
+    }
+
+    // MARK: Validation
+
+    func validate(_ value: Value, for spec: ColumnSpec, in info: TableInfo) throws(StorageError) {
+        guard value.fits(spec.type, nullable: spec.nullable) else {
+            throw StorageError(.invalidArgument, "column \(spec.name) of \(info.name) holds \(spec.nullable ? "optional " : "")\(spec.type) values, not \(value)")
+        }
+        if value.payloadSize > ValueLimits.maxPayloadSize {
+            throw StorageError(.valueTooLarge, "a value of \(value.payloadSize) bytes for \(info.name).\(spec.name) exceeds the 16 MiB limit")
+        }
+        if case .link(let target) = value {
+            guard let targetTable = spec.linkTarget, try self.table(targetTable).contains(target) else {
+                throw StorageError(.invalidArgument, "\(info.name).\(spec.name) links to \(target), which does not exist")
+            }
+        }
+    }
+
+    func validateList(_ elements: [Value], for spec: ColumnSpec, in info: TableInfo) throws(StorageError) {
+        guard elements.count <= ValueLimits.maxListCount else {
+            throw StorageError(.valueTooLarge, "a list of \(elements.count) elements exceeds the limit of \(ValueLimits.maxListCount)")
+        }
+        var total = 0
+        for element in elements {
+            try validate(element, for: spec, in: info)
+            total += element.payloadSize
+        }
+        if total > 256 << 20 {
+            throw StorageError(.valueTooLarge, "a list holding \(total) bytes exceeds the 256 MiB limit")
+        }
+    }
+
+    // MARK: Index maintenance
+
+    func indexInsert(_ table: TableKey, _ c: Int, _ info: TableInfo, _ value: Value, _ key: ObjectKey) throws(StorageError) {
+        var tree = index(table, c, info)
+        let entry = IndexEntry(prefix: IndexKey.prefix(value).bytes, key: key.value)
+        try tree.modifyLeaf(for: entry) { (leaf) throws(StorageError) in
+            let (i, found) = leaf.position(of: entry)
+            if !found { leaf.entries.insert(entry, at: i) }
+            leaf.appendedAtEnd = i == leaf.entries.count - 1
+        }
+        indexes[table, default: [:]][c] = tree
+    }
+
+    func indexRemove(_ table: TableKey, _ c: Int, _ info: TableInfo, _ value: Value, _ key: ObjectKey) throws(StorageError) {
+        var tree = index(table, c, info)
+        let entry = IndexEntry(prefix: IndexKey.prefix(value).bytes, key: key.value)
+        let removed = try tree.modifyLeaf(for: entry) { (leaf) throws(StorageError) -> Bool in
+            let (i, found) = leaf.position(of: entry)
+            if found { leaf.entries.remove(at: i) }
+            return found
+        }
+        indexes[table, default: [:]][c] = tree
+        guard removed else {
+            throw StorageError(.fileCorrupted, "the index of \(info.name).\(info.columns[c].name) lacks the entry for \(key)")
+        }
+    }
+
+    // MARK: Ending
+
+    /// Discards every change.
+    package func rollback() {
+        guard isActive else { return }
+        isActive = false
+        store.lane.release()
+    }
+
+    /// Writes the new version and makes it durable (per the store's durability).
+    ///
+    /// - Throws: `outOfDiskSpace`, `ioFailure`, `valueTooLarge`; the store then stays at
+    ///   the version it had and the transaction is over.
+    @discardableResult
+    package func commit() throws(StorageError) -> VersionID {
+        try ensureActive()
+        isActive = false
+        defer { store.lane.release() }
+        try store.commit(self)
+        return version
+    }
+}

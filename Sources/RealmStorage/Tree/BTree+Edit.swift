@@ -1,0 +1,240 @@
+// Editing a tree: copy the path to the changed leaf, change it, then restore the invariants
+// on the way back up.
+//
+// Invariants after every edit (checked by `verify` and the small-fan-out tests):
+//   1. Every leaf and inner node except the root holds at least one entry; no inner node holds
+//      more than `innerCapacity` children; no leaf more than `leafCapacity` entries.
+//   2. Separator key i of an inner node equals the first key of child i's subtree.
+//   3. The count recorded for child i equals the number of entries in child i's subtree.
+//   4. A root inner node has at least two children (a single child becomes the root).
+// Nodes under a third full are merged with a neighbour when the two fit in one node, so a
+// tree that shrinks does not keep a trail of near-empty nodes.
+
+extension BTree {
+    /// Runs `body` on the leaf that holds (or should receive) `key`, then rebalances.
+    package mutating func modifyLeaf<R>(for key: F.Key, _ body: (F.Leaf) throws(StorageError) -> R) throws(StorageError) -> R {
+        try Self.makeDirty(&root, context)
+        let result = try Self.modify(root, key, context, body)
+        try fixRoot()
+        return result
+    }
+
+    /// Runs `body` on the last leaf (for appends of keys larger than every key).
+    package mutating func modifyLastLeaf<R>(_ body: (F.Leaf) throws(StorageError) -> R) throws(StorageError) -> R {
+        try Self.makeDirty(&root, context)
+        let result = try Self.modifyLast(root, context, body)
+        try fixRoot()
+        return result
+    }
+
+    static func modify<R>(_ node: TreeNode<F>, _ key: F.Key, _ context: TreeContext,
+                          _ body: (F.Leaf) throws(StorageError) -> R) throws(StorageError) -> R {
+        switch node {
+        case .leaf(let leaf): return try body(leaf)
+        case .inner(let inner):
+            let i = inner.childIndex(for: key)
+            try makeDirty(&inner.children[i], context)
+            let result = try modify(inner.children[i], key, context, body)
+            try fixChild(inner, i, context)
+            return result
+        case .clean: preconditionFailure("modify reached a committed node: makeDirty must run first")
+        }
+    }
+
+    static func modifyLast<R>(_ node: TreeNode<F>, _ context: TreeContext,
+                              _ body: (F.Leaf) throws(StorageError) -> R) throws(StorageError) -> R {
+        switch node {
+        case .leaf(let leaf): return try body(leaf)
+        case .inner(let inner):
+            let i = inner.children.count - 1
+            try makeDirty(&inner.children[i], context)
+            let result = try modifyLast(inner.children[i], context, body)
+            try fixChild(inner, i, context)
+            return result
+        case .clean: preconditionFailure("modify reached a committed node: makeDirty must run first")
+        }
+    }
+
+    /// Replaces a committed node by a buffer holding the same entries, and frees its space.
+    static func makeDirty(_ node: inout TreeNode<F>, _ context: TreeContext) throws(StorageError) {
+        guard case .clean(let ref) = node else { return }
+        let (view, kind) = try context.node(ref, F.innerKind, orLeaf: F.leafKind)
+        if kind == F.leafKind {
+            node = .leaf(try F.decodeLeaf(view, context))
+        } else {
+            let inner = try InnerView<F>(view)
+            let keys = try F.readKeys(view, at: inner.keysOffset, count: inner.childCount)
+            var children = [TreeNode<F>]()
+            var counts = [Int]()
+            children.reserveCapacity(inner.childCount)
+            counts.reserveCapacity(inner.childCount)
+            for i in 0..<inner.childCount {
+                children.append(.clean(inner.child(i)))
+                counts.append(Int(inner.counts[i]))
+            }
+            node = .inner(InnerBuffer(keys: keys, children: children, counts: counts))
+        }
+        context.free(view)
+    }
+
+    /// Restores the invariants for child `i` of `inner` after the child changed.
+    static func fixChild(_ inner: InnerBuffer<F>, _ i: Int, _ context: TreeContext) throws(StorageError) {
+        let limits = context.limits
+        switch inner.children[i] {
+        case .leaf(let leaf):
+            if leaf.count == 0 { inner.remove(at: i); return }
+            if isOverfull(leaf, limits) {
+                let pieces = splitLeaf(leaf, limits)
+                inner.keys[i] = leaf.firstKey!
+                inner.setCount(i, leaf.count)
+                for (offset, piece) in pieces.enumerated() {
+                    inner.insert(.leaf(piece), key: piece.firstKey!, count: piece.count, at: i + 1 + offset)
+                }
+                return
+            }
+            inner.keys[i] = leaf.firstKey!
+            inner.setCount(i, leaf.count)
+            if leaf.count * 3 < limits.leafCapacity { try mergeLeaf(inner, i, context) }
+        case .inner(let child):
+            if child.children.isEmpty { inner.remove(at: i); return }
+            if child.children.count > limits.innerCapacity {
+                let pieces = splitInner(child, limits)
+                inner.keys[i] = child.keys[0]
+                inner.setCount(i, child.total)
+                for (offset, piece) in pieces.enumerated() {
+                    inner.insert(.inner(piece), key: piece.keys[0], count: piece.total, at: i + 1 + offset)
+                }
+                return
+            }
+            inner.keys[i] = child.keys[0]
+            inner.setCount(i, child.total)
+            if child.children.count * 3 < limits.innerCapacity { try mergeInner(inner, i, context) }
+        case .clean:
+            break
+        }
+    }
+
+    static func isOverfull(_ leaf: F.Leaf, _ limits: TreeLimits) -> Bool {
+        leaf.count > limits.leafCapacity || (leaf.count > 1 && leaf.byteEstimate > limits.leafBytes)
+    }
+
+    /// Splits an overfull leaf until no piece is overfull; `leaf` keeps the first piece and
+    /// the others are returned in key order.
+    static func splitLeaf(_ leaf: F.Leaf, _ limits: TreeLimits) -> [F.Leaf] {
+        var pieces = [leaf]
+        var i = 0
+        while i < pieces.count {
+            let piece = pieces[i]
+            guard isOverfull(piece, limits) else { i += 1; continue }
+            // An append workload fills the last leaf: keep the left one full then.
+            let at = piece.count > limits.leafCapacity && piece.appendedAtEnd ? limits.leafCapacity : max(1, piece.count / 2)
+            let right = piece.splitOff(at: at)
+            right.appendedAtEnd = piece.appendedAtEnd
+            piece.appendedAtEnd = false
+            pieces.insert(right, at: i + 1)
+        }
+        return Array(pieces.dropFirst())
+    }
+
+    static func splitInner(_ inner: InnerBuffer<F>, _ limits: TreeLimits) -> [InnerBuffer<F>] {
+        var pieces = [inner]
+        var i = 0
+        while i < pieces.count {
+            let piece = pieces[i]
+            guard piece.children.count > limits.innerCapacity else { i += 1; continue }
+            let at = endsInAppend(piece) ? limits.innerCapacity : piece.children.count / 2
+            pieces.insert(piece.splitOff(at: at), at: i + 1)
+        }
+        return Array(pieces.dropFirst())
+    }
+
+    /// Whether the rightmost leaf below `inner` is being appended to.
+    private static func endsInAppend(_ inner: InnerBuffer<F>) -> Bool {
+        var node = inner.children.last!
+        while true {
+            switch node {
+            case .leaf(let leaf): return leaf.appendedAtEnd
+            case .inner(let next): node = next.children.last!
+            case .clean: return false
+            }
+        }
+    }
+
+    /// Merges child `i` (a leaf) with a neighbour when both fit in one leaf.
+    static func mergeLeaf(_ inner: InnerBuffer<F>, _ i: Int, _ context: TreeContext) throws(StorageError) {
+        guard inner.children.count > 1 else { return }
+        let j = i + 1 < inner.children.count ? i + 1 : i - 1
+        guard inner.counts[i] + inner.counts[j] <= context.limits.leafCapacity else { return }
+        try makeDirty(&inner.children[j], context)
+        let (left, right) = (min(i, j), max(i, j))
+        guard case .leaf(let a) = inner.children[left], case .leaf(let b) = inner.children[right] else { return }
+        guard a.byteEstimate + b.byteEstimate <= context.limits.leafBytes else { return }
+        a.absorb(b)
+        inner.setCount(left, a.count)
+        inner.keys[left] = a.firstKey!
+        inner.remove(at: right)
+    }
+
+    static func mergeInner(_ inner: InnerBuffer<F>, _ i: Int, _ context: TreeContext) throws(StorageError) {
+        guard inner.children.count > 1 else { return }
+        let j = i + 1 < inner.children.count ? i + 1 : i - 1
+        try makeDirty(&inner.children[j], context)
+        let (left, right) = (min(i, j), max(i, j))
+        guard case .inner(let a) = inner.children[left], case .inner(let b) = inner.children[right] else { return }
+        guard a.children.count + b.children.count <= context.limits.innerCapacity else { return }
+        a.absorb(b)
+        inner.setCount(left, a.total)
+        inner.keys[left] = a.keys[0]
+        inner.remove(at: right)
+    }
+
+    /// Grows or shrinks the root after an edit (invariant 4).
+    mutating func fixRoot() throws(StorageError) {
+        let limits = context.limits
+        while true {
+            switch root {
+            case .leaf(let leaf):
+                guard Self.isOverfull(leaf, limits) else { return }
+                let pieces = [leaf] + Self.splitLeaf(leaf, limits)
+                root = .inner(InnerBuffer(keys: pieces.map { $0.firstKey! }, children: pieces.map { .leaf($0) },
+                                          counts: pieces.map(\.count)))
+            case .inner(let inner):
+                if inner.children.isEmpty { root = .leaf(F.emptyLeaf(context)); return }
+                if inner.children.count == 1 { root = inner.children[0]; continue }
+                guard inner.children.count > limits.innerCapacity else { return }
+                let pieces = [inner] + Self.splitInner(inner, limits)
+                root = .inner(InnerBuffer(keys: pieces.map { $0.keys[0] }, children: pieces.map { .inner($0) },
+                                          counts: pieces.map(\.total)))
+            case .clean:
+                return
+            }
+        }
+    }
+}
+
+extension BTree {
+    /// Encodes every buffer bottom-up through `sink`; afterwards the tree is all committed.
+    package mutating func commit(to sink: NodeSink) throws(StorageError) -> Ref {
+        let ref = try Self.encode(root, context, sink)
+        root = .clean(ref)
+        return ref
+    }
+
+    static func encode(_ node: TreeNode<F>, _ context: TreeContext, _ sink: NodeSink) throws(StorageError) -> Ref {
+        switch node {
+        case .clean(let ref): return ref
+        case .leaf(let leaf): return try F.encodeLeaf(leaf, context, sink)
+        case .inner(let inner):
+            var refs = [Int64]()
+            refs.reserveCapacity(inner.children.count)
+            for child in inner.children {
+                refs.append(Int64(bitPattern: try encode(child, context, sink).offset))
+            }
+            var w = NodeWriter(capacity: 64 + refs.count * 24)
+            PackedInts.write(refs, to: &w)
+            PackedInts.write(inner.counts.lazy.map { Int64($0) }, to: &w)
+            F.writeKeys(inner.keys, to: &w)
+            return try sink.place(w.finish(kind: F.innerKind, version: sink.version))
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Testing
+@testable import RealmStorage
+
+@Suite struct StoreBasicsTests {
+    @Test func insertedObjectsSurviveReopen() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path()
+        var table = TableKey(0)
+        do {
+            let store = try Store.open(path: path)
+            let tx = try store.beginWrite()
+            table = try tx.createTable("Person", columns: Fixtures.personColumns)
+            for id in 0..<1000 { try tx.insert(table, values: Fixtures.person(Int64(id))) }
+            try tx.commit()
+            let read = store.beginRead()
+            #expect(try read.table(table).count() == 1000)
+        }
+        let store = try Store.open(path: path)
+        let read = store.beginRead()
+        let view = try read.table(table)
+        #expect(try view.count() == 1000)
+        for id in [0, 1, 255, 256, 257, 999] {
+            let row = try #require(try view.row(ObjectKey(Int64(id))))
+            #expect(try row.values() == Fixtures.person(Int64(id)))
+        }
+        #expect(try view.indexLookup(ColumnKey(0), .int(500)) == [ObjectKey(500)])
+        #expect(try view.indexLookup(ColumnKey(2), .int(42)).count == 10)
+        _ = store
+    }
+
+    @Test func updatesAndDeletesAreVisibleAfterCommit() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store.open(path: dir.path())
+        var tx = try store.beginWrite()
+        let table = try tx.createTable("Person", columns: Fixtures.personColumns)
+        for id in 0..<600 { try tx.insert(table, values: Fixtures.person(Int64(id))) }
+        try tx.commit()
+        let before = store.beginRead()
+        tx = try store.beginWrite()
+        try tx.set(table, ObjectKey(10), ColumnKey(1), .string("renamed"))
+        try tx.set(table, ObjectKey(11), ColumnKey(2), .int(4242))
+        #expect(try tx.delete(table, ObjectKey(12)))
+        try tx.commit()
+        let after = store.beginRead()
+        #expect(try after.table(table).value(ObjectKey(10), ColumnKey(1)) == .string("renamed"))
+        #expect(try after.table(table).indexLookup(ColumnKey(2), .int(4242)) == [ObjectKey(11)])
+        #expect(try after.table(table).row(ObjectKey(12)) == nil)
+        #expect(try after.table(table).count() == 599)
+        // The older snapshot still sees its version.
+        #expect(try before.table(table).value(ObjectKey(10), ColumnKey(1)) == .string("name10"))
+        #expect(try before.table(table).count() == 600)
+        let changes = try after.changes(since: before.version)
+        #expect(changes.tables[table]?.deleted == KeyRanges([12]))
+        #expect(changes.tables[table]?.modified == KeyRanges([10, 11]))
+        _ = store
+    }
+}
