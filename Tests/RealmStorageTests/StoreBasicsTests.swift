@@ -25,7 +25,7 @@ import Testing
         }
         #expect(try view.indexLookup(ColumnKey(0), .int(500)) == [ObjectKey(500)])
         #expect(try view.indexLookup(ColumnKey(2), .int(42)).count == 10)
-        _ = store
+        try store.verify()
     }
 
     @Test func updatesAndDeletesAreVisibleAfterCommit() throws {
@@ -52,6 +52,6 @@ import Testing
         let changes = try after.changes(since: before.version)
         #expect(changes.tables[table]?.deleted == KeyRanges([12]))
         #expect(changes.tables[table]?.modified == KeyRanges([10, 11]))
-        _ = store
+        try store.verify()
     }
 }
