@@ -162,7 +162,7 @@ package struct ColumnView {
     }
 
     @inline(__always)
-    package func isNull(_ i: Int) -> Bool { nulls.width != 0 && nulls[i] != 0 }
+    package func isNull(_ i: Int) -> Bool { nulls[i] != 0 }
 
     /// Value `i`; the caller guarantees `i < count`.
     package func value(_ i: Int) throws(StorageError) -> Value {

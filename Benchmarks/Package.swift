@@ -1,0 +1,43 @@
+// swift-tools-version: 6.1
+// Benchmarks of the storage engine, run side by side with GRDB (SQLite) as the peer.
+//
+// Its own package so that neither the benchmark harness nor the peer database is ever a
+// dependency of OpenRealm itself.
+//
+//   swift package --package-path Benchmarks benchmark                 # ordo-one harness
+//   swift run -c release --package-path Benchmarks EngineSideBySide   # one table with ratios
+import PackageDescription
+
+let package = Package(
+    name: "OpenRealmBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "OpenRealm", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+    ],
+    targets: [
+        // The workloads, shared by the harness target and the side-by-side runner.
+        .target(
+            name: "EngineWorkloads",
+            dependencies: [
+                .product(name: "OpenRealm", package: "OpenRealm"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .executableTarget(
+            name: "EngineBenchmarks",
+            dependencies: [
+                "EngineWorkloads",
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/EngineBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "EngineSideBySide",
+            dependencies: ["EngineWorkloads"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
