@@ -103,8 +103,8 @@ var realm: Measurement?
 var grdb: Measurement?
 if options.engines.contains("openrealm") {
     realm = try measure(OpenRealmEngine.self) { db in
-        let report = try db.verify()
-        guard report.objects == rows.count else { fatalError("OpenRealm verify saw \(report.objects) objects") }
+        let objects = try db.verifiedObjectCount()
+        guard objects == rows.count else { fatalError("OpenRealm verify saw \(objects) objects") }
     }
 }
 if options.engines.contains("grdb") {

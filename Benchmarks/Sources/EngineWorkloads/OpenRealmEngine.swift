@@ -1,10 +1,11 @@
-// OpenRealm through the engine SPI: the storage engine without the object layer.
+// OpenRealm through the engine SPI: the storage engine without the object layer. The SPI
+// types stay `package` here: they are not this library's to publish.
 
 @_spi(Engine) import OpenRealm
 
 public final class OpenRealmEngine: BenchmarkEngine {
     public static let name = "OpenRealm"
-    public static let columns = [
+    package static let columns = [
         EngineColumn("id", .int, unique: true),
         EngineColumn("name", .string),
         EngineColumn("age", .int),
@@ -12,14 +13,14 @@ public final class OpenRealmEngine: BenchmarkEngine {
         EngineColumn("note", .string, nullable: true),
     ]
 
-    public let store: EngineStore
-    public let table: EngineTableID
+    package let store: EngineStore
+    package let table: EngineTableID
 
     public convenience init(directory: String) throws {
         try self.init(directory: directory, durability: .full)
     }
 
-    public init(directory: String, durability: EngineDurability) throws {
+    package init(directory: String, durability: EngineDurability) throws {
         store = try EngineStore(path: directory + "/bench.realm", durability: durability)
         if let existing = store.read().table(named: "Item") {
             table = existing
@@ -71,9 +72,9 @@ public final class OpenRealmEngine: BenchmarkEngine {
         try store.read().count(table)
     }
 
-    @discardableResult
-    public func verify() throws -> EngineVerifyReport {
-        try store.verify()
+    /// Runs the integrity check and returns the number of objects it walked.
+    public func verifiedObjectCount() throws -> Int {
+        try store.verify().objects
     }
 
     public func close() throws {}

@@ -12,7 +12,8 @@
 //                   u32 column count, then per column:
 //                     string name, u8 type, u8 flags, u32 link target (0xFFFFFFFF = none),
 //                     u64 index root (0 = not indexed)
-//   ...     4     history count, then per entry: u64 version, u64 change set ref
+//   ...     4     history count, then per entry: u64 from version, u64 to version,
+//                 u64 change set ref (0 = nothing changed)
 //
 // Strings are a u32 byte length followed by UTF-8 bytes. Column flags: 1 nullable, 2 list,
 // 4 indexed, 8 unique, 16 removed.
@@ -44,8 +45,10 @@ package struct TableInfo: Sendable, Equatable {
     }
 }
 
-/// One entry of the change history.
+/// One entry of the change history: what changed after version `from` up to and including
+/// `version` (one commit, or several merged where no reader needs the versions between).
 package struct HistoryEntry: Sendable, Equatable {
+    package var from: VersionID
     package var version: VersionID
     package var ref: Ref
 }
@@ -93,6 +96,7 @@ package struct TopState: Sendable {
         }
         w.u32(UInt32(history.count))
         for entry in history {
+            w.u64(entry.from.value)
             w.u64(entry.version.value)
             w.u64(entry.ref.offset)
         }
@@ -137,10 +141,14 @@ package struct TopState: Sendable {
             info.nextObjectKey = nextKey
             tables.append(info)
         }
-        let historyCount = try r.count(elementSize: 16)
+        let historyCount = try r.count(elementSize: 24)
         var history = [HistoryEntry]()
         for _ in 0..<historyCount {
-            history.append(HistoryEntry(version: VersionID(try r.u64()), ref: Ref(try r.u64())))
+            let entry = HistoryEntry(from: VersionID(try r.u64()), version: VersionID(try r.u64()), ref: Ref(try r.u64()))
+            guard entry.from < entry.version, entry.version <= version, history.last.map({ $0.version == entry.from }) ?? true else {
+                throw StorageError(.fileCorrupted, "top node of \(version): change history out of order")
+            }
+            history.append(entry)
         }
         return TopState(version: version, schemaBlob: schemaBlob, nextTableKey: nextTableKey, tables: tables, history: history)
     }

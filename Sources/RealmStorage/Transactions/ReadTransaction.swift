@@ -55,11 +55,10 @@ package final class ReadTransaction: @unchecked Sendable {
         }
         var result = ChangeSet()
         guard since < top.version else { return result }
-        let entries = top.history.filter { $0.version > since }
-        guard entries.count == Int(top.version.value - since.value) else {
-            throw StorageError(.invalidArgument, "the changes since \(since) are no longer kept: pin a version to keep its history")
+        guard let first = top.history.firstIndex(where: { $0.from == since }) else {
+            throw StorageError(.invalidArgument, "the changes since \(since) are no longer kept: only versions pinned by a reader keep their history")
         }
-        for entry in entries where !entry.ref.isNone {
+        for entry in top.history[first...] where !entry.ref.isNone {
             result.append(try ChangeSet.decode(try context.node(entry.ref, .changeSet)))
         }
         return result

@@ -22,9 +22,6 @@ extension Store {
         try release(base.slot.freeListRef, .freeList)
         try release(base.slot.commitRecordRef, .commitRecord)
         if transaction.newSchemaBlob != nil { try release(top.schemaBlob, .blob) }
-        let oldest = pins.first ?? base.slot.version.value
-        for entry in top.history where entry.version.value <= oldest { try release(entry.ref, .changeSet) }
-        top.history.removeAll { $0.version.value <= oldest }
         writer.free.releaseUnreachable(pinned: pins)
 
         // 2. The changed trees, bottom-up.
@@ -39,10 +36,9 @@ extension Store {
             }
         }
 
-        // 3. The change set, the schema blob, the top node.
-        let changes = transaction.changes
-        let changeRef = changes.isEmpty ? Ref.none : try writer.place(changes.encoded(version: version))
-        top.history.append(HistoryEntry(version: version, ref: changeRef))
+        // 3. The change history, the schema blob, the top node.
+        top.history = try History.advance(top.history, adding: transaction.changes, from: base.slot.version, to: version,
+                                          pinned: pins, context: context, release: release, place: writer.place)
         if let blob = transaction.newSchemaBlob {
             top.schemaBlob = try writer.place(BlobNode.encode(blob, version: version))
         }

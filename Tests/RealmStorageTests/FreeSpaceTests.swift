@@ -1,0 +1,109 @@
+import Testing
+@testable import RealmStorage
+
+@Suite struct FreeSpaceTests {
+    @Test func steadyUpdatesStopTheFileGrowing() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path()
+        let store = try Store.open(path: path, options: StoreOptions(durability: .unsafe))
+        var tx = try store.beginWrite()
+        let table = try tx.createTable("Item", columns: [
+            ColumnSpec(name: "n", type: .int), ColumnSpec(name: "label", type: .string),
+        ])
+        for i in 0..<1_000 { try tx.insert(table, values: [.int(Int64(i)), .string("item \(i)")]) }
+        try tx.commit()
+        let sizeAfterFirst = try store.spaceUsage().fileSize
+        var random = SeededRandom(seed: 7)
+        for round in 0..<10_000 {
+            tx = try store.beginWrite()
+            for _ in 0..<100 {
+                let key = ObjectKey(Int64.random(in: 0..<1_000, using: &random))
+                try tx.set(table, key, ColumnKey(0), .int(Int64(round)))
+            }
+            try tx.commit()
+        }
+        let sizeAtEnd = try store.spaceUsage().fileSize
+        #expect(sizeAtEnd < sizeAfterFirst * 4, "file grew from \(sizeAfterFirst) to \(sizeAtEnd) bytes")
+        try store.verify()
+    }
+
+    @Test func aLongLivedReaderDoesNotStopReuseOfLaterVersions() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store.open(path: dir.path(), options: StoreOptions(durability: .unsafe))
+        var tx = try store.beginWrite()
+        let table = try tx.createTable("Item", columns: [ColumnSpec(name: "n", type: .int)])
+        for i in 0..<2_000 { try tx.insert(table, values: [.int(Int64(i))]) }
+        try tx.commit()
+        let old = store.beginRead()
+        // The reader's version keeps its own nodes, but versions written after it are
+        // reused as soon as nothing pins them: growth stops after the first rewrite.
+        var sizes: [UInt64] = []
+        for round in 0..<300 {
+            tx = try store.beginWrite()
+            for k in stride(from: 0, to: 2_000, by: 50) { try tx.set(table, ObjectKey(Int64(k)), ColumnKey(0), .int(Int64(round))) }
+            try tx.commit()
+            sizes.append(try store.spaceUsage().fileSize)
+        }
+        #expect(sizes.last! == sizes[20], "file kept growing while a reader was pinned: \(sizes[20]) → \(sizes.last!)")
+        #expect(try old.table(table).value(ObjectKey(0), ColumnKey(0)) == .int(0))
+        #expect(try old.verify().objects == 2_000)
+        try store.verify()
+    }
+
+    @Test func extentsAreReusedOnlyWhenNoPinnedVersionSeesThem() {
+        var space = FreeSpace(extents: [], logicalSize: 10_000)
+        space.release(offset: 4096, length: 64, firstVersion: 3, endVersion: 6)
+        space.release(offset: 4160, length: 64, firstVersion: 5, endVersion: 8)
+        space.release(offset: 8000, length: 64, firstVersion: 1, endVersion: 2)
+        space.releaseUnreachable(pinned: [4, 9])
+        // [3,6) holds pinned 4; [5,8) holds none; [1,2) holds none.
+        #expect(space.extents.map(\.isFreeForGood) == [false, true, true])
+        #expect(space.allocate(64) == 4160)
+        #expect(space.allocate(64) == 8000)
+        #expect(space.allocate(64) == 10_000)
+        space.releaseUnreachable(pinned: [9])
+        #expect(space.allocate(64) == 4096)
+    }
+}
+
+@Suite struct HistoryTests {
+    @Test func changesAreKeptForPinnedVersionsOnly() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store.open(path: dir.path(), options: StoreOptions(durability: .unsafe))
+        var tx = try store.beginWrite()
+        let table = try tx.createTable("Item", columns: [ColumnSpec(name: "n", type: .int)])
+        for i in 0..<10 { try tx.insert(table, values: [.int(Int64(i))]) }
+        try tx.commit()
+        let pinned = store.beginRead()
+        let unpinnedVersion: VersionID
+        do {
+            let reader = store.beginRead()
+            unpinnedVersion = reader.version
+        }
+        tx = try store.beginWrite()
+        try tx.set(table, ObjectKey(1), ColumnKey(0), .int(100))
+        try tx.insert(table, values: [.int(11)])
+        try tx.commit()
+        tx = try store.beginWrite()
+        try tx.delete(table, ObjectKey(2))
+        try tx.delete(table, ObjectKey(10))
+        try tx.commit()
+        let latest = store.beginRead()
+        let changes = try latest.changes(since: pinned.version).tables[table]
+        #expect(changes?.inserted == KeyRanges())
+        #expect(changes?.deleted == KeyRanges([2]))
+        #expect(changes?.modified == KeyRanges([1]))
+        #expect(changes?.modifiedColumns == [0])
+        #expect(unpinnedVersion == pinned.version)
+        #expect(try latest.changes(since: latest.version).isEmpty)
+        // A version nobody pinned has no history once newer commits pruned it.
+        let pinnedVersion = pinned.version
+        _ = consume pinned
+        tx = try store.beginWrite()
+        try tx.insert(table, values: [.int(12)])
+        try tx.commit()
+        #expect(throws: StorageError.self) { try store.beginRead().changes(since: pinnedVersion) }
+        #expect(store.activeVersionCount == 1)
+        try store.verify()
+    }
+}
