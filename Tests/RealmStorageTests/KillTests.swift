@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+@testable import RealmStorage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Real processes killed with SIGKILL in the middle of commits. Each round a child process
+/// (a Swift Testing exit test) opens the file, commits batches of numbered objects in a loop
+/// and is killed at a random instant; the parent then reopens the file, which must verify and
+/// hold exactly the first k batches for some k, never fewer than before the round.
+@Suite struct KillTests {
+    static let seed: UInt64 = 0x4B11_7E57_0001
+    static let rounds = 20
+    static let batch = 25
+    static let tableName = "Numbered"
+
+    static let columns: [ColumnSpec] = [
+        ColumnSpec(name: "id", type: .int, unique: true),
+        ColumnSpec(name: "check", type: .int),
+        ColumnSpec(name: "payload", type: .string),
+        ColumnSpec(name: "bucket", type: .int, indexed: true),
+    ]
+
+    /// The values of object `id`: the check column and payload are functions of the id, so a
+    /// torn or misplaced object shows.
+    static func values(_ id: Int64) -> [Value] {
+        var mix = ReplayableRandom(seed: UInt64(id))
+        let check = Int64(bitPattern: mix.next())
+        return [.int(id), .int(check), .string("object \(id) " + String(repeating: "x", count: Int(id % 97))), .int(id % 13)]
+    }
+
+    /// The child: commits batches until killed. `killAfterFirstCommit` starts the killer once
+    /// a commit has landed (so every such round makes progress); otherwise it starts before the
+    /// file is opened, so some kills land in `open` too.
+    static func commitUntilKilled(path: String, seed: UInt64, durability: Durability, killAfterFirstCommit: Bool) throws {
+        var random = ReplayableRandom(seed: seed)
+        let delay = UInt32(random.below(killAfterFirstCommit ? 20_000 : 30_000))
+        func startKiller() {
+            Thread.detachNewThread {
+                usleep(delay)
+                kill(getpid(), SIGKILL)
+            }
+        }
+        if !killAfterFirstCommit { startKiller() }
+        let store = try Store.open(path: path, options: StoreOptions(durability: durability, limits: TreeLimits(leafCapacity: 8, innerCapacity: 4)))
+        var committed = 0
+        while true {
+            let transaction = try store.beginWrite()
+            let table = try transaction.table(named: tableName)?.key ?? transaction.createTable(tableName, columns: columns)
+            let first = try transaction.table(table).count()
+            for id in first..<(first + batch) {
+                try transaction.insert(table, key: ObjectKey(Int64(id)), values: values(Int64(id)))
+            }
+            try transaction.commit()
+            committed += 1
+            if committed == 1 && killAfterFirstCommit { startKiller() }
+            if committed > 100_000 { kill(getpid(), SIGKILL) }
+        }
+    }
+
+    /// Opens the file in this process and checks it holds exactly `0 ..< k * batch`; returns
+    /// the number of objects.
+    static func checkCommittedPrefix(path: String, context: String) throws -> Int {
+        let store = try Store.open(path: path, options: StoreOptions(create: false))
+        try store.verify()
+        let read = store.beginRead()
+        guard let view = try read.table(named: tableName) else { return 0 }
+        let keys = try view.keys()
+        #expect(keys.count % batch == 0, "\(keys.count) objects is not a whole number of batches; \(context)")
+        #expect(keys == (0..<keys.count).map { ObjectKey(Int64($0)) }, "the objects are not 0..<\(keys.count); \(context)")
+        var wrong = 0
+        try view.forEachRow { (row) throws(StorageError) -> Bool in
+            if try row.values() != values(row.key.value) { wrong += 1 }
+            return true
+        }
+        #expect(wrong == 0, "\(wrong) objects hold values that do not match their ids; \(context)")
+        for id in [0, keys.count / 2, keys.count - 1] where id >= 0 && !keys.isEmpty {
+            #expect(try view.indexLookup(ColumnKey(0), .int(Int64(id))) == [ObjectKey(Int64(id))], "index lookup of \(id); \(context)")
+        }
+        return keys.count
+    }
+
+    @Test func committedBatchesSurviveSIGKILL() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        var objects = 0
+        for round in 0..<Self.rounds {
+            let roundSeed = ReplayableRandom.derive(Self.seed, round)
+            let durability: Durability = round % 3 == 2 ? .unsafe : .full
+            let killAfterFirstCommit = round % 2 == 1
+            await #expect(processExitsWith: .signal(SIGKILL), "round \(round), seed \(roundSeed)") {
+                [path = path as String, roundSeed = roundSeed as UInt64, unsafe = (durability == .unsafe) as Bool,
+                 killAfterFirstCommit = killAfterFirstCommit as Bool] in
+                try KillTests.commitUntilKilled(path: path, seed: roundSeed, durability: unsafe ? .unsafe : .full,
+                                                killAfterFirstCommit: killAfterFirstCommit)
+            }
+            let context = "round \(round), seed \(roundSeed), suite seed \(Self.seed)"
+            // The killed child held the lock; it must not keep anyone out now.
+            if round > 0 || killAfterFirstCommit {
+                #expect(FileManager.default.fileExists(atPath: path + ".lock"), "\(context)")
+            }
+            let now = try Self.checkCommittedPrefix(path: path, context: context)
+            #expect(now >= objects, "acknowledged batches were lost: \(objects) before, \(now) after; \(context)")
+            if killAfterFirstCommit {
+                #expect(now >= objects + Self.batch, "the child committed at least one batch; \(context)")
+            }
+            objects = now
+        }
+        #expect(objects >= Self.batch * Self.rounds / 2)
+    }
+
+    @Test func aLiveProcessKeepsOthersOutUntilItCloses() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        do {
+            let store = try Store.open(path: path)
+            try store.verify()
+            await #expect(processExitsWith: .exitCode(3)) { [path = path as String] in
+                do {
+                    _ = try Store.open(path: path)
+                    exit(1)
+                } catch {
+                    exit(error.code == .alreadyOpen ? 3 : 2)
+                }
+            }
+        }
+        // Closed here: a second process opens it.
+        await #expect(processExitsWith: .success) { [path = path as String] in
+            let store = try Store.open(path: path)
+            try store.verify()
+        }
+    }
+}
