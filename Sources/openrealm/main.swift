@@ -1,1 +1,40 @@
-print("openrealm")
+// openrealm: a command-line tool over the OpenRealm storage engine.
+//
+//   openrealm demo [folder]          write, read, update and check a sample realm
+//   openrealm verify <file>          check a realm file's integrity
+//   openrealm inspect <file>         list tables, columns, object counts and space
+//   openrealm compact <file> <copy>  write a compacted copy
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import RealmStorage
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+func fail(_ message: String) -> Never {
+    let line = "openrealm: \(message)\n"
+    _ = line.withCString { write(2, $0, strlen($0)) }
+    exit(1)
+}
+
+let usage = """
+    usage: openrealm demo [folder]
+           openrealm verify <file>
+           openrealm inspect <file>
+           openrealm compact <file> <copy>
+    """
+
+do {
+    switch arguments.first {
+    case "demo": try Demo.run(folder: arguments.dropFirst().first)
+    case "verify" where arguments.count == 2: try Commands.verify(arguments[1])
+    case "inspect" where arguments.count == 2: try Commands.inspect(arguments[1])
+    case "compact" where arguments.count == 3: try Commands.compact(arguments[1], to: arguments[2])
+    default: print(usage)
+    }
+} catch {
+    fail("\(error)")
+}

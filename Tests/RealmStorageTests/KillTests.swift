@@ -13,7 +13,7 @@ import Darwin
 /// hold exactly the first k batches for some k, never fewer than before the round.
 @Suite struct KillTests {
     static let seed: UInt64 = 0x4B11_7E57_0001
-    static let rounds = 20
+    static let rounds = 40
     static let batch = 25
     static let tableName = "Numbered"
 
@@ -112,6 +112,16 @@ import Darwin
         #expect(objects >= Self.batch * Self.rounds / 2)
     }
 
+    /// 3 when opening `path` fails with `alreadyOpen`, 2 on another error, 1 when it opens.
+    static func exitStatusOfOpening(_ path: String) -> Int32 {
+        do {
+            _ = try Store.open(path: path)
+            return 1
+        } catch {
+            return error.code == .alreadyOpen ? 3 : 2
+        }
+    }
+
     @Test func aLiveProcessKeepsOthersOutUntilItCloses() async throws {
         let directory = TemporaryDirectory()
         let path = directory.path()
@@ -119,12 +129,7 @@ import Darwin
             let store = try Store.open(path: path)
             try store.verify()
             await #expect(processExitsWith: .exitCode(3)) { [path = path as String] in
-                do {
-                    _ = try Store.open(path: path)
-                    exit(1)
-                } catch {
-                    exit(error.code == .alreadyOpen ? 3 : 2)
-                }
+                exit(KillTests.exitStatusOfOpening(path))
             }
         }
         // Closed here: a second process opens it.

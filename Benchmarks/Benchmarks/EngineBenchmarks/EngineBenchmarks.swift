@@ -12,6 +12,20 @@ import EngineWorkloads
 let rowCount = 1_000_000
 let batchSize = 10_000
 
+/// A database filled once in setup, then used by one benchmark iteration at a time.
+final class LookupFixture<Engine: BenchmarkEngine> {
+    let directory: ScratchDirectory
+    let db: Engine
+
+    init(rows: [BenchmarkRow]) throws {
+        directory = try ScratchDirectory(prefix: "engine-bench")
+        db = try Engine(directory: directory.path)
+        try db.insert(rows[...], batchSize: batchSize)
+    }
+
+    deinit { directory.remove() }
+}
+
 let benchmarks: @Sendable () -> Void = {
     let rows = BenchmarkData.rows(count: rowCount)
     let keys = BenchmarkData.lookupKeys(count: rowCount, range: rowCount)
@@ -41,18 +55,7 @@ let benchmarks: @Sendable () -> Void = {
 
     /// The database is built once in setup; each iteration does 1M lookups.
     func lookupBenchmark<Engine: BenchmarkEngine>(_ engine: Engine.Type) {
-        final class Fixture: @unchecked Sendable {
-            // @unchecked: built in setup, then used by one benchmark iteration at a time.
-            let directory: ScratchDirectory
-            let db: Engine
-            init() throws {
-                directory = try ScratchDirectory(prefix: "engine-bench")
-                db = try Engine(directory: directory.path)
-                try db.insert(rows[...], batchSize: batchSize)
-            }
-            deinit { directory.remove() }
-        }
-        nonisolated(unsafe) var fixture: Fixture?
+        nonisolated(unsafe) var fixture: LookupFixture<Engine>?
         Benchmark("E2 1M random key lookups, all columns: \(Engine.name)", configuration: configuration) { benchmark in
             guard let db = fixture?.db else { return benchmark.error("\(Engine.name): no fixture") }
             do {
@@ -63,7 +66,7 @@ let benchmarks: @Sendable () -> Void = {
                 benchmark.error("\(Engine.name): \(error)")
             }
         } setup: {
-            fixture = try Fixture()
+            fixture = try LookupFixture<Engine>(rows: rows)
         } teardown: {
             try fixture?.db.close()
             fixture = nil
