@@ -62,7 +62,7 @@ import Testing
                     let table = try tx.createTable("T", columns: [ColumnSpec(name: "v", type: .int, indexed: true)])
                     for key in Self.keys(n, insertOrder) {
                         try tx.insert(table, key: ObjectKey(key), values: [.int(key * 10)])
-                        Self.checkBuffers(tx.clusters[table]!.root, limits, isRoot: true)
+                        Self.checkBuffers(tx.states[table]!.cluster.root, limits, isRoot: true)
                     }
                     try tx.commit()
                     try store.verify()
@@ -76,7 +76,7 @@ import Testing
                     for key in deletions.prefix(n / 2) {
                         #expect(try tx.delete(table, ObjectKey(key)))
                         remaining.remove(key)
-                        Self.checkBuffers(tx.clusters[table]!.root, limits, isRoot: true)
+                        Self.checkBuffers(tx.states[table]!.cluster.root, limits, isRoot: true)
                     }
                     try tx.commit()
                     try store.verify()

@@ -220,6 +220,7 @@ public final class EngineStore: Sendable {
     ///
     /// - Throws: what `body` throws, or `EngineError` (`permissionDenied`, `outOfDiskSpace`,
     ///   `ioFailure`, …) from beginning or committing.
+    @discardableResult
     public func write<Result>(_ body: (EngineWriteTransaction) throws -> Result) throws -> Result {
         let transaction: WriteTransaction
         do throws(StorageError) {
@@ -438,15 +439,23 @@ public struct EngineTableReader {
     /// columns read as `.null`. Returns false, leaving `values` empty, when there is no
     /// such object.
     public func readRow(_ key: Int64, into values: inout [EngineValue]) throws(EngineError) -> Bool {
-        values.removeAll(keepingCapacity: true)
         do throws(StorageError) {
-            guard let row = try view.row(ObjectKey(key)) else { return false }
+            guard let row = try view.row(ObjectKey(key)) else {
+                values.removeAll(keepingCapacity: true)
+                return false
+            }
             let columns = view.info.columns
+            // Overwrite in place when the caller's array already has one slot per column
+            // (the steady state of a lookup loop): cheaper than emptying and appending.
+            if values.count != columns.count {
+                values.removeAll(keepingCapacity: true)
+                values.append(contentsOf: repeatElement(.null, count: columns.count))
+            }
             for c in columns.indices {
                 if columns[c].isList || columns[c].removed {
-                    values.append(.null)
+                    values[c] = .null
                 } else {
-                    values.append(EngineValue(try row.value(ColumnKey(c))))
+                    values[c] = EngineValue(try row.value(ColumnKey(c)))
                 }
             }
             return true

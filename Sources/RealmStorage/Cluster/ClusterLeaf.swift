@@ -21,13 +21,15 @@ package enum ListCell {
 
 /// A changed cluster leaf.
 package final class ClusterLeaf: TreeLeafBuffer {
-    package var keys: [Int64]
+    // @exclusivity(unchecked): buffers are confined to their write transaction's thread, and
+    // the dynamic checks cost more than the edits on the insert path (measured with callgrind).
+    @exclusivity(unchecked) package var keys: [Int64]
     /// Per column, the values of scalar columns (empty for list columns).
-    package var columns: [[Value]]
+    @exclusivity(unchecked) package var columns: [[Value]]
     /// Per column, the lists of list columns (empty for scalar columns).
-    package var lists: [[ListCell]]
-    package var byteEstimate: Int
-    package var appendedAtEnd = false
+    @exclusivity(unchecked) package var lists: [[ListCell]]
+    @exclusivity(unchecked) package var byteEstimate: Int
+    @exclusivity(unchecked) package var appendedAtEnd = false
 
     package init(keys: [Int64], columns: [[Value]], lists: [[ListCell]], byteEstimate: Int) {
         self.keys = keys

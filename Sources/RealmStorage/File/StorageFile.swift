@@ -50,7 +50,13 @@ package final class PosixFile: StorageFile {
         case .readOnly: flags = O_RDONLY | O_CLOEXEC
         }
         let fd = open(path, flags, 0o644)
-        if fd < 0 { throw StorageError.system("open", path: path, errno: errno) }
+        if fd < 0 {
+            let err = errno
+            if err == EISDIR {
+                throw StorageError(.invalidDatabase, "the path is a directory; give the path of a realm file", path: path, errno: err)
+            }
+            throw StorageError.system("open", path: path, errno: err)
+        }
         var info = stat()
         if fstat(fd, &info) != 0 {
             let err = errno

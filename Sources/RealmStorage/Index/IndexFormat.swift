@@ -14,8 +14,10 @@
 
 /// A changed index leaf.
 package final class IndexLeaf: TreeLeafBuffer {
-    package var entries: [IndexEntry]
-    package var appendedAtEnd = false
+    // @exclusivity(unchecked): buffers are confined to their write transaction's thread, and
+    // the dynamic checks cost more than the edits on the insert path (measured with callgrind).
+    @exclusivity(unchecked) package var entries: [IndexEntry]
+    @exclusivity(unchecked) package var appendedAtEnd = false
 
     package init(entries: [IndexEntry]) { self.entries = entries }
 
@@ -52,9 +54,12 @@ package struct EntryBlockView {
     init(_ node: NodeView, at offset: Int, count: Int) throws(StorageError) {
         ends = try node.packedInts(at: offset)
         keys = try node.packedInts(at: offset + ends.byteSize)
+        guard ends.count == count, keys.count == count else {
+            throw StorageError(.fileCorrupted, "index node \(node.ref): entry block holds \(ends.count) entries, not \(count)")
+        }
         let start = offset + ends.byteSize + keys.byteSize
         let total = count > 0 ? ends[count - 1] : 0
-        guard ends.count == count, keys.count == count, total >= 0, total <= Int64(node.length - start) else {
+        guard total >= 0, total <= Int64(node.length - start) else {
             throw StorageError(.fileCorrupted, "index node \(node.ref): entry block does not fit")
         }
         bytes = node.base + start

@@ -27,12 +27,13 @@ package final class ReadTransaction: @unchecked Sendable {
 
     package func table(_ key: TableKey) throws(StorageError) -> TableView {
         guard let info = top.table(key) else { throw StorageError(.invalidArgument, "no table \(key)") }
-        return TableView(info: info, context: context.with(columns: info.columns), trees: nil)
+        return TableView(info: info, context: context)
     }
 
     package func table(named name: String) throws(StorageError) -> TableView? {
         guard let info = top.table(named: name) else { return nil }
-        return TableView(info: info, context: context.with(columns: info.columns), trees: nil)
+        // Reads never decode leaves, so the shared context (without columns) serves every table.
+        return TableView(info: info, context: context)
     }
 
     /// The schema blob stored by the layer above, if any.

@@ -25,19 +25,18 @@ extension Store {
         writer.free.releaseUnreachable(pinned: pins)
 
         // 2. The changed trees, bottom-up.
-        for (key, var tree) in transaction.clusters {
+        for (key, state) in transaction.states {
             guard let t = top.tables.firstIndex(where: { $0.key == key }) else { continue }
-            top.tables[t].clusterRoot = try tree.commit(to: writer)
-        }
-        for (key, trees) in transaction.indexes {
-            guard let t = top.tables.firstIndex(where: { $0.key == key }) else { continue }
-            for (c, var tree) in trees where top.tables[t].columns[c].indexed && !top.tables[t].columns[c].removed {
-                top.tables[t].indexRoots[c] = try tree.commit(to: writer)
+            // Commit even trees without buffers: an edit can leave a committed subtree as the
+            // new root (a root with one child collapses onto it), and its ref must be recorded.
+            top.tables[t].clusterRoot = try state.cluster.commit(to: writer)
+            for c in state.indexes.indices where state.indexes[c] != nil {
+                top.tables[t].indexRoots[c] = try state.indexes[c]!.commit(to: writer)
             }
         }
 
         // 3. The change history, the schema blob, the top node.
-        top.history = try History.advance(top.history, adding: transaction.changes, from: base.slot.version, to: version,
+        top.history = try History.advance(top.history, adding: transaction.pendingChanges, from: base.slot.version, to: version,
                                           pinned: pins, context: context, release: release, place: writer.place)
         if let blob = transaction.newSchemaBlob {
             top.schemaBlob = try writer.place(BlobNode.encode(blob, version: version))

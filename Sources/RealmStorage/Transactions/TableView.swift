@@ -4,14 +4,25 @@ package struct TableView {
     package let info: TableInfo
     let context: TreeContext
     let tree: BTree<ClusterFormat>
-    /// The write transaction's index trees; nil at a pinned version.
-    let indexTrees: [Int: BTree<IndexFormat>]?
+    /// Per column, the index trees (the write transaction's buffers, or committed roots).
+    let indexTrees: [BTree<IndexFormat>?]
 
-    init(info: TableInfo, context: TreeContext, trees: (cluster: BTree<ClusterFormat>, indexes: [Int: BTree<IndexFormat>])?) {
+    /// A table at a pinned version.
+    init(info: TableInfo, context: TreeContext) {
         self.info = info
         self.context = context
-        self.tree = trees?.cluster ?? BTree(root: info.clusterRoot, context: context)
-        self.indexTrees = trees?.indexes
+        self.tree = BTree(root: info.clusterRoot, context: context)
+        self.indexTrees = info.columns.indices.map { c in
+            info.columns[c].indexed && !info.columns[c].removed ? BTree(root: info.indexRoots[c], context: context) : nil
+        }
+    }
+
+    /// A table inside a write transaction.
+    init(info: TableInfo, context: TreeContext, cluster: BTree<ClusterFormat>, indexes: [BTree<IndexFormat>?]) {
+        self.info = info
+        self.context = context
+        self.tree = cluster
+        self.indexTrees = indexes
     }
 
     package var key: TableKey { info.key }
@@ -89,11 +100,10 @@ package struct TableView {
     // MARK: Indexes
 
     func indexTree(_ column: ColumnKey) throws(StorageError) -> BTree<IndexFormat> {
-        guard column.index < info.columns.count, info.columns[column.index].indexed, !info.columns[column.index].removed else {
+        guard column.index < indexTrees.count, let tree = indexTrees[column.index] else {
             throw StorageError(.invalidArgument, "column \(column) of \(info.name) has no index")
         }
-        if let tree = indexTrees?[column.index] { return tree }
-        return BTree(root: info.indexRoots[column.index], context: context)
+        return tree
     }
 
     /// The objects whose `column` equals `value`, through the column's index, in key order.
@@ -102,7 +112,7 @@ package struct TableView {
         let (prefix, truncated) = IndexKey.prefix(value)
         var result = [ObjectKey]()
         try Self.scan(tree, from: IndexEntry(prefix: prefix, key: Int64.min)) { (entry, key) throws(StorageError) -> Bool in
-            guard compareBytes(entry, prefix) == 0 else { return false }
+            guard prefix.withUnsafeBytes({ compareBytes(entry, $0) }) == 0 else { return false }
             if truncated {
                 let actual = try self.value(ObjectKey(key), column)
                 if Value.compare(actual, value) != 0 { return true }
@@ -130,13 +140,13 @@ package struct TableView {
         try Self.scan(tree, from: start) { (entry, key) throws(StorageError) -> Bool in
             var uncertain = false
             if let lower, let low {
-                let c = compareBytes(entry, low.bytes)
+                let c = low.bytes.withUnsafeBytes { compareBytes(entry, $0) }
                 if c == 0 {
                     if low.truncated { uncertain = true } else if !lower.inclusive { return true }
                 }
             }
             if let upper, let high {
-                let c = compareBytes(entry, high.bytes)
+                let c = high.bytes.withUnsafeBytes { compareBytes(entry, $0) }
                 if c > 0 { return false }
                 if c == 0 {
                     if high.truncated { uncertain = true } else if !upper.inclusive { return false }
@@ -159,12 +169,45 @@ package struct TableView {
         return result
     }
 
+    /// Whether any object's `column` equals `value` (for unique columns; reads no values
+    /// unless the value is long enough to be cut in the index).
+    package func indexContains(_ column: ColumnKey, _ value: Value) throws(StorageError) -> Bool {
+        try Self.indexContains(try indexTree(column), value, verifyingWith: self, column)
+    }
+
+    static func indexContains(_ tree: BTree<IndexFormat>, _ value: Value, verifyingWith table: @autoclosure () throws(StorageError) -> TableView,
+                              _ column: ColumnKey) throws(StorageError) -> Bool {
+        let (prefix, truncated) = IndexKey.prefix(value)
+        if truncated { return try !table().indexLookup(column, value).isEmpty }
+        let start = IndexEntry(prefix: prefix, key: Int64.min)
+        // Usually the answer is in the leaf the search lands on; only when every entry there is
+        // smaller does the next leaf decide.
+        switch try tree.leaf(for: start) {
+        case .dirty(let leaf):
+            let i = leaf.position(of: start).index
+            if i < leaf.entries.count { return leaf.entries[i].prefix == prefix }
+        case .clean(let node):
+            let block = try IndexLeafView(node).entries
+            let i = try block.lowerBound(start)
+            if i < block.count {
+                let found = try block.prefix(i)
+                return prefix.withUnsafeBytes { compareBytes(found, $0) } == 0
+            }
+        }
+        var found = false
+        try Self.scan(tree, from: IndexEntry(prefix: prefix, key: Int64.min)) { (entry, _) throws(StorageError) -> Bool in
+            found = prefix.withUnsafeBytes { compareBytes(entry, $0) } == 0
+            return false
+        }
+        return found
+    }
+
     /// Number of entries in the column's index (equals the object count).
     package func indexCount(_ column: ColumnKey) throws(StorageError) -> Int { try indexTree(column).count() }
 
     /// Visits index entries from `start` on, until `body` returns false.
     static func scan(_ tree: BTree<IndexFormat>, from start: IndexEntry,
-                     _ body: ([UInt8], Int64) throws(StorageError) -> Bool) throws(StorageError) {
+                     _ body: (UnsafeRawBufferPointer, Int64) throws(StorageError) -> Bool) throws(StorageError) {
         var started = false
         try tree.forEachLeaf(from: start) { (location) throws(StorageError) -> Bool in
             switch location {
@@ -173,14 +216,18 @@ package struct TableView {
                 var i = started ? 0 : try block.lowerBound(start)
                 started = true
                 while i < block.count {
-                    if !(try body(Array(try block.prefix(i)), block.keys[i])) { return false }
+                    if !(try body(try block.prefix(i), block.keys[i])) { return false }
                     i += 1
                 }
             case .dirty(let leaf):
                 var i = started ? 0 : leaf.position(of: start).index
                 started = true
                 while i < leaf.entries.count {
-                    if !(try body(leaf.entries[i].prefix, leaf.entries[i].key)) { return false }
+                    let entry = leaf.entries[i]
+                    let more = entry.prefix.withUnsafeBytes { bytes in
+                        Result { () throws(StorageError) in try body(bytes, entry.key) }
+                    }
+                    if !(try more.get()) { return false }
                     i += 1
                 }
             }

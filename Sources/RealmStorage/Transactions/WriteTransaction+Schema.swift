@@ -48,7 +48,7 @@ extension WriteTransaction {
         }
         try dropTrees(of: info)
         top.tables.remove(at: t)
-        changes.tables[key] = nil
+        resetState(key, dropChanges: true)
     }
 
     /// Deletes every object of a table.
@@ -56,29 +56,29 @@ extension WriteTransaction {
         try ensureActive()
         let t = try tableIndex(key)
         let info = top.tables[t]
-        for objectKey in try table(key).keys() {
-            changes.tables[key, default: TableChanges()].recordDelete(objectKey.value)
-        }
+        let keys = try table(key).keys()
         try dropTrees(of: info)
         top.tables[t].clusterRoot = .none
         top.tables[t].indexRoots = Array(repeating: .none, count: info.columns.count)
+        resetState(key, dropChanges: false)
+        let state = state(top.tables[t])
+        for objectKey in keys { state.changes.recordDelete(objectKey.value) }
     }
 
-    /// Frees every committed node of a table's trees and forgets its buffers.
+    /// Frees every committed node of a table's trees (its buffers go with its state).
     private func dropTrees(of info: TableInfo) throws(StorageError) {
         let clusterContext = context.with(columns: info.columns)
-        try BTree<ClusterFormat>.freeAll(cluster(info.key, info).root, clusterContext) { (leaf) throws(StorageError) in
+        let state = state(info)
+        try BTree<ClusterFormat>.freeAll(state.cluster.root, clusterContext) { (leaf) throws(StorageError) in
             let view = try ClusterLeafView(leaf)
             for (c, spec) in info.columns.enumerated() where spec.isList {
                 guard let refs = try view.listRefs(c) else { continue }
                 for i in 0..<refs.count { try clusterContext.free(refs.ref(i), .list) }
             }
         }
-        for (c, spec) in info.columns.enumerated() where spec.indexed && !spec.removed {
-            try BTree<IndexFormat>.freeAll(index(info.key, c, info).root, context) { _ throws(StorageError) in }
+        for case let index? in state.indexes {
+            try BTree<IndexFormat>.freeAll(index.root, context) { _ throws(StorageError) in }
         }
-        clusters[info.key] = nil
-        indexes[info.key] = nil
     }
 
     /// Adds a column; existing objects read its default value (null when nullable).
@@ -90,25 +90,24 @@ extension WriteTransaction {
             throw StorageError(.invalidArgument, "table \(top.tables[t].name) already has a column \(spec.name)")
         }
         try checkLinkTarget(spec, newTable: nil)
+        // The state (trees) as they are before the column exists; extended below.
+        let state = state(top.tables[t])
         top.tables[t].columns.append(spec)
         top.tables[t].indexRoots.append(.none)
         let info = top.tables[t]
         let c = info.columns.count - 1
-        if var tree = clusters[table] {
-            let fill = Value.defaultValue(for: spec.type, nullable: spec.nullable)
-            BTree<ClusterFormat>.forEachBuffer(tree.root) { leaf in
-                leaf.columns.append(spec.isList ? [] : Array(repeating: fill, count: leaf.count))
-                leaf.lists.append(spec.isList ? Array(repeating: .clean(.none), count: leaf.count) : [])
-            }
-            tree.context = context.with(columns: info.columns)
-            clusters[table] = tree
+        let fill = Value.defaultValue(for: spec.type, nullable: spec.nullable)
+        BTree<ClusterFormat>.forEachBuffer(state.cluster.root) { leaf in
+            leaf.columns.append(spec.isList ? [] : Array(repeating: fill, count: leaf.count))
+            leaf.lists.append(spec.isList ? Array(repeating: .clean(.none), count: leaf.count) : [])
         }
+        state.cluster.context = context.with(columns: info.columns)
+        state.indexes.append(spec.indexed && !spec.isList ? BTree(root: .none, context: context) : nil)
         if spec.indexed && !spec.isList {
-            let fill = Value.defaultValue(for: spec.type, nullable: spec.nullable)
             if spec.unique, try self.table(table).count() > 1 {
                 throw StorageError(.duplicateKey, "column \(spec.name) must be unique but \(info.name) has several objects")
             }
-            for key in try self.table(table).keys() { try indexInsert(table, c, info, fill, key) }
+            for key in try self.table(table).keys() { try indexInsert(state, c, fill, key) }
         }
         return ColumnKey(c)
     }
@@ -122,24 +121,22 @@ extension WriteTransaction {
             throw StorageError(.invalidArgument, "table \(top.tables[t].name) has no column \(column)")
         }
         let info = top.tables[t]
-        if info.columns[c].indexed {
-            try BTree<IndexFormat>.freeAll(index(table, c, info).root, context) { _ throws(StorageError) in }
-            indexes[table]?[c] = nil
+        let state = state(info)
+        if let index = state.indexes[c] {
+            try BTree<IndexFormat>.freeAll(index.root, context) { _ throws(StorageError) in }
+            state.indexes[c] = nil
         }
         top.tables[t].columns[c].removed = true
         top.tables[t].indexRoots[c] = .none
-        if var tree = clusters[table] {
-            let treeContext = context.with(columns: info.columns)
-            try BTree<ClusterFormat>.forEachBufferThrowing(tree.root) { (leaf) throws(StorageError) in
-                if info.columns[c].isList {
-                    for case .clean(let ref) in leaf.lists[c] { try treeContext.free(ref, .list) }
-                }
-                leaf.columns[c] = []
-                leaf.lists[c] = []
+        let treeContext = context
+        try BTree<ClusterFormat>.forEachBufferThrowing(state.cluster.root) { (leaf) throws(StorageError) in
+            if info.columns[c].isList {
+                for case .clean(let ref) in leaf.lists[c] { try treeContext.free(ref, .list) }
             }
-            tree.context = context.with(columns: top.tables[t].columns)
-            clusters[table] = tree
+            leaf.columns[c] = []
+            leaf.lists[c] = []
         }
+        state.cluster.context = context.with(columns: top.tables[t].columns)
     }
 }
 

@@ -10,16 +10,33 @@ package final class WriteTransaction {
     package let version: VersionID
     let freed = FreedNodes()
     let context: TreeContext
-    var top: TopState
-    var clusters: [TableKey: BTree<ClusterFormat>] = [:]
-    var indexes: [TableKey: [Int: BTree<IndexFormat>]] = [:]
-    var changes = ChangeSet()
+    // @exclusivity(unchecked): a write transaction is used from one thread at a time (its
+    // documented contract), and these are touched on every operation.
+    @exclusivity(unchecked) var top: TopState
+    /// What this transaction changed, per table it touched.
+    @exclusivity(unchecked) var states: [TableKey: TableState] = [:]
+    /// The state used last: consecutive operations on one table skip the dictionary.
+    @exclusivity(unchecked) private var lastState: TableState?
     var newSchemaBlob: [UInt8]?
-    /// Committed nodes dropped by schema changes (whole trees), freed at commit.
-    var droppedRoots: [(Ref, TreeDrop)] = []
     private(set) var isActive = true
 
-    enum TreeDrop { case cluster([ColumnSpec]), index }
+    /// A touched table's trees (buffers over committed nodes) and its changes so far.
+    final class TableState {
+        let key: TableKey
+        // @exclusivity(unchecked): confined to the transaction, see above.
+        @exclusivity(unchecked) var cluster: BTree<ClusterFormat>
+        /// Per column, the index tree of indexed columns.
+        @exclusivity(unchecked) var indexes: [BTree<IndexFormat>?]
+        @exclusivity(unchecked) var changes = TableChanges()
+
+        init(_ info: TableInfo, _ context: TreeContext) {
+            key = info.key
+            cluster = BTree(root: info.clusterRoot, context: context.with(columns: info.columns))
+            indexes = info.columns.indices.map { c in
+                info.columns[c].indexed && !info.columns[c].removed ? BTree(root: info.indexRoots[c], context: context) : nil
+            }
+        }
+    }
 
     init(store: Store, base: Store.Committed) {
         self.store = store
@@ -48,8 +65,30 @@ package final class WriteTransaction {
 
     package func table(_ key: TableKey) throws(StorageError) -> TableView {
         let info = try tableInfo(key)
-        return TableView(info: info, context: context.with(columns: info.columns),
-                         trees: (cluster(key, info), indexes[key] ?? [:]))
+        let state = state(info)
+        return TableView(info: info, context: state.cluster.context, cluster: state.cluster, indexes: state.indexes)
+    }
+
+    /// The state of a table, created on first use.
+    func state(_ info: TableInfo) -> TableState {
+        if let last = lastState, last.key == info.key { return last }
+        let state = states[info.key] ?? {
+            let created = TableState(info, context)
+            states[info.key] = created
+            return created
+        }()
+        lastState = state
+        return state
+    }
+
+    /// Forgets a table's trees (after they were freed), keeping its changes unless `dropChanges`.
+    func resetState(_ key: TableKey, dropChanges: Bool) {
+        let changes = states[key]?.changes
+        states[key] = nil
+        lastState = nil
+        if !dropChanges, let changes, let info = top.table(key) {
+            state(info).changes = changes
+        }
     }
 
     package func table(named name: String) throws(StorageError) -> TableView? {
@@ -64,7 +103,11 @@ package final class WriteTransaction {
     }
 
     /// The changes made so far in this transaction.
-    package var pendingChanges: ChangeSet { changes }
+    package var pendingChanges: ChangeSet {
+        var result = ChangeSet()
+        for (key, state) in states where !state.changes.isEmpty { result.tables[key] = state.changes }
+        return result
+    }
 
     func tableInfo(_ key: TableKey) throws(StorageError) -> TableInfo {
         guard let info = top.table(key) else { throw StorageError(.invalidArgument, "no table \(key)") }
@@ -78,13 +121,6 @@ package final class WriteTransaction {
         return i
     }
 
-    func cluster(_ key: TableKey, _ info: TableInfo) -> BTree<ClusterFormat> {
-        clusters[key] ?? BTree(root: info.clusterRoot, context: context.with(columns: info.columns))
-    }
-
-    func index(_ key: TableKey, _ column: Int, _ info: TableInfo) -> BTree<IndexFormat> {
-        indexes[key]?[column] ?? BTree(root: info.indexRoots[column], context: context)
-    }
 
     // MARK: Objects
 
@@ -116,32 +152,33 @@ package final class WriteTransaction {
         }
         let objectKey = key ?? ObjectKey(info.nextObjectKey)
         let isAppend = objectKey.value >= info.nextObjectKey
+        let state = state(info)
         for (c, spec) in info.columns.enumerated() where spec.unique && !spec.removed {
-            if try !self.table(table).indexLookup(ColumnKey(c), values[c]).isEmpty {
+            if try TableView.indexContains(state.indexes[c]!, values[c], verifyingWith: self.table(table), ColumnKey(c)) {
                 throw StorageError(.duplicateKey, "table \(info.name) already has an object with \(spec.name) = \(values[c])")
             }
         }
 
-        var tree = cluster(table, info)
-        let inserted = try tree.modifyLeaf(for: objectKey.value) { (leaf) throws(StorageError) -> Bool in
+        let inserted = try state.cluster.modifyLeaf(for: objectKey.value) { (leaf) throws(StorageError) -> Bool in
             let (i, found) = leaf.position(of: objectKey.value)
             if found { return false }
-            leaf.keys.insert(objectKey.value, at: i)
+            let atEnd = i == leaf.keys.count
+            if atEnd { leaf.keys.append(objectKey.value) } else { leaf.keys.insert(objectKey.value, at: i) }
             var estimate = 8
             for (c, spec) in info.columns.enumerated() where !spec.removed {
                 if spec.isList {
-                    leaf.lists[c].insert(lists[c].map { $0.isEmpty ? .clean(.none) : .dirty($0) } ?? .clean(.none), at: i)
+                    let cell: ListCell = lists[c].map { $0.isEmpty ? .clean(.none) : .dirty($0) } ?? .clean(.none)
+                    if atEnd { leaf.lists[c].append(cell) } else { leaf.lists[c].insert(cell, at: i) }
                     estimate += 8
                 } else {
-                    leaf.columns[c].insert(values[c], at: i)
+                    if atEnd { leaf.columns[c].append(values[c]) } else { leaf.columns[c].insert(values[c], at: i) }
                     estimate += ClusterLeaf.estimate(values[c])
                 }
             }
             leaf.byteEstimate += estimate
-            leaf.appendedAtEnd = isAppend && i == leaf.keys.count - 1
+            leaf.appendedAtEnd = isAppend && atEnd
             return true
         }
-        clusters[table] = tree
         guard inserted else {
             throw StorageError(.duplicateKey, "table \(info.name) already has an object with key \(objectKey.value)")
         }
@@ -149,9 +186,9 @@ package final class WriteTransaction {
             top.tables[t].nextObjectKey = objectKey.value == Int64.max ? Int64.max : objectKey.value + 1
         }
         for (c, spec) in info.columns.enumerated() where spec.indexed && !spec.removed {
-            try indexInsert(table, c, info, values[c], objectKey)
+            try indexInsert(state, c, values[c], objectKey)
         }
-        changes.tables[table, default: TableChanges()].recordInsert(objectKey.value)
+        state.changes.recordInsert(objectKey.value)
         return objectKey
     }
 
@@ -167,22 +204,21 @@ package final class WriteTransaction {
         try validate(value, for: spec, in: info)
         let old = try self.table(table).value(key, column)
         if old == value && !(spec.type == .double || spec.type == .float) { return }
+        let state = state(info)
         if spec.unique, Value.compare(old, value) != 0,
-           try !self.table(table).indexLookup(column, value).isEmpty {
+           try TableView.indexContains(state.indexes[c]!, value, verifyingWith: self.table(table), column) {
             throw StorageError(.duplicateKey, "table \(info.name) already has an object with \(spec.name) = \(value)")
         }
-        var tree = cluster(table, info)
-        try tree.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
+        try state.cluster.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
             let i = leaf.position(of: key.value).index
             leaf.byteEstimate += ClusterLeaf.estimate(value) - ClusterLeaf.estimate(leaf.columns[c][i])
             leaf.columns[c][i] = value
         }
-        clusters[table] = tree
         if spec.indexed {
-            try indexRemove(table, c, info, old, key)
-            try indexInsert(table, c, info, value, key)
+            try indexRemove(state, c, info, old, key)
+            try indexInsert(state, c, value, key)
         }
-        changes.tables[table, default: TableChanges()].recordModify(key.value, column: c)
+        state.changes.recordModify(key.value, column: c)
     }
 
     /// Replaces the elements of one list column of an existing object.
@@ -197,15 +233,14 @@ package final class WriteTransaction {
         guard try self.table(table).contains(key) else {
             throw StorageError(.invalidArgument, "table \(info.name) has no object \(key)")
         }
-        var tree = cluster(table, info)
+        let state = state(info)
         let context = self.context
-        try tree.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
+        try state.cluster.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
             let i = leaf.position(of: key.value).index
             if case .clean(let old) = leaf.lists[c][i] { try context.free(old, .list) }
             leaf.lists[c][i] = elements.isEmpty ? .clean(.none) : .dirty(elements)
         }
-        clusters[table] = tree
-        changes.tables[table, default: TableChanges()].recordModify(key.value, column: c)
+        state.changes.recordModify(key.value, column: c)
     }
 
     /// Deletes an object (its lists go with it). Returns false when it did not exist.
@@ -218,9 +253,9 @@ package final class WriteTransaction {
         for (c, spec) in info.columns.enumerated() where spec.indexed && !spec.removed {
             indexed.append((c, try row.value(ColumnKey(c))))
         }
-        var tree = cluster(table, info)
+        let state = state(info)
         let context = self.context
-        try tree.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
+        try state.cluster.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
             let i = leaf.position(of: key.value).index
             var estimate = 8
             leaf.keys.remove(at: i)
@@ -236,9 +271,8 @@ package final class WriteTransaction {
             }
             leaf.byteEstimate -= estimate
         }
-        clusters[table] = tree
-        for (c, value) in indexed { try indexRemove(table, c, info, value, key) }
-        changes.tables[table, default: TableChanges()].recordDelete(key.value)
+        for (c, value) in indexed { try indexRemove(state, c, info, value, key) }
+        state.changes.recordDelete(key.value)
         return true
     }
 
@@ -280,26 +314,23 @@ package final class WriteTransaction {
 
     // MARK: Index maintenance
 
-    func indexInsert(_ table: TableKey, _ c: Int, _ info: TableInfo, _ value: Value, _ key: ObjectKey) throws(StorageError) {
-        var tree = index(table, c, info)
+    func indexInsert(_ state: TableState, _ c: Int, _ value: Value, _ key: ObjectKey) throws(StorageError) {
         let entry = IndexEntry(prefix: IndexKey.prefix(value).bytes, key: key.value)
-        try tree.modifyLeaf(for: entry) { (leaf) throws(StorageError) in
+        try state.indexes[c]!.modifyLeaf(for: entry) { (leaf) throws(StorageError) in
             let (i, found) = leaf.position(of: entry)
-            if !found { leaf.entries.insert(entry, at: i) }
+            guard !found else { return }
+            if i == leaf.entries.count { leaf.entries.append(entry) } else { leaf.entries.insert(entry, at: i) }
             leaf.appendedAtEnd = i == leaf.entries.count - 1
         }
-        indexes[table, default: [:]][c] = tree
     }
 
-    func indexRemove(_ table: TableKey, _ c: Int, _ info: TableInfo, _ value: Value, _ key: ObjectKey) throws(StorageError) {
-        var tree = index(table, c, info)
+    func indexRemove(_ state: TableState, _ c: Int, _ info: TableInfo, _ value: Value, _ key: ObjectKey) throws(StorageError) {
         let entry = IndexEntry(prefix: IndexKey.prefix(value).bytes, key: key.value)
-        let removed = try tree.modifyLeaf(for: entry) { (leaf) throws(StorageError) -> Bool in
+        let removed = try state.indexes[c]!.modifyLeaf(for: entry) { (leaf) throws(StorageError) -> Bool in
             let (i, found) = leaf.position(of: entry)
             if found { leaf.entries.remove(at: i) }
             return found
         }
-        indexes[table, default: [:]][c] = tree
         guard removed else {
             throw StorageError(.fileCorrupted, "the index of \(info.name).\(info.columns[c].name) lacks the entry for \(key)")
         }

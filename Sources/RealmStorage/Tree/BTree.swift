@@ -7,11 +7,13 @@ package enum TreeNode<F: TreeFormat> {
 
 /// A changed inner node.
 package final class InnerBuffer<F: TreeFormat> {
-    package var keys: [F.Key]
-    package var children: [TreeNode<F>]
-    package var counts: [Int]
+    // @exclusivity(unchecked): buffers are confined to their write transaction's thread, and
+    // the dynamic checks cost more than the edits on the insert path (measured with callgrind).
+    @exclusivity(unchecked) package var keys: [F.Key]
+    @exclusivity(unchecked) package var children: [TreeNode<F>]
+    @exclusivity(unchecked) package var counts: [Int]
     /// The sum of `counts`, kept up to date so that an edit costs O(1) per level.
-    package var total: Int
+    @exclusivity(unchecked) package var total: Int
 
     package init(keys: [F.Key], children: [TreeNode<F>], counts: [Int]) {
         self.keys = keys
