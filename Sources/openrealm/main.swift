@@ -4,6 +4,7 @@
 //   openrealm verify <file>          check a realm file's integrity
 //   openrealm inspect <file>         list tables, columns, object counts and space
 //   openrealm compact <file> <copy>  write a compacted copy
+//   openrealm bench [rows] [folder]  time the engine's insert and lookup workload
 
 #if canImport(Glibc)
 import Glibc
@@ -25,11 +26,13 @@ let usage = """
            openrealm verify <file>
            openrealm inspect <file>
            openrealm compact <file> <copy>
+           openrealm bench [rows] [folder]
     """
 
 do {
     switch arguments.first {
     case "demo": try Demo.run(folder: arguments.dropFirst().first)
+    case "bench": try Bench.run(rows: arguments.count > 1 ? Int(arguments[1]) ?? 1_000_000 : 1_000_000, folder: arguments.count > 2 ? arguments[2] : nil)
     case "verify" where arguments.count == 2: try Commands.verify(arguments[1])
     case "inspect" where arguments.count == 2: try Commands.inspect(arguments[1])
     case "compact" where arguments.count == 3: try Commands.compact(arguments[1], to: arguments[2])

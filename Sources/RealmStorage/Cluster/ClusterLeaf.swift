@@ -121,9 +121,9 @@ package struct ClusterLeafView {
         return offset == 0 ? nil : offset
     }
 
-    package func column(_ c: Int, _ spec: ColumnSpec) throws(StorageError) -> ColumnView? {
+    package func column(_ c: Int, _ type: ColumnType) throws(StorageError) -> ColumnView? {
         guard let offset = columnOffset(c) else { return nil }
-        let view = try ColumnView(node: node, offset: offset, expecting: spec.type)
+        let view = try ColumnView(node: node, offset: offset, expecting: type)
         guard view.count == count else { throw StorageError(.fileCorrupted, "cluster leaf \(node.ref): column \(c) length mismatch") }
         return view
     }
@@ -168,7 +168,7 @@ package enum ClusterFormat: TreeFormat {
                     leaf.lists[c] = Array(repeating: .clean(.none), count: view.count)
                 }
                 estimate += view.count * 8
-            } else if let column = try view.column(c, spec) {
+            } else if let column = try view.column(c, spec.type) {
                 let values = try column.values()
                 for v in values { estimate += ClusterLeaf.estimate(v) }
                 leaf.columns[c] = values
@@ -189,7 +189,7 @@ package enum ClusterFormat: TreeFormat {
             listRefs[c] = try leaf.lists[c].map { cell throws(StorageError) in
                 switch cell {
                 case .clean(let ref): return ref
-                case .dirty(let values): return try writeList(values, spec, sink)
+                case .dirty(let values): return try writeList(values, spec.type, sink)
                 }
             }
         }
@@ -213,19 +213,19 @@ package enum ClusterFormat: TreeFormat {
         return try sink.place(w.finish(kind: .clusterLeaf, version: sink.version))
     }
 
-    package static func writeList(_ values: [Value], _ spec: ColumnSpec, _ sink: NodeSink) throws(StorageError) -> Ref {
+    package static func writeList(_ values: [Value], _ type: ColumnType, _ sink: NodeSink) throws(StorageError) -> Ref {
         guard !values.isEmpty else { return .none }
         var w = NodeWriter(capacity: 64 + values.count * 9)
-        w.u32(UInt32(spec.type.rawValue))
+        w.u32(UInt32(type.rawValue))
         w.u32(0)
-        ColumnCodec.write(values, type: spec.type, to: &w)
+        ColumnCodec.write(values, type: type, to: &w)
         return try sink.place(w.finish(kind: .list, version: sink.version))
     }
 
-    package static func readList(_ ref: Ref, _ spec: ColumnSpec, _ context: TreeContext) throws(StorageError) -> [Value] {
+    package static func readList(_ ref: Ref, _ type: ColumnType, _ context: TreeContext) throws(StorageError) -> [Value] {
         guard !ref.isNone else { return [] }
         let node = try context.node(ref, .list)
-        return try ColumnView(node: node, offset: 24, expecting: spec.type).values()
+        return try ColumnView(node: node, offset: 24, expecting: type).values()
     }
 
     package static func writeKeys(_ keys: [Int64], to writer: inout NodeWriter) {

@@ -207,6 +207,55 @@ package struct ColumnView {
     }
 }
 
+extension ColumnView {
+    /// Value `row` of the column block at `offset`, reading only the headers it needs: the
+    /// lookup path (one object, every column) calls this instead of building a `ColumnView`.
+    @inline(__always)
+    package static func value(in node: NodeView, at offset: Int, row: Int, expecting type: ColumnType) throws(StorageError) -> Value {
+        try node.check(offset, 8)
+        let header = node.base + offset
+        let count = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+        guard header.load(as: UInt8.self) == type.rawValue, row < count else {
+            throw StorageError(.fileCorrupted, "node \(node.ref): column block at \(offset) does not hold \(type) value \(row)")
+        }
+        let nulls = try node.packedInts(at: offset + 8)
+        guard nulls.count == count else { throw StorageError(.fileCorrupted, "node \(node.ref): null flags do not match the column") }
+        if nulls[row] != 0 { return .null }
+        let payload = offset + 8 + nulls.byteSize
+        switch type {
+        case .int, .bool, .link:
+            let ints = try node.packedInts(at: payload)
+            guard ints.count == count else { throw StorageError(.fileCorrupted, "node \(node.ref): column arrays disagree on the count") }
+            let v = ints[row]
+            return type == .int ? .int(v) : (type == .bool ? .bool(v != 0) : .link(ObjectKey(v)))
+        case .double:
+            try node.check(payload + row * 8, 8)
+            return .double(Double(bitPattern: UInt64(littleEndian: node.base.loadUnaligned(fromByteOffset: payload + row * 8, as: UInt64.self))))
+        case .float:
+            try node.check(payload + row * 4, 4)
+            return .float(Float(bitPattern: UInt32(littleEndian: node.base.loadUnaligned(fromByteOffset: payload + row * 4, as: UInt32.self))))
+        case .timestamp:
+            let seconds = try node.packedInts(at: payload)
+            let nanos = try node.packedInts(at: payload + seconds.byteSize)
+            guard seconds.count == count, nanos.count == count else {
+                throw StorageError(.fileCorrupted, "node \(node.ref): column arrays disagree on the count")
+            }
+            return .timestamp(Timestamp(seconds: seconds[row], nanoseconds: Int32(truncatingIfNeeded: nanos[row])))
+        case .string, .binary:
+            let ends = try node.packedInts(at: payload)
+            guard ends.count == count else { throw StorageError(.fileCorrupted, "node \(node.ref): column arrays disagree on the count") }
+            let data = payload + ends.byteSize
+            let start = row == 0 ? 0 : ends[row - 1]
+            let end = ends[row]
+            guard start >= 0, start <= end, end <= Int64(node.length - data) else {
+                throw StorageError(.fileCorrupted, "node \(node.ref): string offsets out of order")
+            }
+            let bytes = UnsafeRawBufferPointer(start: node.base + data + Int(start), count: Int(end - start))
+            return type == .string ? .string(String(decoding: bytes, as: UTF8.self)) : .binary(Array(bytes))
+        }
+    }
+}
+
 /// A checked reader over a block of list refs.
 package struct ListRefsView {
     let refs: PackedInts

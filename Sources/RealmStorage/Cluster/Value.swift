@@ -127,3 +127,28 @@ package struct ColumnSpec: Hashable, Sendable {
         self.linkTarget = linkTarget
     }
 }
+
+/// What the hot paths need to know about a column, without its name: a plain value, so
+/// copying it or an array of it costs no reference counting.
+package struct ColumnLayout: Equatable, Sendable {
+    package var type: ColumnType
+    package var nullable: Bool
+    package var isList: Bool
+    package var indexed: Bool
+    package var unique: Bool
+    package var removed: Bool
+    package var linkTarget: TableKey?
+
+    /// A column holding single values (not a list, not removed).
+    package var isValue: Bool { !isList && !removed }
+}
+
+extension ColumnSpec {
+    package var layout: ColumnLayout {
+        ColumnLayout(type: type, nullable: nullable, isList: isList, indexed: indexed, unique: unique, removed: removed, linkTarget: linkTarget)
+    }
+}
+
+extension TableInfo {
+    package var layouts: [ColumnLayout] { columns.map(\.layout) }
+}

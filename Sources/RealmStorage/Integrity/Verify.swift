@@ -134,7 +134,7 @@ struct Verifier {
                             let elements = try ColumnView(node: list, offset: 24, expecting: spec.type).values()
                             for element in elements { try verifier.checkLink(element, spec, top) }
                         }
-                    } else if let column = try leaf.column(c, spec) {
+                    } else if let column = try leaf.column(c, spec.type) {
                         for i in 0..<leaf.count {
                             let value = try column.value(i)
                             try verifier.checkLink(value, spec, top)

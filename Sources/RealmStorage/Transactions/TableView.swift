@@ -6,11 +6,13 @@ package struct TableView {
     let tree: BTree<ClusterFormat>
     /// Per column, the index trees (the write transaction's buffers, or committed roots).
     let indexTrees: [BTree<IndexFormat>?]
+    let layouts: [ColumnLayout]
 
     /// A table at a pinned version.
     init(info: TableInfo, context: TreeContext) {
         self.info = info
         self.context = context
+        self.layouts = info.layouts
         self.tree = BTree(root: info.clusterRoot, context: context)
         self.indexTrees = info.columns.indices.map { c in
             info.columns[c].indexed && !info.columns[c].removed ? BTree(root: info.indexRoots[c], context: context) : nil
@@ -18,9 +20,10 @@ package struct TableView {
     }
 
     /// A table inside a write transaction.
-    init(info: TableInfo, context: TreeContext, cluster: BTree<ClusterFormat>, indexes: [BTree<IndexFormat>?]) {
+    init(info: TableInfo, context: TreeContext, cluster: BTree<ClusterFormat>, indexes: [BTree<IndexFormat>?], layouts: [ColumnLayout]) {
         self.info = info
         self.context = context
+        self.layouts = layouts
         self.tree = cluster
         self.indexTrees = indexes
     }
@@ -38,10 +41,10 @@ package struct TableView {
         case .clean(let node):
             let leaf = try ClusterLeafView(node)
             guard let i = leaf.row(of: key.value) else { return nil }
-            return Row(storage: .clean(leaf, i), key: key, columns: info.columns, context: context)
+            return Row(storage: .clean(leaf, i), key: key, layouts: layouts, context: context)
         case .dirty(let leaf):
             let (i, found) = leaf.position(of: key.value)
-            return found ? Row(storage: .dirty(leaf, i), key: key, columns: info.columns, context: context) : nil
+            return found ? Row(storage: .dirty(leaf, i), key: key, layouts: layouts, context: context) : nil
         }
     }
 
@@ -63,18 +66,18 @@ package struct TableView {
 
     /// Visits every object in key order until `body` returns false.
     package func forEachRow(_ body: (Row) throws(StorageError) -> Bool) throws(StorageError) {
-        let columns = info.columns
+        let layouts = self.layouts
         let context = self.context
         try tree.forEachLeaf { (location) throws(StorageError) -> Bool in
             switch location {
             case .clean(let node):
                 let leaf = try ClusterLeafView(node)
                 for i in 0..<leaf.count {
-                    if !(try body(Row(storage: .clean(leaf, i), key: ObjectKey(leaf.keys[i]), columns: columns, context: context))) { return false }
+                    if !(try body(Row(storage: .clean(leaf, i), key: ObjectKey(leaf.keys[i]), layouts: layouts, context: context))) { return false }
                 }
             case .dirty(let leaf):
                 for i in 0..<leaf.count {
-                    if !(try body(Row(storage: .dirty(leaf, i), key: ObjectKey(leaf.keys[i]), columns: columns, context: context))) { return false }
+                    if !(try body(Row(storage: .dirty(leaf, i), key: ObjectKey(leaf.keys[i]), layouts: layouts, context: context))) { return false }
                 }
             }
             return true
@@ -244,20 +247,20 @@ package struct Row {
     }
     let storage: Storage
     package let key: ObjectKey
-    let columns: [ColumnSpec]
+    let layouts: [ColumnLayout]
     let context: TreeContext
 
     package func value(_ column: ColumnKey) throws(StorageError) -> Value {
         let c = column.index
-        guard c < columns.count, !columns[c].isList, !columns[c].removed else {
+        guard c >= 0, c < layouts.count, layouts[c].isValue else {
             throw StorageError(.invalidArgument, "column \(column) is not a readable value column")
         }
         switch storage {
         case .clean(let leaf, let i):
-            guard let view = try leaf.column(c, columns[c]) else {
-                return Value.defaultValue(for: columns[c].type, nullable: columns[c].nullable)
+            guard let offset = leaf.columnOffset(c) else {
+                return Value.defaultValue(for: layouts[c].type, nullable: layouts[c].nullable)
             }
-            return try view.value(i)
+            return try ColumnView.value(in: leaf.node, at: offset, row: i, expecting: layouts[c].type)
         case .dirty(let leaf, let i):
             return leaf.columns[c][i]
         }
@@ -265,27 +268,27 @@ package struct Row {
 
     package func list(_ column: ColumnKey) throws(StorageError) -> [Value] {
         let c = column.index
-        guard c < columns.count, columns[c].isList, !columns[c].removed else {
+        guard c >= 0, c < layouts.count, layouts[c].isList, !layouts[c].removed else {
             throw StorageError(.invalidArgument, "column \(column) is not a list column")
         }
         switch storage {
         case .clean(let leaf, let i):
             guard let refs = try leaf.listRefs(c) else { return [] }
-            return try ClusterFormat.readList(refs.ref(i), columns[c], context)
+            return try ClusterFormat.readList(refs.ref(i), layouts[c].type, context)
         case .dirty(let leaf, let i):
             switch leaf.lists[c][i] {
-            case .clean(let ref): return try ClusterFormat.readList(ref, columns[c], context)
+            case .clean(let ref): return try ClusterFormat.readList(ref, layouts[c].type, context)
             case .dirty(let values): return values
             }
         }
     }
 
-    /// All value columns in order (list columns read as `.null`).
+    /// All value columns in order (list and removed columns read as `.null`).
     package func values() throws(StorageError) -> [Value] {
         var result = [Value]()
-        result.reserveCapacity(columns.count)
-        for c in columns.indices {
-            result.append(columns[c].isList || columns[c].removed ? .null : try value(ColumnKey(c)))
+        result.reserveCapacity(layouts.count)
+        for c in layouts.indices {
+            result.append(layouts[c].isValue ? try value(ColumnKey(c)) : .null)
         }
         return result
     }

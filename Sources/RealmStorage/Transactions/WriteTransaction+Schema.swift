@@ -102,6 +102,7 @@ extension WriteTransaction {
             leaf.lists.append(spec.isList ? Array(repeating: .clean(.none), count: leaf.count) : [])
         }
         state.cluster.context = context.with(columns: info.columns)
+        state.layouts = info.layouts
         state.indexes.append(spec.indexed && !spec.isList ? BTree(root: .none, context: context) : nil)
         if spec.indexed && !spec.isList {
             if spec.unique, try self.table(table).count() > 1 {
@@ -137,6 +138,7 @@ extension WriteTransaction {
             leaf.lists[c] = []
         }
         state.cluster.context = context.with(columns: top.tables[t].columns)
+        state.layouts = top.tables[t].layouts
     }
 }
 

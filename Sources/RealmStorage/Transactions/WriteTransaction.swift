@@ -28,9 +28,12 @@ package final class WriteTransaction {
         /// Per column, the index tree of indexed columns.
         @exclusivity(unchecked) var indexes: [BTree<IndexFormat>?]
         @exclusivity(unchecked) var changes = TableChanges()
+        /// The table's columns as the hot paths read them; kept in step with schema changes.
+        @exclusivity(unchecked) var layouts: [ColumnLayout]
 
         init(_ info: TableInfo, _ context: TreeContext) {
             key = info.key
+            layouts = info.layouts
             cluster = BTree(root: info.clusterRoot, context: context.with(columns: info.columns))
             indexes = info.columns.indices.map { c in
                 info.columns[c].indexed && !info.columns[c].removed ? BTree(root: info.indexRoots[c], context: context) : nil
@@ -66,7 +69,7 @@ package final class WriteTransaction {
     package func table(_ key: TableKey) throws(StorageError) -> TableView {
         let info = try tableInfo(key)
         let state = state(info)
-        return TableView(info: info, context: state.cluster.context, cluster: state.cluster, indexes: state.indexes)
+        return TableView(info: info, context: state.cluster.context, cluster: state.cluster, indexes: state.indexes, layouts: state.layouts)
     }
 
     /// The state of a table, created on first use.
@@ -79,6 +82,13 @@ package final class WriteTransaction {
         }()
         lastState = state
         return state
+    }
+
+    /// The state of the table at position `t` of the catalogue (no copy of its info unless
+    /// the state is new).
+    func state(at t: Int) -> TableState {
+        if let last = lastState, last.key == top.tables[t].key { return last }
+        return state(top.tables[t])
     }
 
     /// Forgets a table's trees (after they were freed), keeping its changes unless `dropChanges`.
@@ -133,29 +143,30 @@ package final class WriteTransaction {
     package func insert(_ table: TableKey, key: ObjectKey? = nil, values: [Value], lists: [Int: [Value]] = [:]) throws(StorageError) -> ObjectKey {
         try ensureActive()
         let t = try tableIndex(table)
-        let info = top.tables[t]
-        guard values.count == info.columns.count else {
-            throw StorageError(.invalidArgument, "table \(info.name) has \(info.columns.count) columns; \(values.count) values given")
+        let state = state(at: t)
+        let layouts = state.layouts
+        guard values.count == layouts.count else {
+            throw StorageError(.invalidArgument, "table \(top.tables[t].name) has \(layouts.count) columns; \(values.count) values given")
         }
-        for (c, spec) in info.columns.enumerated() {
-            if spec.isList || spec.removed {
-                guard values[c].isNull else { throw StorageError(.invalidArgument, "column \(spec.name) takes no single value") }
-            } else {
-                try validate(values[c], for: spec, in: info)
+        for c in layouts.indices {
+            if layouts[c].isValue {
+                try validate(values[c], layouts[c], t, c)
+            } else if !values[c].isNull {
+                throw StorageError(.invalidArgument, "column \(top.tables[t].columns[c].name) takes no single value")
             }
         }
         for (c, elements) in lists {
-            guard c < info.columns.count, info.columns[c].isList, !info.columns[c].removed else {
-                throw StorageError(.invalidArgument, "column \(c) of \(info.name) is not a list column")
+            guard c >= 0, c < layouts.count, layouts[c].isList, !layouts[c].removed else {
+                throw StorageError(.invalidArgument, "column \(c) of \(top.tables[t].name) is not a list column")
             }
-            try validateList(elements, for: info.columns[c], in: info)
+            try validateList(elements, layouts[c], t, c)
         }
-        let objectKey = key ?? ObjectKey(info.nextObjectKey)
-        let isAppend = objectKey.value >= info.nextObjectKey
-        let state = state(info)
-        for (c, spec) in info.columns.enumerated() where spec.unique && !spec.removed {
+        let nextKey = top.tables[t].nextObjectKey
+        let objectKey = key ?? ObjectKey(nextKey)
+        let isAppend = objectKey.value >= nextKey
+        for c in layouts.indices where layouts[c].unique && !layouts[c].removed {
             if try TableView.indexContains(state.indexes[c]!, values[c], verifyingWith: self.table(table), ColumnKey(c)) {
-                throw StorageError(.duplicateKey, "table \(info.name) already has an object with \(spec.name) = \(values[c])")
+                throw StorageError(.duplicateKey, "table \(top.tables[t].name) already has an object with \(top.tables[t].columns[c].name) = \(values[c])")
             }
         }
 
@@ -165,8 +176,8 @@ package final class WriteTransaction {
             let atEnd = i == leaf.keys.count
             if atEnd { leaf.keys.append(objectKey.value) } else { leaf.keys.insert(objectKey.value, at: i) }
             var estimate = 8
-            for (c, spec) in info.columns.enumerated() where !spec.removed {
-                if spec.isList {
+            for c in layouts.indices where !layouts[c].removed {
+                if layouts[c].isList {
                     let cell: ListCell = lists[c].map { $0.isEmpty ? .clean(.none) : .dirty($0) } ?? .clean(.none)
                     if atEnd { leaf.lists[c].append(cell) } else { leaf.lists[c].insert(cell, at: i) }
                     estimate += 8
@@ -180,12 +191,12 @@ package final class WriteTransaction {
             return true
         }
         guard inserted else {
-            throw StorageError(.duplicateKey, "table \(info.name) already has an object with key \(objectKey.value)")
+            throw StorageError(.duplicateKey, "table \(top.tables[t].name) already has an object with key \(objectKey.value)")
         }
-        if objectKey.value >= info.nextObjectKey {
+        if isAppend {
             top.tables[t].nextObjectKey = objectKey.value == Int64.max ? Int64.max : objectKey.value + 1
         }
-        for (c, spec) in info.columns.enumerated() where spec.indexed && !spec.removed {
+        for c in layouts.indices where layouts[c].indexed && !layouts[c].removed {
             try indexInsert(state, c, values[c], objectKey)
         }
         state.changes.recordInsert(objectKey.value)
@@ -195,19 +206,19 @@ package final class WriteTransaction {
     /// Sets one value column of an existing object.
     package func set(_ table: TableKey, _ key: ObjectKey, _ column: ColumnKey, _ value: Value) throws(StorageError) {
         try ensureActive()
-        let info = try tableInfo(table)
+        let t = try tableIndex(table)
+        let state = state(at: t)
         let c = column.index
-        guard c < info.columns.count, !info.columns[c].isList, !info.columns[c].removed else {
-            throw StorageError(.invalidArgument, "column \(column) of \(info.name) is not a value column")
+        guard c >= 0, c < state.layouts.count, state.layouts[c].isValue else {
+            throw StorageError(.invalidArgument, "column \(column) of \(top.tables[t].name) is not a value column")
         }
-        let spec = info.columns[c]
-        try validate(value, for: spec, in: info)
+        let spec = state.layouts[c]
+        try validate(value, spec, t, c)
         let old = try self.table(table).value(key, column)
         if old == value && !(spec.type == .double || spec.type == .float) { return }
-        let state = state(info)
         if spec.unique, Value.compare(old, value) != 0,
            try TableView.indexContains(state.indexes[c]!, value, verifyingWith: self.table(table), column) {
-            throw StorageError(.duplicateKey, "table \(info.name) already has an object with \(spec.name) = \(value)")
+            throw StorageError(.duplicateKey, "table \(top.tables[t].name) already has an object with \(top.tables[t].columns[c].name) = \(value)")
         }
         try state.cluster.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
             let i = leaf.position(of: key.value).index
@@ -215,7 +226,7 @@ package final class WriteTransaction {
             leaf.columns[c][i] = value
         }
         if spec.indexed {
-            try indexRemove(state, c, info, old, key)
+            try indexRemove(state, c, old, key)
             try indexInsert(state, c, value, key)
         }
         state.changes.recordModify(key.value, column: c)
@@ -224,16 +235,16 @@ package final class WriteTransaction {
     /// Replaces the elements of one list column of an existing object.
     package func setList(_ table: TableKey, _ key: ObjectKey, _ column: ColumnKey, _ elements: [Value]) throws(StorageError) {
         try ensureActive()
-        let info = try tableInfo(table)
+        let t = try tableIndex(table)
+        let state = state(at: t)
         let c = column.index
-        guard c < info.columns.count, info.columns[c].isList, !info.columns[c].removed else {
-            throw StorageError(.invalidArgument, "column \(column) of \(info.name) is not a list column")
+        guard c >= 0, c < state.layouts.count, state.layouts[c].isList, !state.layouts[c].removed else {
+            throw StorageError(.invalidArgument, "column \(column) of \(top.tables[t].name) is not a list column")
         }
-        try validateList(elements, for: info.columns[c], in: info)
+        try validateList(elements, state.layouts[c], t, c)
         guard try self.table(table).contains(key) else {
-            throw StorageError(.invalidArgument, "table \(info.name) has no object \(key)")
+            throw StorageError(.invalidArgument, "table \(top.tables[t].name) has no object \(key)")
         }
-        let state = state(info)
         let context = self.context
         try state.cluster.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
             let i = leaf.position(of: key.value).index
@@ -247,20 +258,21 @@ package final class WriteTransaction {
     @discardableResult
     package func delete(_ table: TableKey, _ key: ObjectKey) throws(StorageError) -> Bool {
         try ensureActive()
-        let info = try tableInfo(table)
+        let t = try tableIndex(table)
+        let state = state(at: t)
+        let layouts = state.layouts
         guard let row = try self.table(table).row(key) else { return false }
         var indexed: [(Int, Value)] = []
-        for (c, spec) in info.columns.enumerated() where spec.indexed && !spec.removed {
+        for c in layouts.indices where layouts[c].indexed && !layouts[c].removed {
             indexed.append((c, try row.value(ColumnKey(c))))
         }
-        let state = state(info)
         let context = self.context
         try state.cluster.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
             let i = leaf.position(of: key.value).index
             var estimate = 8
             leaf.keys.remove(at: i)
-            for c in info.columns.indices where !info.columns[c].removed {
-                if info.columns[c].isList {
+            for c in layouts.indices where !layouts[c].removed {
+                if layouts[c].isList {
                     if case .clean(let ref) = leaf.lists[c][i] { try context.free(ref, .list) }
                     leaf.lists[c].remove(at: i)
                     estimate += 8
@@ -271,7 +283,7 @@ package final class WriteTransaction {
             }
             leaf.byteEstimate -= estimate
         }
-        for (c, value) in indexed { try indexRemove(state, c, info, value, key) }
+        for (c, value) in indexed { try indexRemove(state, c, value, key) }
         state.changes.recordDelete(key.value)
         return true
     }
@@ -284,33 +296,41 @@ package final class WriteTransaction {
 
     // MARK: Validation
 
-    func validate(_ value: Value, for spec: ColumnSpec, in info: TableInfo) throws(StorageError) {
-        guard value.fits(spec.type, nullable: spec.nullable) else {
-            throw StorageError(.invalidArgument, "column \(spec.name) of \(info.name) holds \(spec.nullable ? "optional " : "")\(spec.type) values, not \(value)")
+    /// Checks a value for column `c` of the table at position `t`.
+    func validate(_ value: Value, _ layout: ColumnLayout, _ t: Int, _ c: Int) throws(StorageError) {
+        guard value.fits(layout.type, nullable: layout.nullable) else {
+            throw StorageError(.invalidArgument, "column \(columnName(t, c)) holds \(layout.nullable ? "optional " : "")\(layout.type) values, not \(value)")
         }
-        if value.payloadSize > ValueLimits.maxPayloadSize {
-            throw StorageError(.valueTooLarge, "a value of \(value.payloadSize) bytes for \(info.name).\(spec.name) exceeds the 16 MiB limit")
-        }
-        if case .link(let target) = value {
-            guard let targetTable = spec.linkTarget, try self.table(targetTable).contains(target) else {
-                throw StorageError(.invalidArgument, "\(info.name).\(spec.name) links to \(target), which does not exist")
+        switch value {
+        case .string, .binary:
+            if value.payloadSize > ValueLimits.maxPayloadSize {
+                throw StorageError(.valueTooLarge, "a value of \(value.payloadSize) bytes for \(columnName(t, c)) exceeds the 16 MiB limit")
             }
+        case .link(let target):
+            guard let targetTable = layout.linkTarget, try self.table(targetTable).contains(target) else {
+                throw StorageError(.invalidArgument, "\(columnName(t, c)) links to \(target), which does not exist")
+            }
+        default:
+            break
         }
     }
 
-    func validateList(_ elements: [Value], for spec: ColumnSpec, in info: TableInfo) throws(StorageError) {
+    func validateList(_ elements: [Value], _ layout: ColumnLayout, _ t: Int, _ c: Int) throws(StorageError) {
         guard elements.count <= ValueLimits.maxListCount else {
             throw StorageError(.valueTooLarge, "a list of \(elements.count) elements exceeds the limit of \(ValueLimits.maxListCount)")
         }
         var total = 0
         for element in elements {
-            try validate(element, for: spec, in: info)
+            try validate(element, layout, t, c)
             total += element.payloadSize
         }
         if total > 256 << 20 {
             throw StorageError(.valueTooLarge, "a list holding \(total) bytes exceeds the 256 MiB limit")
         }
     }
+
+    /// "Table.column", for messages.
+    func columnName(_ t: Int, _ c: Int) -> String { "\(top.tables[t].name).\(top.tables[t].columns[c].name)" }
 
     // MARK: Index maintenance
 
@@ -324,7 +344,7 @@ package final class WriteTransaction {
         }
     }
 
-    func indexRemove(_ state: TableState, _ c: Int, _ info: TableInfo, _ value: Value, _ key: ObjectKey) throws(StorageError) {
+    func indexRemove(_ state: TableState, _ c: Int, _ value: Value, _ key: ObjectKey) throws(StorageError) {
         let entry = IndexEntry(prefix: IndexKey.prefix(value).bytes, key: key.value)
         let removed = try state.indexes[c]!.modifyLeaf(for: entry) { (leaf) throws(StorageError) -> Bool in
             let (i, found) = leaf.position(of: entry)
@@ -332,7 +352,8 @@ package final class WriteTransaction {
             return found
         }
         guard removed else {
-            throw StorageError(.fileCorrupted, "the index of \(info.name).\(info.columns[c].name) lacks the entry for \(key)")
+            let name = top.table(state.key).map { "\($0.name).\($0.columns[c].name)" } ?? "column \(c)"
+            throw StorageError(.fileCorrupted, "the index of \(name) lacks the entry for \(key)")
         }
     }
 
