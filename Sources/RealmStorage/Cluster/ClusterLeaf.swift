@@ -242,11 +242,6 @@ package enum ClusterFormat: TreeFormat {
         let keys = try node.packedInts(at: offset)
         guard keys.count == count else { throw StorageError(.fileCorrupted, "inner node \(node.ref): key count mismatch") }
         // The last child whose first key is <= key.
-        var low = 0, high = count
-        while low < high {
-            let mid = (low + high) >> 1
-            if keys[mid] <= key { low = mid + 1 } else { high = mid }
-        }
-        return max(low - 1, 0)
+        return keys.lastNotAbove(key)
     }
 }

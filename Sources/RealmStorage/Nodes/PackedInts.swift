@@ -65,15 +65,53 @@ package struct PackedInts {
         return base &+ Int64(bitPattern: raw)
     }
 
-    /// The first index whose element is >= `value`, assuming the elements are sorted.
+    /// Where `value` would sit if the elements rose evenly from the first to the last: for
+    /// object keys, which are mostly consecutive, this is usually the exact position.
+    @inline(__always)
+    func interpolate(_ value: Int64) -> Int {
+        let first = self[0], last = self[count &- 1]
+        guard count > 2, value > first, value < last else { return value <= first ? 0 : count &- 1 }
+        // Wrapping: differences of ordered Int64s fit in UInt64; the ratio is below 1.
+        let span = Double(UInt64(bitPattern: last &- first))
+        let offset = Double(UInt64(bitPattern: value &- first))
+        return min(max(Int(offset / span * Double(count &- 1)), 0), count &- 1)
+    }
+
+    /// The first index whose element is >= `value`, assuming the elements ascend strictly.
     @inline(__always)
     package func lowerBound(_ value: Int64) -> Int {
         var low = 0, high = count
+        if count > 8 {
+            let guess = interpolate(value)
+            let g = self[guess]
+            if g == value { return guess }
+            if g < value { low = guess &+ 1 } else { high = guess }
+        }
         while low < high {
             let mid = (low &+ high) >> 1
             if self[mid] < value { low = mid &+ 1 } else { high = mid }
         }
         return low
+    }
+
+    /// The last index whose element is <= `value` (0 when none is), for ascending elements.
+    @inline(__always)
+    package func lastNotAbove(_ value: Int64) -> Int {
+        var low = 0, high = count
+        if count > 8 {
+            let guess = interpolate(value)
+            if self[guess] <= value {
+                if guess &+ 1 == count || self[guess &+ 1] > value { return guess }
+                low = guess &+ 1
+            } else {
+                high = guess
+            }
+        }
+        while low < high {
+            let mid = (low &+ high) >> 1
+            if self[mid] <= value { low = mid &+ 1 } else { high = mid }
+        }
+        return max(low &- 1, 0)
     }
 
     package func toArray() -> [Int64] {

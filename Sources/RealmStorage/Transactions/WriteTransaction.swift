@@ -17,6 +17,7 @@ package final class WriteTransaction {
     @exclusivity(unchecked) var states: [TableKey: TableState] = [:]
     /// The state used last: consecutive operations on one table skip the dictionary.
     @exclusivity(unchecked) private var lastState: TableState?
+    @exclusivity(unchecked) private var lastTableIndex = 0
     var newSchemaBlob: [UInt8]?
     private(set) var isActive = true
 
@@ -124,13 +125,20 @@ package final class WriteTransaction {
         return info
     }
 
+    /// The position of a table in the catalogue. Remembers the last answer: consecutive
+    /// operations on one table then cost one comparison instead of a scan.
     func tableIndex(_ key: TableKey) throws(StorageError) -> Int {
-        guard let i = top.tables.firstIndex(where: { $0.key == key }) else {
-            throw StorageError(.invalidArgument, "no table \(key)")
+        if lastTableIndex < top.tables.count, top.tables[lastTableIndex].key == key { return lastTableIndex }
+        var i = 0
+        while i < top.tables.count {
+            if top.tables[i].key == key {
+                lastTableIndex = i
+                return i
+            }
+            i += 1
         }
-        return i
+        throw StorageError(.invalidArgument, "no table \(key)")
     }
-
 
     // MARK: Objects
 
