@@ -100,9 +100,18 @@ package final class Store: @unchecked Sendable {
             }
             throw StorageError.system("opening the lock file", path: lockPath, errno: err)
         }
+        // A lock held by a child process between fork and exec (it inherits our descriptors
+        // until exec closes them) is released within milliseconds, so a refusal is retried
+        // briefly before it is believed.
+        var attempts = 0
         while flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 {
             let err = errno
             if err == EINTR { continue }
+            if err == EWOULDBLOCK && attempts < 100 {
+                attempts += 1
+                usleep(5_000)
+                continue
+            }
             close(fd)
             if err == EWOULDBLOCK {
                 throw StorageError(.alreadyOpen, "another process has this realm file open; close it there first, or open it read-only in both",
@@ -204,9 +213,15 @@ final class StoreRegistry: @unchecked Sendable {
         }
     }
 
+    /// The path with its folder resolved (symlinks, `..`), so that two spellings of one file
+    /// share a store whether or not the file exists yet.
     private static func canonical(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard let resolved = realpath(folder.isEmpty ? "/" : folder, nil) else { return path }
         defer { free(resolved) }
-        return String(cString: resolved)
+        let base = String(cString: resolved)
+        return (base == "/" ? "" : base) + "/" + name
     }
 }

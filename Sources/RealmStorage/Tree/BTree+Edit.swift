@@ -68,9 +68,16 @@ extension BTree {
             var counts = [Int]()
             children.reserveCapacity(inner.childCount)
             counts.reserveCapacity(inner.childCount)
+            var total = 0
             for i in 0..<inner.childCount {
+                let count = inner.counts[i]
+                let (sum, overflow) = total.addingReportingOverflow(Int(count))
+                guard count > 0, !overflow, sum <= Int(Int32.max) * 1024 else {
+                    throw StorageError(.fileCorrupted, "inner node \(ref) records impossible object counts")
+                }
+                total = sum
                 children.append(.clean(inner.child(i)))
-                counts.append(Int(inner.counts[i]))
+                counts.append(Int(count))
             }
             node = .inner(InnerBuffer(keys: keys, children: children, counts: counts))
         }
