@@ -238,3 +238,79 @@ import Testing
         #expect(try copyView.indexLookup(ColumnKey(2), .int(1)).count == 200)
     }
 }
+
+/// Counts the calls a store makes on its file.
+final class CountingFile: StorageFile, @unchecked Sendable {
+    // @unchecked: the counters are guarded by `lock`; `inner` is immutable.
+    let inner: StorageFile
+    private let lock = Mutex()
+    private var syncCount = 0
+    private var writeCount = 0
+
+    init(_ inner: StorageFile) { self.inner = inner }
+
+    var syncs: Int { lock.withLock { syncCount } }
+    var writes: Int { lock.withLock { writeCount } }
+    var path: String { inner.path }
+    func size() throws(StorageError) -> UInt64 { try inner.size() }
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int { try inner.read(into: buffer, at: offset) }
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) {
+        lock.withLock { writeCount += 1 }
+        try inner.write(bytes, at: offset)
+    }
+    func setSize(_ size: UInt64) throws(StorageError) { try inner.setSize(size) }
+    func sync() throws(StorageError) {
+        lock.withLock { syncCount += 1 }
+        try inner.sync()
+    }
+    func map(length: Int) throws(StorageError) -> Mapping { try inner.map(length: length) }
+}
+
+@Suite struct DurabilityTests {
+    @Test func aSmallDurableCommitSyncsOnce() throws {
+        let dir = TemporaryDirectory()
+        let box = Mutex()
+        nonisolated(unsafe) var counting: CountingFile?
+        let store = try Store.open(path: dir.path(), options: StoreOptions(fileWrapper: { file in
+            let wrapped = CountingFile(file)
+            box.withLock { counting = wrapped }
+            return wrapped
+        }))
+        let file = try #require(box.withLock { counting })
+        var tx = try store.beginWrite()
+        let table = try tx.createTable("Item", columns: [ColumnSpec(name: "n", type: .int)])
+        try tx.commit()
+        for n in 0..<20 {
+            let before = file.syncs
+            tx = try store.beginWrite()
+            try tx.insert(table, values: [.int(Int64(n))])
+            try tx.commit()
+            #expect(file.syncs - before == 1, "commit \(n) synced \(file.syncs - before) times")
+        }
+        // Unsafe durability never syncs; a rolled-back transaction writes nothing.
+        let writesBefore = file.writes
+        tx = try store.beginWrite()
+        try tx.insert(table, values: [.int(99)])
+        tx.rollback()
+        #expect(file.writes == writesBefore)
+        try store.verify()
+    }
+
+    @Test func unsafeDurabilityNeverSyncs() throws {
+        let dir = TemporaryDirectory()
+        let box = Mutex()
+        nonisolated(unsafe) var counting: CountingFile?
+        let store = try Store.open(path: dir.path(), options: StoreOptions(durability: .unsafe, fileWrapper: { file in
+            let wrapped = CountingFile(file)
+            box.withLock { counting = wrapped }
+            return wrapped
+        }))
+        let file = try #require(box.withLock { counting })
+        let tx = try store.beginWrite()
+        let table = try tx.createTable("Item", columns: [ColumnSpec(name: "n", type: .int)])
+        for n in 0..<1000 { try tx.insert(table, values: [.int(Int64(n))]) }
+        try tx.commit()
+        #expect(file.syncs == 0)
+        #expect(try store.beginRead().table(table).count() == 1000)
+    }
+}

@@ -62,6 +62,7 @@ extension Store {
         free = writer.free
         stateLock.withLock {
             committed = Committed(slot: prepared.slot, slotIndex: targetSlot, top: top, mapping: mapping)
+            committedFreeBytes = writer.free.freeBytes
         }
     }
 

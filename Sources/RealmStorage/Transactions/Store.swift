@@ -32,6 +32,9 @@ package final class Store: @unchecked Sendable {
         var mapping: Mapping
     }
     var committed: Committed
+    /// Free bytes of the newest version, for `spaceUsage` (guarded by `stateLock`, unlike
+    /// `free`, which only the write lane's holder touches).
+    var committedFreeBytes: UInt64 = 0
     var free: FreeSpace
     var physicalSize: UInt64
 
@@ -77,6 +80,7 @@ package final class Store: @unchecked Sendable {
             let recovered = try Recovery.open(file: file, path: path)
             committed = Committed(slot: recovered.slot, slotIndex: recovered.slotIndex, top: recovered.top, mapping: recovered.mapping)
             free = recovered.free
+            committedFreeBytes = recovered.free.freeBytes
             physicalSize = recovered.physicalSize
         } catch {
             if lockFD >= 0 { close(lockFD) }
@@ -172,11 +176,10 @@ package final class Store: @unchecked Sendable {
     /// Distinct versions pinned by readers now.
     package var activeVersionCount: Int { registry.activeVersionCount }
 
-    /// The file's size in bytes and the bytes free inside it.
+    /// The file's size in bytes and the bytes free inside it at the newest version.
     package func spaceUsage() throws(StorageError) -> (fileSize: UInt64, freeBytes: UInt64) {
-        lane.acquire()
-        defer { lane.release() }
-        return (try file.size(), free.freeBytes)
+        let freeBytes = stateLock.withLock { committedFreeBytes }
+        return (try file.size(), freeBytes)
     }
 
     // MARK: Writing
