@@ -54,24 +54,11 @@ extension ReadTransaction {
         }
         let prepared = writer.finish(topRef: try writer.place(copy.encoded()))
 
-        let temporary = path + ".compacting"
-        unlink(temporary)
-        do throws(StorageError) {
-            let file = try PosixFile(path: temporary, mode: .createNew)
+        try PosixFile.createAtomically(at: path, suffix: ".compacting", allowExisting: false) { (file) throws(StorageError) in
             try file.setSize(prepared.slot.logicalSize)
             try file.write(FileHeader.initial(), at: 0)
-            try prepared.write(to: file, slotIndex: 0)
-        } catch {
-            unlink(temporary)
-            throw error
+            try prepared.write(to: file, slotIndex: 0, sync: false)
         }
-        let linked = link(temporary, path)
-        let err = errno
-        unlink(temporary)
-        guard linked == 0 else {
-            throw StorageError.system("placing the copy", path: path, errno: err)
-        }
-        PosixFile.syncDirectory(of: path)
     }
 
     /// Re-encodes a committed tree through `sink`, leaves first; returns the new root.

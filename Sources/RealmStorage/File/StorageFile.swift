@@ -127,6 +127,35 @@ package final class PosixFile: StorageFile {
         return Mapping(base: UnsafeRawPointer(base), length: length) { munmap(base, length) }
     }
 
+    /// Writes a new file atomically: `fill` writes and syncs it under a temporary name, then
+    /// it is linked to `path` (never replacing a file there) and the directory synced. A crash
+    /// leaves either no file at `path` or the complete one.
+    ///
+    /// - Returns: false when a file appeared at `path` meanwhile (it is left as it is).
+    @discardableResult
+    package static func createAtomically(at path: String, suffix: String, allowExisting: Bool,
+                                         _ fill: (PosixFile) throws(StorageError) -> Void) throws(StorageError) -> Bool {
+        let temporary = path + suffix
+        unlink(temporary)
+        do throws(StorageError) {
+            let file = try PosixFile(path: temporary, mode: .createNew)
+            try fill(file)
+            try file.sync()
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        let linked = link(temporary, path)
+        let err = errno
+        unlink(temporary)
+        if linked != 0 {
+            guard err == EEXIST, allowExisting else { throw StorageError.system("creating", path: path, errno: err) }
+            return false
+        }
+        syncDirectory(of: path)
+        return true
+    }
+
     /// Makes a directory entry change (create, rename) durable.
     package static func syncDirectory(of path: String) {
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")

@@ -129,23 +129,10 @@ package final class Store: @unchecked Sendable {
     /// Creates an empty realm atomically: written and synced under a temporary name, then
     /// linked into place, so a crash never leaves a half-written file at `path`.
     private static func create(path: String) throws(StorageError) {
-        let temporary = path + ".creating"
-        unlink(temporary)
-        let file = try PosixFile(path: temporary, mode: .createNew)
-        do throws(StorageError) {
+        // Another opener may create it first; then that file is the one to open.
+        try PosixFile.createAtomically(at: path, suffix: ".creating", allowExisting: true) { (file) throws(StorageError) in
             try writeGenesis(file)
-            try file.sync()
-        } catch {
-            unlink(temporary)
-            throw error
         }
-        let linked = link(temporary, path)
-        let err = errno
-        unlink(temporary)
-        if linked != 0 && err != EEXIST {
-            throw StorageError.system("creating", path: path, errno: err)
-        }
-        PosixFile.syncDirectory(of: path)
     }
 
     /// Writes the header and version 1 (no tables) into an empty file.
