@@ -8,6 +8,8 @@ enum Recovery {
         var free: FreeSpace
         var mapping: Mapping
         var physicalSize: UInt64
+        /// The other slot names a newer version whose commit did not verify.
+        var refusedNewerSlot: Bool
     }
 
     static func open(file: StorageFile, path: String) throws(StorageError) -> Result {
@@ -55,7 +57,8 @@ enum Recovery {
                 }
                 let free = try FreeSpace.decode(try NodeView(ref: candidate.slot.freeListRef, mapping: mapping.base, limit: limit, expecting: .freeList),
                                                 logicalSize: limit)
-                return Result(slot: candidate.slot, slotIndex: candidate.index, top: top, free: free, mapping: mapping, physicalSize: size)
+                return Result(slot: candidate.slot, slotIndex: candidate.index, top: top, free: free, mapping: mapping,
+                              physicalSize: size, refusedNewerSlot: !reasons.isEmpty)
             } catch {
                 throw StorageError(.fileCorrupted, error.message, path: path)
             }

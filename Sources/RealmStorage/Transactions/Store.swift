@@ -78,6 +78,9 @@ package final class Store: @unchecked Sendable {
         self.file = file
         do throws(StorageError) {
             let recovered = try Recovery.open(file: file, path: path)
+            if recovered.refusedNewerSlot && !options.readOnly && options.durability != .memOnly {
+                try Store.clearSlot(1 - recovered.slotIndex, of: file)
+            }
             committed = Committed(slot: recovered.slot, slotIndex: recovered.slotIndex, top: recovered.top, mapping: recovered.mapping)
             free = recovered.free
             committedFreeBytes = recovered.free.freeBytes
@@ -133,6 +136,14 @@ package final class Store: @unchecked Sendable {
         try PosixFile.createAtomically(at: path, suffix: ".creating", allowExisting: true) { (file) throws(StorageError) in
             try writeGenesis(file)
         }
+    }
+
+    /// Zeroes a root slot recovery refused (its commit never fully reached the disk) and syncs,
+    /// before anything else is written: otherwise a later commit that rewrote the same bytes
+    /// could make that refused slot verify again after another crash.
+    private static func clearSlot(_ index: Int, of file: StorageFile) throws(StorageError) {
+        try file.write([UInt8](repeating: 0, count: FileHeader.slotSize), at: UInt64(FileHeader.slotOffsets[index]))
+        try file.sync()
     }
 
     /// Writes the header and version 1 (no tables) into an empty file.

@@ -95,7 +95,9 @@ final class WorkloadMutator {
 
     func addColumn(_ table: TableKey, _ spec: ColumnSpec) throws(StorageError) {
         let c = try transaction?.addColumn(table, spec).index ?? model.tables[table.value]!.columns.count
-        precondition(c == model.tables[table.value]!.columns.count, "the engine appends columns")
+        guard c == model.tables[table.value]!.columns.count else {
+            throw StorageError(.invalidArgument, "the engine put the new column at \(c); the model appends it at \(model.tables[table.value]!.columns.count)")
+        }
         model.tables[table.value]!.columns.append(spec)
         let fill = spec.isList ? Value.null : Value.defaultValue(for: spec.type, nullable: spec.nullable)
         for key in keys(table) {

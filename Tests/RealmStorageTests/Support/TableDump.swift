@@ -1,19 +1,8 @@
-/// A small deterministic generator (SplitMix64) so that a failing run can be replayed from
-/// its printed seed.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
+/// The model-based and tree tests use the same generator as the crash suites.
+typealias SeededRandom = ReplayableRandom
 
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        // Wrapping arithmetic is the algorithm.
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension ReplayableRandom {
+    /// True with probability `p` (0...1).
     mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
 
     /// The seed for a test: from the environment variable, or a fresh one.
