@@ -14,9 +14,10 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
+        .target(name: "CStorageSupport"),
         .target(
             name: "RealmStorage",
-            dependencies: ["CLZ4"]
+            dependencies: ["CLZ4", "CStorageSupport"]
         ),
         .target(name: "OpenRealm", dependencies: ["RealmStorage"]),
         .executableTarget(name: "openrealm", dependencies: ["RealmStorage", "OpenRealm"]),

@@ -307,10 +307,19 @@ public final class EngineWriteTransaction {
     ///   `duplicateKey` (the key, or a unique column's value, exists).
     @discardableResult
     public func insert(_ table: EngineTableID, key: Int64? = nil, values: [EngineValue]) throws(EngineError) -> Int64 {
-        scratch.removeAll(keepingCapacity: true)
-        for value in values { scratch.append(value.engineValue) }
+        // Work on a local copy taken out of the property: every access to a class's stored
+        // property is checked for exclusivity at run time, which cost more than the
+        // conversion itself. Taking it out (and leaving an empty array) keeps it unique.
+        var buffer = scratch
+        scratch = []
+        defer { scratch = buffer }
+        if buffer.count == values.count {
+            for i in values.indices { buffer[i] = values[i].engineValue }
+        } else {
+            buffer = values.map(\.engineValue)
+        }
         do throws(StorageError) {
-            return try transaction.insert(table.key, key: key.map(ObjectKey.init), values: scratch).value
+            return try transaction.insert(table.key, key: key.map(ObjectKey.init), values: buffer).value
         } catch {
             throw EngineError(error)
         }

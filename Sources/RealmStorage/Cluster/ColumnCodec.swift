@@ -1,3 +1,5 @@
+import CStorageSupport
+
 // Column blocks: one column of a cluster leaf, or the elements of a list node.
 //
 //   offset  size  field
@@ -253,6 +255,44 @@ extension ColumnView {
             let bytes = UnsafeRawBufferPointer(start: node.base + data + Int(start), count: Int(end - start))
             return type == .string ? .string(String(decoding: bytes, as: UTF8.self)) : .binary(Array(bytes))
         }
+    }
+}
+
+extension ColumnView {
+    /// Starts loading the cache lines that hold value `row` of the column block at `offset`.
+    /// Reads only headers, checked like `value(in:at:row:expecting:)`; on any inconsistency it
+    /// simply prefetches nothing (the read that follows reports the damage).
+    @inline(__always)
+    package static func prefetchValue(in node: NodeView, at offset: Int, row: Int, type: ColumnType) {
+        guard offset >= 0, offset <= node.length - 8 else { return }
+        guard let nulls = try? node.packedInts(at: offset + 8), row < nulls.count else { return }
+        if nulls.width != 0 { openrealm_prefetch(nulls.data + (row * nulls.width) / 8) }
+        let payload = offset + 8 + nulls.byteSize
+        switch type {
+        case .int, .bool, .link, .timestamp:
+            guard let ints = try? node.packedInts(at: payload), row < ints.count else { return }
+            openrealm_prefetch(ints.data + (row * ints.width) / 8)
+        case .double:
+            if payload + row * 8 < node.length { openrealm_prefetch(node.base + payload + row * 8) }
+        case .float:
+            if payload + row * 4 < node.length { openrealm_prefetch(node.base + payload + row * 4) }
+        case .string, .binary:
+            guard let ends = try? node.packedInts(at: payload), row < ends.count else { return }
+            openrealm_prefetch(ends.data + (max(row - 1, 0) * ends.width) / 8)
+        }
+    }
+
+    /// For string and binary columns, starts loading the bytes of value `row` (once its end
+    /// offsets are loaded: call after `prefetchValue` for every column).
+    @inline(__always)
+    package static func prefetchBytes(in node: NodeView, at offset: Int, row: Int, type: ColumnType) {
+        guard type == .string || type == .binary, offset >= 0, offset <= node.length - 8,
+              let nulls = try? node.packedInts(at: offset + 8), row < nulls.count,
+              let ends = try? node.packedInts(at: offset + 8 + nulls.byteSize), row < ends.count else { return }
+        let start = row == 0 ? 0 : ends[row - 1]
+        let data = offset + 8 + nulls.byteSize + ends.byteSize
+        guard start >= 0, start < Int64(node.length - data) else { return }
+        openrealm_prefetch(node.base + data + Int(start))
     }
 }
 

@@ -1,3 +1,5 @@
+import CStorageSupport
+
 /// Read access to one table: at a pinned version, or inside a write transaction (then it
 /// sees the transaction's own changes, and is valid until the transaction's next change).
 package struct TableView {
@@ -41,6 +43,11 @@ package struct TableView {
         case .clean(let node):
             let leaf = try ClusterLeafView(node)
             guard let i = leaf.row(of: key.value) else { return nil }
+            // The column blocks lie apart in the leaf: start loading all their headers now, so
+            // the cache misses of reading several columns overlap instead of queueing.
+            for c in 0..<min(leaf.columnCount, layouts.count) {
+                if let offset = leaf.columnOffset(c) { openrealm_prefetch(node.base + offset) }
+            }
             return Row(storage: .clean(leaf, i), key: key, layouts: layouts, context: context)
         case .dirty(let leaf):
             let (i, found) = leaf.position(of: key.value)
@@ -286,10 +293,28 @@ package struct Row {
     /// All value columns in order (list and removed columns read as `.null`).
     package func values() throws(StorageError) -> [Value] {
         var result = [Value]()
-        result.reserveCapacity(layouts.count)
-        for c in layouts.indices {
-            result.append(layouts[c].isValue ? try value(ColumnKey(c)) : .null)
-        }
+        try readValues(into: &result)
         return result
+    }
+
+    /// Reads every value column into `values` (replacing its contents; list and removed
+    /// columns read as `.null`). Reuse one array across rows to read without allocating.
+    ///
+    /// Reading a whole row first starts loading every column's value, then decodes them: the
+    /// cache misses of the columns overlap instead of following one another.
+    package func readValues(into values: inout [Value]) throws(StorageError) {
+        values.removeAll(keepingCapacity: true)
+        if case .clean(let leaf, let i) = storage {
+            let columns = min(layouts.count, leaf.columnCount)
+            for c in 0..<columns where layouts[c].isValue {
+                if let offset = leaf.columnOffset(c) { ColumnView.prefetchValue(in: leaf.node, at: offset, row: i, type: layouts[c].type) }
+            }
+            for c in 0..<columns where layouts[c].isValue {
+                if let offset = leaf.columnOffset(c) { ColumnView.prefetchBytes(in: leaf.node, at: offset, row: i, type: layouts[c].type) }
+            }
+        }
+        for c in layouts.indices {
+            values.append(layouts[c].isValue ? try value(ColumnKey(c)) : .null)
+        }
     }
 }
