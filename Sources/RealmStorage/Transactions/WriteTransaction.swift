@@ -178,25 +178,38 @@ package final class WriteTransaction {
             }
         }
 
-        let inserted = try state.cluster.modifyLeaf(for: objectKey.value) { (leaf) throws(StorageError) -> Bool in
-            let (i, found) = leaf.position(of: objectKey.value)
-            if found { return false }
+        var estimate = 8
+        for c in layouts.indices where !layouts[c].removed {
+            estimate += layouts[c].isList ? 8 : ClusterLeaf.estimate(values[c])
+        }
+        /// Puts the object at position `i` of `leaf`.
+        func place(in leaf: ClusterLeaf, at i: Int) {
             let atEnd = i == leaf.keys.count
             if atEnd { leaf.keys.append(objectKey.value) } else { leaf.keys.insert(objectKey.value, at: i) }
-            var estimate = 8
             for c in layouts.indices where !layouts[c].removed {
                 if layouts[c].isList {
                     let cell: ListCell = lists[c].map { $0.isEmpty ? .clean(.none) : .dirty($0) } ?? .clean(.none)
                     if atEnd { leaf.lists[c].append(cell) } else { leaf.lists[c].insert(cell, at: i) }
-                    estimate += 8
                 } else {
                     if atEnd { leaf.columns[c].append(values[c]) } else { leaf.columns[c].insert(values[c], at: i) }
-                    estimate += ClusterLeaf.estimate(values[c])
                 }
             }
             leaf.byteEstimate += estimate
             leaf.appendedAtEnd = isAppend && atEnd
-            return true
+        }
+        // Bulk inserts append: skip the descent while the last leaf has room.
+        let limits = context.limits
+        let appended: Bool = isAppend && state.cluster.appendToLastLeaf(fits: { leaf in
+            leaf.count < limits.leafCapacity && leaf.byteEstimate + estimate <= limits.leafBytes && leaf.keys[leaf.keys.count - 1] < objectKey.value
+        }, { leaf in place(in: leaf, at: leaf.keys.count) }) != nil
+        var inserted = appended
+        if !appended {
+            inserted = try state.cluster.modifyLeaf(for: objectKey.value) { (leaf) throws(StorageError) -> Bool in
+                let (i, found) = leaf.position(of: objectKey.value)
+                if found { return false }
+                place(in: leaf, at: i)
+                return true
+            }
         }
         guard inserted else {
             throw StorageError(.duplicateKey, "table \(top.tables[t].name) already has an object with key \(objectKey.value)")

@@ -11,8 +11,38 @@
 // tree that shrinks does not keep a trail of near-empty nodes.
 
 extension BTree {
+    /// Appends through the remembered right edge of the tree: when the last leaf is a buffer
+    /// that `fits` accepts (the append neither splits it nor changes its first key), runs
+    /// `body` on it and adds the entries it appended to the counts on the path. Returns nil
+    /// when the fast path does not apply; the caller then uses `modifyLeaf`.
+    package mutating func appendToLastLeaf<R>(fits: (F.Leaf) -> Bool, _ body: (F.Leaf) -> R) -> R? {
+        if rightEdge == nil { rightEdge = Self.findRightEdge(root) }
+        guard let edge = rightEdge, edge.leaf.count > 0, fits(edge.leaf) else { return nil }
+        let before = edge.leaf.count
+        let result = body(edge.leaf)
+        let added = edge.leaf.count - before
+        for inner in edge.path { inner.setCount(inner.counts.count - 1, inner.counts[inner.counts.count - 1] + added) }
+        return result
+    }
+
+    /// The buffers on the path to the last leaf, or nil when part of it is committed.
+    static func findRightEdge(_ root: TreeNode<F>) -> (path: [InnerBuffer<F>], leaf: F.Leaf)? {
+        var path: [InnerBuffer<F>] = []
+        var node = root
+        while true {
+            switch node {
+            case .clean: return nil
+            case .leaf(let leaf): return (path, leaf)
+            case .inner(let inner):
+                path.append(inner)
+                node = inner.children[inner.children.count - 1]
+            }
+        }
+    }
+
     /// Runs `body` on the leaf that holds (or should receive) `key`, then rebalances.
     package mutating func modifyLeaf<R>(for key: F.Key, _ body: (F.Leaf) throws(StorageError) -> R) throws(StorageError) -> R {
+        rightEdge = nil
         try Self.makeDirty(&root, context)
         let result = try Self.modify(root, key, context, body)
         try fixRoot()
@@ -21,6 +51,7 @@ extension BTree {
 
     /// Runs `body` on the last leaf (for appends of keys larger than every key).
     package mutating func modifyLastLeaf<R>(_ body: (F.Leaf) throws(StorageError) -> R) throws(StorageError) -> R {
+        rightEdge = nil
         try Self.makeDirty(&root, context)
         let result = try Self.modifyLast(root, context, body)
         try fixRoot()
@@ -222,6 +253,7 @@ extension BTree {
 extension BTree {
     /// Encodes every buffer bottom-up through `sink`; afterwards the tree is all committed.
     package mutating func commit(to sink: NodeSink) throws(StorageError) -> Ref {
+        rightEdge = nil
         let ref = try Self.encode(root, context, sink)
         root = .clean(ref)
         return ref

@@ -111,6 +111,9 @@ package struct BTree<F: TreeFormat> {
     package var root: TreeNode<F>
     /// Replaced when the table's columns change within a write transaction.
     package var context: TreeContext
+    /// The buffers from the root down to the last leaf, remembered between appends so that
+    /// a run of appends skips the descent (see `appendToLastLeaf`). Any other edit forgets it.
+    var rightEdge: (path: [InnerBuffer<F>], leaf: F.Leaf)?
 
     package init(root: Ref, context: TreeContext) {
         self.root = root.isNone ? .leaf(F.emptyLeaf(context)) : .clean(root)
