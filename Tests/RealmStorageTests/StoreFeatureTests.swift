@@ -314,3 +314,52 @@ final class CountingFile: StorageFile, @unchecked Sendable {
         #expect(try store.beginRead().table(table).count() == 1000)
     }
 }
+
+@Suite struct LinkTests {
+    @Test func deletingAnObjectClearsTheLinksToIt() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store.open(path: dir.path(), options: StoreOptions(durability: .unsafe, limits: TreeLimits(leafCapacity: 4, innerCapacity: 3)))
+        var tx = try store.beginWrite()
+        let people = try tx.createTable("Person", columns: [ColumnSpec(name: "name", type: .string)])
+        let dogs = try tx.createTable("Dog", columns: [
+            ColumnSpec(name: "owner", type: .link, linkTarget: people),
+            ColumnSpec(name: "walkers", type: .link, isList: true, linkTarget: people),
+        ])
+        for i in 0..<20 { try tx.insert(people, values: [.string("p\(i)")]) }
+        for i in 0..<30 {
+            try tx.insert(dogs, values: [.link(ObjectKey(Int64(i % 20))), .null],
+                          lists: [1: [.link(ObjectKey(Int64(i % 7))), .link(ObjectKey(Int64((i + 3) % 20)))]])
+        }
+        try tx.commit()
+        let before = store.beginRead()
+
+        tx = try store.beginWrite()
+        for k in [3, 4, 5] { try tx.delete(people, ObjectKey(Int64(k))) }
+        try tx.commit()
+        try store.verify()
+
+        let view = try store.beginRead().table(dogs)
+        try view.forEachRow { (row) throws(StorageError) -> Bool in
+            let i = row.key.value
+            let owner: Value = [3, 4, 5].contains(i % 20) ? .null : .link(ObjectKey(i % 20))
+            #expect(try row.value(ColumnKey(0)) == owner, "dog \(i)")
+            let walkers = [i % 7, (i + 3) % 20].filter { ![3, 4, 5].contains($0) }.map { Value.link(ObjectKey($0)) }
+            #expect(try row.list(ColumnKey(1)) == walkers, "dog \(i)")
+            return true
+        }
+        let changes = try store.beginRead().changes(since: before.version)
+        #expect(changes.tables[people]?.deleted == KeyRanges([3, 4, 5]))
+        #expect(changes.tables[dogs]?.modified.isEmpty == false)
+
+        // Clearing a table clears every link to it.
+        tx = try store.beginWrite()
+        try tx.clear(people)
+        try tx.commit()
+        try store.verify()
+        try store.beginRead().table(dogs).forEachRow { (row) throws(StorageError) -> Bool in
+            #expect(try row.value(ColumnKey(0)) == .null)
+            #expect(try row.list(ColumnKey(1)).isEmpty)
+            return true
+        }
+    }
+}

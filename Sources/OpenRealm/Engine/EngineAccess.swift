@@ -414,17 +414,28 @@ public final class EngineSnapshot: Sendable {
     /// Reads every column of object `key` into `values` (replacing its contents, keeping
     /// its capacity). Returns false, leaving `values` empty, when the object does not exist.
     public func readRow(table: EngineTableID, key: Int64, into values: inout [EngineValue]) throws(EngineError) -> Bool {
-        try reader(for: table).readRow(key, into: &values)
+        var reader = try reader(for: table)
+        return try reader.readRow(key, into: &values)
     }
 }
 
 /// Reads objects of one table of a snapshot. Keeps the snapshot alive.
+///
+/// Hold it in a `var`: `readRow(_:into:)` reuses a buffer stored in the reader.
 @_spi(Engine)
 public struct EngineTableReader {
     // The view reads straight from the snapshot's mapping, which stays valid while the
     // snapshot (held here) pins its version.
     let snapshot: EngineSnapshot
     let view: TableView
+    /// The engine reads a whole row into this buffer (starting every column's cache misses
+    /// at once), then `readRow` converts it. Reused so that a lookup loop allocates nothing.
+    private var scratch: [Value] = []
+
+    init(snapshot: EngineSnapshot, view: TableView) {
+        self.snapshot = snapshot
+        self.view = view
+    }
 
     public var table: EngineTableID { EngineTableID(view.key) }
 
@@ -439,34 +450,29 @@ public struct EngineTableReader {
 
     /// The values of object `key` (list columns read as `.null`), or nil when it does not exist.
     public func row(_ key: Int64) throws(EngineError) -> [EngineValue]? {
+        var reader = self
         var values: [EngineValue] = []
-        return try readRow(key, into: &values) ? values : nil
+        return try reader.readRow(key, into: &values) ? values : nil
     }
 
     /// Reads every column of object `key` into `values`, replacing its contents but keeping
-    /// its capacity, so a loop that reuses one array allocates nothing per object. List
-    /// columns read as `.null`. Returns false, leaving `values` empty, when there is no
-    /// such object.
-    public func readRow(_ key: Int64, into values: inout [EngineValue]) throws(EngineError) -> Bool {
+    /// its capacity, so a loop that reuses one array (and this reader) allocates nothing per
+    /// object. List columns read as `.null`. Returns false, leaving `values` empty, when
+    /// there is no such object.
+    public mutating func readRow(_ key: Int64, into values: inout [EngineValue]) throws(EngineError) -> Bool {
         do throws(StorageError) {
             guard let row = try view.row(ObjectKey(key)) else {
                 values.removeAll(keepingCapacity: true)
                 return false
             }
-            let columns = view.info.columns
+            try row.readValues(into: &scratch)
             // Overwrite in place when the caller's array already has one slot per column
             // (the steady state of a lookup loop): cheaper than emptying and appending.
-            if values.count != columns.count {
+            if values.count != scratch.count {
                 values.removeAll(keepingCapacity: true)
-                values.append(contentsOf: repeatElement(.null, count: columns.count))
+                values.append(contentsOf: repeatElement(.null, count: scratch.count))
             }
-            for c in columns.indices {
-                if columns[c].isList || columns[c].removed {
-                    values[c] = .null
-                } else {
-                    values[c] = EngineValue(try row.value(ColumnKey(c)))
-                }
-            }
+            for c in scratch.indices { values[c] = EngineValue(scratch[c]) }
             return true
         } catch {
             values.removeAll(keepingCapacity: true)

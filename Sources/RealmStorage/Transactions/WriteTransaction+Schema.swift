@@ -62,7 +62,10 @@ extension WriteTransaction {
         top.tables[t].indexRoots = Array(repeating: .none, count: info.columns.count)
         resetState(key, dropChanges: false)
         let state = state(top.tables[t])
-        for objectKey in keys { state.changes.recordDelete(objectKey.value) }
+        for objectKey in keys {
+            state.changes.recordDelete(objectKey.value)
+            noteDeleted(key, objectKey)
+        }
     }
 
     /// Frees every committed node of a table's trees (its buffers go with its state).

@@ -18,6 +18,9 @@ package final class WriteTransaction {
     /// The state used last: consecutive operations on one table skip the dictionary.
     @exclusivity(unchecked) private var lastState: TableState?
     @exclusivity(unchecked) private var lastTableIndex = 0
+    /// Objects deleted from tables that links can point at, per table: links to them are
+    /// cleared before the commit (WriteTransaction+Links.swift).
+    @exclusivity(unchecked) var deletedLinkTargets: [TableKey: Set<Int64>] = [:]
     var newSchemaBlob: [UInt8]?
     private(set) var isActive = true
 
@@ -276,6 +279,9 @@ package final class WriteTransaction {
     }
 
     /// Deletes an object (its lists go with it). Returns false when it did not exist.
+    ///
+    /// Links to the object from other objects are cleared (single links become null, list
+    /// entries are removed) when the transaction commits; until then they still hold its key.
     @discardableResult
     package func delete(_ table: TableKey, _ key: ObjectKey) throws(StorageError) -> Bool {
         try ensureActive()
@@ -306,6 +312,7 @@ package final class WriteTransaction {
         }
         for (c, value) in indexed { try indexRemove(state, c, value, key) }
         state.changes.recordDelete(key.value)
+        noteDeleted(table, key)
         return true
     }
 
@@ -394,6 +401,7 @@ package final class WriteTransaction {
     @discardableResult
     package func commit() throws(StorageError) -> VersionID {
         try ensureActive()
+        try clearLinksToDeletedObjects()
         isActive = false
         defer { store.lane.release() }
         try store.commit(self)
