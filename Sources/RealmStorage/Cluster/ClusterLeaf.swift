@@ -10,6 +10,10 @@
 //   ...     ...   PackedInts object keys, ascending
 //   ...     ...   column blocks (ColumnCodec); list columns hold a block of list refs
 //
+// Header flag 1 ("consecutive keys"): the keys are base, base+1, …, base+n-1, so the row of a
+// key is found from the keys block's header alone, without reading (and waiting for) its data.
+// `verify` checks the flag against the keys.
+//
 // List node (kind list): header, u32 element type, u32 0, then one column block of elements.
 
 /// The elements of one object's list in a changed leaf.
@@ -106,9 +110,19 @@ package struct ClusterLeafView {
         }
     }
 
+    static let consecutiveKeysFlag: UInt8 = 1
+
+    /// Whether the leaf says its keys are consecutive (header flag 1).
+    package var hasConsecutiveKeys: Bool { node.flags & Self.consecutiveKeysFlag != 0 }
+
     /// The row holding `key`, if any.
     @inline(__always)
     package func row(of key: Int64) -> Int? {
+        if hasConsecutiveKeys {
+            // Wrapping: a key far below the base wraps to a huge unsigned distance, refused.
+            let distance = UInt64(bitPattern: key &- keys.base)
+            return distance < UInt64(count) ? Int(distance) : nil
+        }
         let i = keys.lowerBound(key)
         return i < count && keys[i] == key ? i : nil
     }
@@ -210,7 +224,9 @@ package enum ClusterFormat: TreeFormat {
         guard w.count <= NodeLayout.maxLength else {
             throw StorageError(.valueTooLarge, "a cluster leaf would exceed 4 GiB")
         }
-        return try sink.place(w.finish(kind: .clusterLeaf, version: sink.version))
+        let consecutive = !leaf.keys.isEmpty && leaf.keys[leaf.keys.count - 1] &- leaf.keys[0] == Int64(leaf.keys.count - 1)
+        return try sink.place(w.finish(kind: .clusterLeaf, version: sink.version,
+                                       flags: consecutive ? ClusterLeafView.consecutiveKeysFlag : 0))
     }
 
     package static func writeList(_ values: [Value], _ type: ColumnType, _ sink: NodeSink) throws(StorageError) -> Ref {

@@ -117,6 +117,9 @@ struct Verifier {
             var previous: Int64? = nil
             _ = try checkTree(ClusterFormat.self, info.clusterRoot, tableContext, depth: 0) { (node) throws(StorageError) -> (Int, Int64?) in
                 let leaf = try ClusterLeafView(node)
+                if leaf.hasConsecutiveKeys, leaf.count > 0, leaf.keys[leaf.count - 1] &- leaf.keys[0] != Int64(leaf.count - 1) {
+                    throw StorageError(.fileCorrupted, "table \(info.name): leaf \(node.ref) claims consecutive keys but has gaps")
+                }
                 for i in 0..<leaf.count {
                     let key = leaf.keys[i]
                     if let p = previous, p >= key {

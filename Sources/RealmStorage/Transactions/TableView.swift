@@ -42,12 +42,13 @@ package struct TableView {
         switch try tree.leaf(for: key.value) {
         case .clean(let node):
             let leaf = try ClusterLeafView(node)
-            guard let i = leaf.row(of: key.value) else { return nil }
-            // The column blocks lie apart in the leaf: start loading all their headers now, so
-            // the cache misses of reading several columns overlap instead of queueing.
+            // The column blocks lie apart in the leaf: start loading all their headers now,
+            // before searching the keys, so those cache misses overlap with the search's
+            // instead of queueing behind it.
             for c in 0..<min(leaf.columnCount, layouts.count) {
                 if let offset = leaf.columnOffset(c) { openrealm_prefetch(node.base + offset) }
             }
+            guard let i = leaf.row(of: key.value) else { return nil }
             return Row(storage: .clean(leaf, i), key: key, layouts: layouts, context: context)
         case .dirty(let leaf):
             let (i, found) = leaf.position(of: key.value)
