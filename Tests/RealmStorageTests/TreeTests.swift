@@ -123,6 +123,31 @@ import Testing
     }
 }
 
+@Suite struct ConsecutiveKeysTests {
+    @Test(arguments: [2, 4, 256])
+    func lookupsInLeavesOfConsecutiveKeysFindExactlyTheirKeys(leafCapacity: Int) throws {
+        let dir = TemporaryDirectory()
+        let store = try Store.open(path: dir.path(), options: StoreOptions(durability: .unsafe, limits: TreeLimits(leafCapacity: leafCapacity, innerCapacity: 4)))
+        var tx = try store.beginWrite()
+        let table = try tx.createTable("T", columns: [ColumnSpec(name: "v", type: .int)])
+        for k in Int64(0)..<40 { try tx.insert(table, values: [.int(k * 3)]) }
+        try tx.commit()
+        var view = try store.beginRead().table(table)
+        for k in Int64(-3)...43 {
+            #expect(try view.row(ObjectKey(k))?.value(ColumnKey(0)) == ((0..<40).contains(k) ? .int(k * 3) : nil), "key \(k)")
+        }
+        // A gap: the leaves around it lose the flag, lookups stay exact.
+        tx = try store.beginWrite()
+        try tx.delete(table, ObjectKey(17))
+        try tx.commit()
+        view = try store.beginRead().table(table)
+        for k in Int64(-3)...43 {
+            #expect(try view.contains(ObjectKey(k)) == ((0..<40).contains(k) && k != 17), "key \(k)")
+        }
+        try store.verify()
+    }
+}
+
 @Suite struct PackedIntsTests {
     @Test(arguments: [0, 1, 2, 3, 15, 16, 255, 256, 65_535, 65_536, Int64(UInt32.max), Int64(UInt32.max) + 1, Int64.max])
     func valuesRoundTripAtEveryWidth(span: Int64) throws {
