@@ -4,7 +4,8 @@ import CStorageSupport
 //
 //   offset  size  field
 //   0       1     column type (ColumnType), or 0x80 for a block of list refs
-//   1       3     reserved, 0
+//   1       1     layout (string and binary columns; 0 otherwise)
+//   2       2     reserved, 0
 //   4       4     count
 //   8       ...   null flags: PackedInts, 1 = null (width 0 when no value is null)
 //   ...           payload, by type:
@@ -12,17 +13,45 @@ import CStorageSupport
 //                   float             count × 4 bytes IEEE-754, padded to 8
 //                   double            count × 8 bytes IEEE-754
 //                   timestamp         PackedInts seconds, PackedInts nanoseconds
-//                   string, binary    PackedInts end offsets, then the bytes, padded to 8
+//                   string, binary    layout 0: PackedInts end offsets, then the bytes,
+//                                     padded to 8
+//                                     layout 1 (short values): u32 slot width W (4…64, a
+//                                     multiple of 4), u32 0, then count × W bytes padded to 8;
+//                                     slot i = length byte, then the value's bytes
 //                   list refs         PackedInts of list node refs (0 = empty list), no nulls
 //
 // Every block is 8-byte aligned and self-describing, so a reader checks the type it expects
 // and every offset against the node before reading a value.
+//
+// Why two string layouts: with end offsets, a lookup must load the offsets before it knows
+// where the bytes are, two cache misses in a row; a slot's place follows from the header, so
+// short strings (names, codes, e-mail addresses) cost one. Columns of long or very uneven
+// values keep the compact offsets layout.
 
 package enum ColumnCodec {
     static let listRefsTag: UInt8 = 0x80
 
+    static let offsetsLayout: UInt8 = 0
+    static let slotsLayout: UInt8 = 1
+    static let maxSlotWidth = 64
+
+    /// The slot width for short values, or nil when the offsets layout is better: a value
+    /// longer than 63 bytes, or slots would take more than twice the room.
+    static func slotWidth(_ values: [Value]) -> Int? {
+        var longest = 0, total = 0
+        for v in values {
+            let n = v.payloadSize
+            longest = max(longest, n)
+            total += n
+        }
+        guard !values.isEmpty, longest < maxSlotWidth else { return nil }
+        let width = (longest + 1 + 3) & ~3
+        return values.count * width <= 2 * (total + 2 * values.count) + 64 ? width : nil
+    }
+
     package static func write(_ values: [Value], type: ColumnType, to w: inout NodeWriter) {
-        w.u8(type.rawValue); w.u8(0); w.u8(0); w.u8(0)
+        let slots = type == .string || type == .binary ? slotWidth(values) : nil
+        w.u8(type.rawValue); w.u8(slots == nil ? offsetsLayout : slotsLayout); w.u8(0); w.u8(0)
         w.u32(UInt32(values.count))
         let anyNull = values.contains { $0.isNull }
         if anyNull {
@@ -46,6 +75,21 @@ package enum ColumnCodec {
             PackedInts.write(values.lazy.map { if case .timestamp(let t) = $0 { return t.seconds } else { return 0 } }, to: &w)
             PackedInts.write(values.lazy.map { if case .timestamp(let t) = $0 { return Int64(t.nanoseconds) } else { return 0 } }, to: &w)
         case .string, .binary:
+            if let width = slots {
+                w.u32(UInt32(width))
+                w.u32(0)
+                for v in values {
+                    let start = w.count
+                    switch v {
+                    case .string(var s): s.withUTF8 { w.u8(UInt8($0.count)); w.raw($0) }
+                    case .binary(let b): w.u8(UInt8(b.count)); w.raw(b)
+                    default: w.u8(0)
+                    }
+                    w.raw(repeatElement(0, count: width - (w.count - start)))
+                }
+                w.padToAlignment()
+                return
+            }
             var ends = [Int64]()
             ends.reserveCapacity(values.count)
             var end: Int64 = 0
@@ -100,6 +144,8 @@ package struct ColumnView {
     let ints2: PackedInts?
     let raw: UnsafeRawPointer
     let rawLength: Int
+    /// Slot width of a string or binary block in the slots layout; 0 for the offsets layout.
+    let slotWidth: Int
     let ref: Ref
     /// Bytes the whole block occupies.
     package let byteSize: Int
@@ -119,6 +165,7 @@ package struct ColumnView {
         var ints2: PackedInts? = nil
         var raw = node.base
         var rawLength = 0
+        var slotWidth = 0
         let ints: PackedInts
         switch type {
         case .int, .bool, .link:
@@ -137,9 +184,25 @@ package struct ColumnView {
             let nanos = try node.packedInts(at: position)
             position += nanos.byteSize
             ints2 = nanos
+        case .string where node.base.load(fromByteOffset: offset + 1, as: UInt8.self) == ColumnCodec.slotsLayout,
+             .binary where node.base.load(fromByteOffset: offset + 1, as: UInt8.self) == ColumnCodec.slotsLayout:
+            let width = Int(try node.u32(position))
+            guard width >= 4, width <= ColumnCodec.maxSlotWidth, width & 3 == 0 else {
+                throw StorageError(.fileCorrupted, "node \(node.ref): string slots \(width) bytes wide")
+            }
+            let size = NodeLayout.aligned(count * width)
+            try node.check(position + 8, size)
+            ints = nulls
+            raw = node.base + position + 8
+            rawLength = count * width
+            slotWidth = width
+            position += 8 + size
         case .string, .binary:
             ints = try node.packedInts(at: position)
             position += ints.byteSize
+            guard ints.count == count else {
+                throw StorageError(.fileCorrupted, "node \(node.ref): column arrays disagree on the count")
+            }
             let total = ints.count > 0 ? ints[ints.count - 1] : 0
             guard total >= 0, total <= Int64(node.length - position) else {
                 throw StorageError(.fileCorrupted, "node \(node.ref): string data exceeds the node")
@@ -159,6 +222,7 @@ package struct ColumnView {
         self.ints2 = ints2
         self.raw = raw
         self.rawLength = rawLength
+        self.slotWidth = slotWidth
         self.ref = node.ref
         self.byteSize = position - offset
     }
@@ -187,6 +251,12 @@ package struct ColumnView {
     /// The raw bytes of string or binary value `i`, checked against the block.
     @inline(__always)
     package func bytes(_ i: Int) throws(StorageError) -> UnsafeRawBufferPointer {
+        if slotWidth > 0 {
+            let slot = raw + i * slotWidth
+            let length = Int(slot.load(as: UInt8.self))
+            guard length < slotWidth else { throw StorageError(.fileCorrupted, "node \(ref): string slot overflows") }
+            return UnsafeRawBufferPointer(start: slot + 1, count: length)
+        }
         let start = i == 0 ? 0 : ints[i - 1]
         let end = ints[i]
         guard start >= 0, start <= end, end <= Int64(rawLength) else {
@@ -243,6 +313,18 @@ extension ColumnView {
                 throw StorageError(.fileCorrupted, "node \(node.ref): column arrays disagree on the count")
             }
             return .timestamp(Timestamp(seconds: seconds[row], nanoseconds: Int32(truncatingIfNeeded: nanos[row])))
+        case .string where header.load(fromByteOffset: 1, as: UInt8.self) == ColumnCodec.slotsLayout,
+             .binary where header.load(fromByteOffset: 1, as: UInt8.self) == ColumnCodec.slotsLayout:
+            let width = Int(try node.u32(payload))
+            guard width >= 4, width <= ColumnCodec.maxSlotWidth, width & 3 == 0 else {
+                throw StorageError(.fileCorrupted, "node \(node.ref): string slots \(width) bytes wide")
+            }
+            let slot = payload + 8 + row * width
+            try node.check(slot, width)
+            let length = Int(node.base.load(fromByteOffset: slot, as: UInt8.self))
+            guard length < width else { throw StorageError(.fileCorrupted, "node \(node.ref): string slot overflows") }
+            let bytes = UnsafeRawBufferPointer(start: node.base + slot + 1, count: length)
+            return type == .string ? .string(String(decoding: bytes, as: UTF8.self)) : .binary(Array(bytes))
         case .string, .binary:
             let ends = try node.packedInts(at: payload)
             guard ends.count == count else { throw StorageError(.fileCorrupted, "node \(node.ref): column arrays disagree on the count") }
@@ -277,6 +359,13 @@ extension ColumnView {
         case .float:
             if payload + row * 4 < node.length { openrealm_prefetch(node.base + payload + row * 4) }
         case .string, .binary:
+            if node.base.load(fromByteOffset: offset + 1, as: UInt8.self) == ColumnCodec.slotsLayout {
+                guard payload <= node.length - 8 else { return }
+                let width = Int(UInt32(littleEndian: node.base.loadUnaligned(fromByteOffset: payload, as: UInt32.self)))
+                let slot = payload + 8 + row * min(width, ColumnCodec.maxSlotWidth)
+                if slot < node.length { openrealm_prefetch(node.base + slot) }
+                return
+            }
             guard let ends = try? node.packedInts(at: payload), row < ends.count else { return }
             openrealm_prefetch(ends.data + (max(row - 1, 0) * ends.width) / 8)
         }
@@ -287,6 +376,7 @@ extension ColumnView {
     @inline(__always)
     package static func prefetchBytes(in node: NodeView, at offset: Int, row: Int, type: ColumnType) {
         guard type == .string || type == .binary, offset >= 0, offset <= node.length - 8,
+              node.base.load(fromByteOffset: offset + 1, as: UInt8.self) == ColumnCodec.offsetsLayout,
               let nulls = try? node.packedInts(at: offset + 8), row < nulls.count,
               let ends = try? node.packedInts(at: offset + 8 + nulls.byteSize), row < ends.count else { return }
         let start = row == 0 ? 0 : ends[row - 1]
