@@ -46,6 +46,28 @@ struct Measurement {
     var checksum: LookupChecksum
 }
 
+/// CPU time of the whole process (every thread: GRDB writes on its own queue), in seconds.
+/// Printed beside the wall clock so that a run on a busy machine can be told apart.
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    #if os(Linux)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
+    func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) * 1e-6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// Bytes in the files of `path` after the inserts (SQLite's WAL and shared memory included).
+func directoryBytes(_ path: String) -> Int {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+    return names.reduce(0) { total, name in
+        let size = (try? FileManager.default.attributesOfItem(atPath: path + "/" + name))?[.size] as? Int
+        return total + (size ?? 0)
+    }
+}
+
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
 }
@@ -64,19 +86,26 @@ func measure<Engine: BenchmarkEngine>(_ engine: Engine.Type, verify: (Engine) th
         defer { directory.remove() }
         let db = try Engine(directory: directory.path)
 
+        let insertCPU = processCPUSeconds()
         let insertTime = try clock.measure { try db.insert(rows[...], batchSize: options.batch) }
+        let insertCPUSeconds = processCPUSeconds() - insertCPU
         let count = try db.count()
         guard count == rows.count else { fatalError("\(Engine.name): \(count) rows after inserting \(rows.count)") }
         try verify(db)
+        let bytes = directoryBytes(directory.path)
 
         var checksum = LookupChecksum()
+        let lookupCPU = processCPUSeconds()
         let lookupTime = try clock.measure { checksum = try db.lookup(keys) }
+        let lookupCPUSeconds = processCPUSeconds() - lookupCPU
         try db.close()
 
         let m = Measurement(insertsPerSecond: Double(rows.count) / insertTime.seconds,
                             lookupsPerSecond: Double(keys.count) / lookupTime.seconds,
                             insertSeconds: insertTime.seconds, lookupSeconds: lookupTime.seconds, checksum: checksum)
-        print("  \(Engine.name): insert \(format(m.insertSeconds, 3)) s, lookup \(format(m.lookupSeconds, 3)) s")
+        print("  \(Engine.name): insert \(format(m.insertSeconds, 3)) s (CPU \(format(insertCPUSeconds, 3)) s), "
+              + "lookup \(format(m.lookupSeconds, 3)) s (CPU \(format(lookupCPUSeconds, 3)) s), "
+              + "files \(format(Double(bytes) / 1_048_576, 1)) MiB")
         best = best.map { b in
             Measurement(insertsPerSecond: max(b.insertsPerSecond, m.insertsPerSecond),
                         lookupsPerSecond: max(b.lookupsPerSecond, m.lookupsPerSecond),

@@ -5,8 +5,10 @@
 
 public final class OpenRealmEngine: BenchmarkEngine {
     public static let name = "OpenRealm"
+    // The id is also the object key (keys are handed out from 0 in insertion order), the
+    // counterpart of SQLite's INTEGER PRIMARY KEY rowid: like SQLite, no separate index.
     package static let columns = [
-        EngineColumn("id", .int, unique: true),
+        EngineColumn("id", .int),
         EngineColumn("name", .string),
         EngineColumn("age", .int),
         EngineColumn("score", .double),
@@ -51,7 +53,7 @@ public final class OpenRealmEngine: BenchmarkEngine {
     }
 
     public func lookup(_ keys: [Int64]) throws -> LookupChecksum {
-        let reader = try store.read().reader(for: table)
+        var reader = try store.read().reader(for: table)
         var values: [EngineValue] = []
         values.reserveCapacity(Self.columns.count)
         var checksum = LookupChecksum()
