@@ -186,31 +186,45 @@ package struct TableView {
         try Self.indexContains(try indexTree(column), value, verifyingWith: self, column)
     }
 
+    /// The first object (lowest key) whose `column` equals `value`, through the index: the
+    /// lookup of a primary key. Cheaper than `indexLookup`, which collects every match.
+    package func indexFirst(_ column: ColumnKey, _ value: Value) throws(StorageError) -> ObjectKey? {
+        let tree = try indexTree(column)
+        let (prefix, truncated) = IndexKey.prefix(value)
+        if truncated { return try indexLookup(column, value).first }
+        return try Self.firstKey(tree, withPrefix: prefix)
+    }
+
     static func indexContains(_ tree: BTree<IndexFormat>, _ value: Value, verifyingWith table: @autoclosure () throws(StorageError) -> TableView,
                               _ column: ColumnKey) throws(StorageError) -> Bool {
         let (prefix, truncated) = IndexKey.prefix(value)
         if truncated { return try !table().indexLookup(column, value).isEmpty }
+        return try firstKey(tree, withPrefix: prefix) != nil
+    }
+
+    /// The key of the first entry whose prefix is `prefix`, if any.
+    static func firstKey(_ tree: BTree<IndexFormat>, withPrefix prefix: [UInt8]) throws(StorageError) -> ObjectKey? {
         let start = IndexEntry(prefix: prefix, key: Int64.min)
         // Usually the answer is in the leaf the search lands on; only when every entry there is
         // smaller does the next leaf decide.
         switch try tree.leaf(for: start) {
         case .dirty(let leaf):
             let i = leaf.position(of: start).index
-            if i < leaf.entries.count { return leaf.entries[i].prefix == prefix }
+            if i < leaf.entries.count { return leaf.entries[i].prefix == prefix ? ObjectKey(leaf.entries[i].key) : nil }
         case .clean(let node):
             let block = try IndexLeafView(node).entries
             let i = try block.lowerBound(start)
             if i < block.count {
                 let found = try block.prefix(i)
-                return prefix.withUnsafeBytes { compareBytes(found, $0) } == 0
+                return prefix.withUnsafeBytes { compareBytes(found, $0) } == 0 ? ObjectKey(block.keys[i]) : nil
             }
         }
-        var found = false
-        try Self.scan(tree, from: IndexEntry(prefix: prefix, key: Int64.min)) { (entry, _) throws(StorageError) -> Bool in
-            found = prefix.withUnsafeBytes { compareBytes(entry, $0) } == 0
+        var result: ObjectKey?
+        try scan(tree, from: start) { (entry, key) throws(StorageError) -> Bool in
+            if prefix.withUnsafeBytes({ compareBytes(entry, $0) }) == 0 { result = ObjectKey(key) }
             return false
         }
-        return found
+        return result
     }
 
     /// Number of entries in the column's index (equals the object count).

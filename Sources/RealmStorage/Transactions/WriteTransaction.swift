@@ -33,11 +33,15 @@ package final class WriteTransaction {
         @exclusivity(unchecked) var indexes: [BTree<IndexFormat>?]
         @exclusivity(unchecked) var changes = TableChanges()
         /// The table's columns as the hot paths read them; kept in step with schema changes.
-        @exclusivity(unchecked) var layouts: [ColumnLayout]
+        @exclusivity(unchecked) var layouts: [ColumnLayout] {
+            didSet { hasIndexes = layouts.contains { $0.indexed && !$0.removed } }
+        }
+        @exclusivity(unchecked) var hasIndexes = false
 
         init(_ info: TableInfo, _ context: TreeContext) {
             key = info.key
             layouts = info.layouts
+            hasIndexes = layouts.contains { $0.indexed && !$0.removed }
             cluster = BTree(root: info.clusterRoot, context: context.with(columns: info.columns))
             indexes = info.columns.indices.map { c in
                 info.columns[c].indexed && !info.columns[c].removed ? BTree(root: info.indexRoots[c], context: context) : nil
@@ -175,8 +179,15 @@ package final class WriteTransaction {
         let nextKey = top.tables[t].nextObjectKey
         let objectKey = key ?? ObjectKey(nextKey)
         let isAppend = objectKey.value >= nextKey
+        // Index entries are encoded once, for the uniqueness check and the insert.
+        var entries: [IndexEntry?] = []
+        if state.hasIndexes {
+            entries = layouts.indices.map { c in
+                layouts[c].indexed && !layouts[c].removed ? IndexEntry(prefix: IndexKey.prefix(values[c]).bytes, key: objectKey.value) : nil
+            }
+        }
         for c in layouts.indices where layouts[c].unique && !layouts[c].removed {
-            if try TableView.indexContains(state.indexes[c]!, values[c], verifyingWith: self.table(table), ColumnKey(c)) {
+            if try isDuplicate(entries[c]!, in: state, c, values[c], table) {
                 throw StorageError(.duplicateKey, "table \(top.tables[t].name) already has an object with \(top.tables[t].columns[c].name) = \(values[c])")
             }
         }
@@ -221,7 +232,7 @@ package final class WriteTransaction {
             top.tables[t].nextObjectKey = objectKey.value == Int64.max ? Int64.max : objectKey.value + 1
         }
         for c in layouts.indices where layouts[c].indexed && !layouts[c].removed {
-            try indexInsert(state, c, values[c], objectKey)
+            try indexInsert(state, c, entries[c]!)
         }
         state.changes.recordInsert(objectKey.value)
         return objectKey
@@ -363,7 +374,28 @@ package final class WriteTransaction {
     // MARK: Index maintenance
 
     func indexInsert(_ state: TableState, _ c: Int, _ value: Value, _ key: ObjectKey) throws(StorageError) {
-        let entry = IndexEntry(prefix: IndexKey.prefix(value).bytes, key: key.value)
+        try indexInsert(state, c, IndexEntry(prefix: IndexKey.prefix(value).bytes, key: key.value))
+    }
+
+    /// Whether a unique column already holds the value of `entry`. An entry above the last
+    /// one (ascending primary keys) is decided by the last entry alone: entries are sorted by
+    /// value, then key, so an equal value would have to be that last entry.
+    func isDuplicate(_ entry: IndexEntry, in state: TableState, _ c: Int, _ value: Value, _ table: TableKey) throws(StorageError) -> Bool {
+        if entry.prefix.count < IndexEntry.prefixLimit, let last = state.indexes[c]!.lastEntryOfBufferedEdge(), last < entry {
+            return last.prefix == entry.prefix
+        }
+        return try TableView.indexContains(state.indexes[c]!, value, verifyingWith: self.table(table), ColumnKey(c))
+    }
+
+    func indexInsert(_ state: TableState, _ c: Int, _ entry: IndexEntry) throws(StorageError) {
+        let limits = context.limits
+        let appended: Void? = state.indexes[c]!.appendToLastLeaf(fits: { leaf in
+            leaf.entries.count < limits.leafCapacity && leaf.entries[leaf.entries.count - 1] < entry
+        }, { leaf in
+            leaf.entries.append(entry)
+            leaf.appendedAtEnd = true
+        })
+        if appended != nil { return }
         try state.indexes[c]!.modifyLeaf(for: entry) { (leaf) throws(StorageError) in
             let (i, found) = leaf.position(of: entry)
             guard !found else { return }

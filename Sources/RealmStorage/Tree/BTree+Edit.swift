@@ -25,6 +25,13 @@ extension BTree {
         return result
     }
 
+    /// The last key of the tree when the path to the last leaf is all buffers (remembered for
+    /// appends), else nil.
+    package mutating func lastEntryOfBufferedEdge() -> F.Key? where F == IndexFormat {
+        if rightEdge == nil { rightEdge = Self.findRightEdge(root) }
+        return rightEdge?.leaf.entries.last
+    }
+
     /// The buffers on the path to the last leaf, or nil when part of it is committed.
     static func findRightEdge(_ root: TreeNode<F>) -> (path: [InnerBuffer<F>], leaf: F.Leaf)? {
         var path: [InnerBuffer<F>] = []
