@@ -408,3 +408,33 @@ final class CountingFile: StorageFile, @unchecked Sendable {
         try store.verify()
     }
 }
+
+@Suite struct UniqueIndexTests {
+    @Test(arguments: [3, 256])
+    func ascendingPrimaryKeysStillRefuseDuplicates(leafCapacity: Int) throws {
+        let dir = TemporaryDirectory()
+        let store = try Store.open(path: dir.path(), options: StoreOptions(durability: .unsafe, limits: TreeLimits(leafCapacity: leafCapacity, innerCapacity: 3)))
+        var tx = try store.beginWrite()
+        let table = try tx.createTable("P", columns: [ColumnSpec(name: "id", type: .int, unique: true), ColumnSpec(name: "s", type: .string, unique: true)])
+        for id in Int64(0)..<50 {
+            try tx.insert(table, values: [.int(id * 2), .string("s\(id)")])
+            // The value just appended, the one before it and the first one are all taken.
+            for taken in [id * 2, max(id - 1, 0) * 2, 0] {
+                #expect(throws: StorageError.self) { try tx.insert(table, values: [.int(taken), .string("new\(id)")]) }
+            }
+            #expect(throws: StorageError.self) { try tx.insert(table, values: [.int(1_000 + id), .string("s\(id)")]) }
+        }
+        try tx.commit()
+        tx = try store.beginWrite()
+        #expect(throws: StorageError.self) { try tx.insert(table, values: [.int(98), .string("x")]) }
+        try tx.insert(table, values: [.int(99), .string("x")])
+        #expect(throws: StorageError.self) { try tx.insert(table, values: [.int(99), .string("y")]) }
+        try tx.commit()
+        let view = try store.beginRead().table(table)
+        #expect(try view.count() == 51)
+        #expect(try view.indexFirst(ColumnKey(0), .int(98)) == ObjectKey(49))
+        #expect(try view.indexFirst(ColumnKey(0), .int(97)) == nil)
+        #expect(try view.indexFirst(ColumnKey(1), .string("x")) == ObjectKey(50))
+        try store.verify()
+    }
+}
