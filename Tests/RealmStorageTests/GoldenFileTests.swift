@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+@testable import RealmStorage
+
+/// A realm file written by this format version, committed to the repository: every later
+/// build must open it, verify it and read the same contents. A failure here means the file
+/// format changed; bump `FileHeader.formatVersion` and teach the reader the old format.
+///
+/// To regenerate after an intended format change: `GOLDEN_WRITE=1 swift test --filter Golden`.
+@Suite struct GoldenFileTests {
+    static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Golden/format-1.realm").path
+
+    static let columns: [ColumnSpec] = [
+        ColumnSpec(name: "id", type: .int, unique: true),
+        ColumnSpec(name: "name", type: .string, indexed: true),
+        ColumnSpec(name: "note", type: .string, nullable: true),
+        ColumnSpec(name: "flag", type: .bool),
+        ColumnSpec(name: "ratio", type: .float, nullable: true),
+        ColumnSpec(name: "score", type: .double),
+        ColumnSpec(name: "when", type: .timestamp),
+        ColumnSpec(name: "blob", type: .binary, nullable: true),
+        ColumnSpec(name: "tags", type: .string, isList: true),
+    ]
+
+    static func row(_ i: Int64) -> [Value] {
+        [.int(i * 10), .string("name-\(i)"), i % 3 == 0 ? .null : .string(String(repeating: "long note ", count: Int(i % 9))),
+         .bool(i % 2 == 0), i % 4 == 0 ? .null : .float(Float(i) / 4), .double(Double(i) * 1.5 - 100),
+         .timestamp(Timestamp(seconds: 1_700_000_000 + i, nanoseconds: Int32(i * 1000))),
+         i % 5 == 0 ? .null : .binary((0..<Int(i % 70)).map { UInt8(truncatingIfNeeded: $0 &+ Int(i)) }), .null]
+    }
+
+    static func tags(_ i: Int64) -> [Value] { (0..<(i % 4)).map { .string("t\($0)") } }
+
+    /// Builds the golden contents: 600 objects over three commits, some deleted and updated,
+    /// a linked table, and a schema blob.
+    static func write(to path: String) throws {
+        let store = try Store.open(path: path, options: StoreOptions(limits: TreeLimits(leafCapacity: 64, innerCapacity: 8)))
+        var tx = try store.beginWrite()
+        let things = try tx.createTable("Thing", columns: columns)
+        let owners = try tx.createTable("Owner", columns: [
+            ColumnSpec(name: "thing", type: .link, linkTarget: things),
+            ColumnSpec(name: "things", type: .link, isList: true, linkTarget: things),
+        ])
+        for i in Int64(0)..<600 { try tx.insert(things, values: row(i), lists: [8: tags(i)]) }
+        for i in Int64(1)..<20 { try tx.insert(owners, values: [.link(ObjectKey(i)), .null], lists: [1: [.link(ObjectKey(i + 1)), .link(ObjectKey(i + 2))]]) }
+        try tx.setSchemaBlob(Array("golden schema".utf8))
+        try tx.commit()
+        tx = try store.beginWrite()
+        for i in stride(from: Int64(0), to: 600, by: 7) { try tx.delete(things, ObjectKey(i)) }
+        for i in stride(from: Int64(1), to: 600, by: 11) where i % 7 != 0 { try tx.set(things, ObjectKey(i), ColumnKey(1), .string("renamed-\(i)")) }
+        try tx.commit()
+    }
+
+    static func expectedName(_ i: Int64) -> Value { i % 11 == 1 ? .string("renamed-\(i)") : .string("name-\(i)") }
+
+    @Test func theCommittedFileStillReads() throws {
+        if ProcessInfo.processInfo.environment["GOLDEN_WRITE"] != nil {
+            try? FileManager.default.removeItem(atPath: Self.path)
+            try Self.write(to: Self.path)
+            try? FileManager.default.removeItem(atPath: Self.path + ".lock")
+        }
+        // Work on a copy: opening writes the lock file and may repair, the original stays put.
+        let dir = TemporaryDirectory()
+        let copy = dir.path("golden.realm")
+        try FileManager.default.copyItem(atPath: Self.path, toPath: copy)
+        let store = try Store.open(path: copy, options: StoreOptions(create: false))
+        let report = try store.verify()
+        #expect(report.tables == 2)
+        let read = store.beginRead()
+        #expect(try read.schemaBlob() == Array("golden schema".utf8))
+        let things = try #require(try read.table(named: "Thing"))
+        #expect(try things.count() == 600 - 86)
+        for i in Int64(0)..<600 {
+            let row = try things.row(ObjectKey(i))
+            guard i % 7 != 0 else {
+                #expect(row == nil)
+                continue
+            }
+            var expected = Self.row(i)
+            expected[1] = Self.expectedName(i)
+            #expect(try row?.values() == expected, "object \(i)")
+            #expect(try row?.list(ColumnKey(8)) == Self.tags(i), "object \(i)")
+        }
+        #expect(try things.indexFirst(ColumnKey(0), .int(50)) == ObjectKey(5))
+        #expect(try things.indexLookup(ColumnKey(1), .string("renamed-12")) == [ObjectKey(12)])
+        let owners = try #require(try read.table(named: "Owner"))
+        #expect(try owners.count() == 19)
+        // Links to deleted objects were cleared by the commit that deleted them.
+        #expect(try owners.value(ObjectKey(6), ColumnKey(0)) == .null)
+        #expect(try owners.list(ObjectKey(5), ColumnKey(1)) == [.link(ObjectKey(8))])
+        #expect(try owners.list(ObjectKey(0), ColumnKey(1)) == [.link(ObjectKey(2)), .link(ObjectKey(3))])
+    }
+}
