@@ -21,7 +21,7 @@ let package = Package(
         ),
         .target(name: "OpenRealm", dependencies: ["RealmStorage"]),
         .executableTarget(name: "openrealm", dependencies: ["RealmStorage", "OpenRealm"]),
-        .testTarget(name: "RealmStorageTests", dependencies: ["RealmStorage"]),
+        .testTarget(name: "RealmStorageTests", dependencies: ["RealmStorage"], exclude: ["Golden"]),
         .testTarget(name: "OpenRealmTests", dependencies: ["OpenRealm"]),
     ],
     swiftLanguageModes: [.v6]
