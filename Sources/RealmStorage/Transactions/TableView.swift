@@ -92,6 +92,43 @@ package struct TableView {
         }
     }
 
+    /// The key of the object at position `index` in key order (0 ..< count), found through
+    /// the subtree counts of the inner nodes.
+    package func key(at index: Int) throws(StorageError) -> ObjectKey {
+        var remaining = index
+        var node = tree.root
+        var depth = 0
+        while depth <= 64 {
+            depth += 1
+            switch node {
+            case .leaf(let leaf):
+                guard remaining >= 0, remaining < leaf.keys.count else { break }
+                return ObjectKey(leaf.keys[remaining])
+            case .inner(let inner):
+                var i = 0
+                while i < inner.counts.count, remaining >= inner.counts[i] { remaining -= inner.counts[i]; i += 1 }
+                guard i < inner.children.count else { break }
+                node = inner.children[i]
+                continue
+            case .clean(let ref):
+                let (view, kind) = try context.node(ref, .clusterInner, orLeaf: .clusterLeaf)
+                if kind == .clusterLeaf {
+                    let leaf = try ClusterLeafView(view)
+                    guard remaining >= 0, remaining < leaf.count else { break }
+                    return ObjectKey(leaf.keys[remaining])
+                }
+                let inner = try InnerView<ClusterFormat>(view)
+                var i = 0
+                while i < inner.childCount, remaining >= Int(inner.counts[i]) { remaining -= Int(inner.counts[i]); i += 1 }
+                guard i < inner.childCount else { break }
+                node = .clean(inner.child(i))
+                continue
+            }
+            break
+        }
+        throw StorageError(.invalidArgument, "index \(index) is out of bounds for \(info.name)")
+    }
+
     /// Every object key, ascending.
     package func keys() throws(StorageError) -> [ObjectKey] {
         var keys = [ObjectKey]()

@@ -1,0 +1,93 @@
+import RealmStorage
+
+/// The base class of model types: subclasses declare their persisted properties with
+/// `@Persisted`, and the class name is the name of its table.
+///
+/// ```swift
+/// class Dog: Object {
+///     @Persisted var name = ""
+///     @Persisted var age = 0
+/// }
+/// let dog = Dog()
+/// dog.name = "Rex"          // an ordinary unmanaged object
+/// try realm.write { realm.add(dog) }
+/// dog.age = 3               // now managed: traps outside a write transaction
+/// ```
+///
+/// A managed object is a live view of one row: it reads the realm's current version and is
+/// confined to the realm's thread.
+open class Object: CustomStringConvertible {
+    /// Set when the object is managed.
+    final var _managed: ManagedObject?
+
+    public required init() {}
+
+    /// The realm managing this object, or nil while it is unmanaged.
+    public var realm: Realm? { _managed?.realm }
+
+    /// Whether the object was deleted from its realm (or its realm was invalidated).
+    public var isInvalidated: Bool { _managed?.isInvalidated ?? false }
+
+    /// The name of the table this class is stored in.
+    open class func className() -> String { String(describing: self) }
+
+    /// Persisted property names to names in the file (`propertiesMapping()` in the seeds).
+    open class func propertiesMapping() -> [String: String] { [:] }
+
+    open var description: String {
+        let schema = try? ObjectSchema.of(type(of: self))
+        let fields = schema?.properties.map { property in
+            "\(property.name) = \(_managed.map { String(describing: $0.read(property.index).value) } ?? "…")"
+        } ?? []
+        return "\(Self.className()) { \(fields.joined(separator: "; ")) }"
+    }
+
+    /// The property index of the wrapper at `storageKeyPath`, resolved once per class and key
+    /// path (ObjectSchema.swift) and then remembered in the wrapper.
+    final func propertyIndex<O: Object, V>(for storageKeyPath: ReferenceWritableKeyPath<O, Persisted<V>>, _ managed: ManagedObject) -> Int {
+        // The accessor is only called with the enclosing instance, which is an O.
+        let object = unsafeDowncast(self, to: O.self)
+        if case .managed(let index) = object[keyPath: storageKeyPath].storage { return index }
+        let index = managed.binding.schema.propertyIndex(for: storageKeyPath, in: object)
+        object[keyPath: storageKeyPath].storage = .managed(column: index)
+        return index
+    }
+}
+
+/// The managed state of an object: its realm, table and key.
+final class ManagedObject {
+    let realm: Realm
+    let binding: TableBinding
+    let key: ObjectKey
+
+    init(realm: Realm, binding: TableBinding, key: ObjectKey) {
+        self.realm = realm
+        self.binding = binding
+        self.key = key
+    }
+
+    var schema: ObjectSchema { binding.schema }
+    var table: TableKey { binding.table }
+
+    var isInvalidated: Bool { (try? realm.tableView(table).contains(key)) != true }
+
+    func read(_ property: Int) -> _StoredValue {
+        do {
+            return _StoredValue(try realm.tableView(table).value(key, binding.columns[property]))
+        } catch {
+            preconditionFailure("Object has been deleted or invalidated: it is no longer in the realm (\(error))")
+        }
+    }
+
+    func write(_ property: Int, _ value: _StoredValue, isPrimaryKey: Bool) {
+        guard let transaction = realm.writeTransaction else {
+            preconditionFailure("Cannot modify managed objects outside of a write transaction: wrap the change in realm.write { }")
+        }
+        precondition(!isPrimaryKey, "Primary key can't be changed after an object is inserted: delete it and add a new one")
+        do {
+            try transaction.set(table, key, binding.columns[property], value.value)
+        } catch {
+            preconditionFailure("Cannot set a property of \(schema.className): \(error)")
+        }
+    }
+}

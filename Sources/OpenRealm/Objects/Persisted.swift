@@ -1,0 +1,119 @@
+import RealmStorage
+
+/// Declares a persisted property of an `Object` subclass.
+///
+/// ```swift
+/// class Dog: Object {
+///     @Persisted(primaryKey: true) var id = 0
+///     @Persisted var name = ""
+///     @Persisted var breed: String?
+///     @Persisted(indexed: true) var age = 0
+/// }
+/// ```
+///
+/// Properties without `@Persisted` are ignored. An unmanaged object keeps its values in the
+/// wrapper like any Swift property; once the object is managed (added to or read from a
+/// realm) every read and write goes to the realm file.
+@propertyWrapper
+public struct Persisted<Value: _Persistable> {
+    enum Storage {
+        /// Unmanaged: the value itself.
+        case unmanaged(Value)
+        /// Managed: the index of this property in its class's schema.
+        case managed(column: Int)
+        /// Marks the wrapper while the schema looks for its name (see `Object.column(for:)`).
+        case probe
+    }
+
+    var storage: Storage
+    let isPrimaryKey: Bool
+    let isIndexed: Bool
+
+    /// A property whose initial value is the type's default (0, "", nil, …).
+    public init() {
+        self.init(value: Value._rlmDefault(), primaryKey: false, indexed: false)
+    }
+
+    public init(wrappedValue: Value) {
+        self.init(value: wrappedValue, primaryKey: false, indexed: false)
+    }
+
+    init(value: Value, primaryKey: Bool, indexed: Bool) {
+        storage = .unmanaged(value)
+        isPrimaryKey = primaryKey
+        isIndexed = indexed || primaryKey
+    }
+
+    @available(*, unavailable, message: "@Persisted can only be used on a property of a class derived from Object")
+    public var wrappedValue: Value {
+        get { preconditionFailure("@Persisted can only be used on a property of a class derived from Object") }
+        // swiftlint:disable:next unused_setter_value
+        set { preconditionFailure("@Persisted can only be used on a property of a class derived from Object") }
+    }
+
+    public static subscript<EnclosingSelf: Object>(
+        _enclosingInstance object: EnclosingSelf,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Value {
+        get {
+            guard let managed = object._managed else {
+                if case .unmanaged(let value) = object[keyPath: storageKeyPath].storage { return value }
+                return Value._rlmDefault()
+            }
+            return Value._rlmGet(managed.read(object.propertyIndex(for: storageKeyPath, managed)))
+        }
+        set {
+            guard let managed = object._managed else {
+                object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+                return
+            }
+            managed.write(object.propertyIndex(for: storageKeyPath, managed), newValue._rlmSet(),
+                          isPrimaryKey: object[keyPath: storageKeyPath].isPrimaryKey)
+        }
+    }
+}
+
+extension Persisted where Value: _PrimaryKeyPersistable {
+    /// A primary key: unique among the objects of its type, and fixed once the object is
+    /// managed.
+    public init(wrappedValue: Value, primaryKey: Bool) {
+        self.init(value: wrappedValue, primaryKey: primaryKey, indexed: false)
+    }
+
+    public init(primaryKey: Bool) {
+        self.init(value: Value._rlmDefault(), primaryKey: primaryKey, indexed: false)
+    }
+}
+
+extension Persisted where Value: _IndexablePersistable {
+    /// An indexed property: equality and `IN` queries go through a search index.
+    public init(wrappedValue: Value, indexed: Bool) {
+        self.init(value: wrappedValue, primaryKey: false, indexed: indexed)
+    }
+
+    public init(indexed: Bool) {
+        self.init(value: Value._rlmDefault(), primaryKey: false, indexed: indexed)
+    }
+}
+
+/// What schema discovery and `add` read from a wrapper found by `Mirror`.
+protocol PersistedProperty {
+    var propertyKind: _PropertyKind { get }
+    var isOptional: Bool { get }
+    var isPrimaryKey: Bool { get }
+    var isIndexed: Bool { get }
+    var isProbe: Bool { get }
+    /// The unmanaged value, as the engine stores it.
+    var unmanagedValue: _StoredValue { get }
+}
+
+extension Persisted: PersistedProperty {
+    var propertyKind: _PropertyKind { Value._rlmKind }
+    var isOptional: Bool { Value._rlmIsOptional }
+    var isProbe: Bool { if case .probe = storage { return true } else { return false } }
+    var unmanagedValue: _StoredValue {
+        if case .unmanaged(let value) = storage { return value._rlmSet() }
+        return Value._rlmDefault()._rlmSet()
+    }
+}

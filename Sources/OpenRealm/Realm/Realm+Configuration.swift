@@ -1,0 +1,61 @@
+import Foundation
+import RealmStorage
+
+extension Realm {
+    /// Where a realm lives and how it is opened.
+    ///
+    /// ```swift
+    /// var config = Realm.Configuration()
+    /// config.fileURL = URL(fileURLWithPath: "/var/lib/app/data.realm")
+    /// config.objectTypes = [Dog.self, Person.self]
+    /// let realm = try Realm(configuration: config)
+    /// ```
+    public struct Configuration: @unchecked Sendable {
+        // @unchecked: `objectTypes` holds metatypes, which are immutable; the rest are values.
+
+        /// The realm file. Ignored when `inMemoryIdentifier` is set.
+        public var fileURL: URL?
+        /// Opens an in-memory realm with this name instead of a file: every `Realm` with the
+        /// same identifier in this process shares it, and it is gone when the last one closes.
+        public var inMemoryIdentifier: String?
+        /// Open without writing.
+        public var readOnly = false
+        /// The version of the schema the model classes describe.
+        public var schemaVersion: UInt64 = 0
+        /// The model classes stored in this realm; nil registers each class on first use.
+        public var objectTypes: [Object.Type]?
+        /// An encryption key (64 bytes). Encryption is not available yet: setting a key is an
+        /// error when the realm is opened, never silently ignored.
+        public var encryptionKey: Data?
+
+        public init(fileURL: URL? = nil, inMemoryIdentifier: String? = nil, readOnly: Bool = false,
+                    schemaVersion: UInt64 = 0, objectTypes: [Object.Type]? = nil, encryptionKey: Data? = nil) {
+            self.fileURL = fileURL
+            self.inMemoryIdentifier = inMemoryIdentifier
+            self.readOnly = readOnly
+            self.schemaVersion = schemaVersion
+            self.objectTypes = objectTypes
+            self.encryptionKey = encryptionKey
+        }
+
+        private static let defaultLock = Mutex()
+        nonisolated(unsafe) private static var storedDefault = Configuration()
+
+        /// The configuration `Realm()` uses: `default.realm` in the current directory unless
+        /// changed.
+        public static var defaultConfiguration: Configuration {
+            get { defaultLock.withLock { storedDefault } }
+            set { defaultLock.withLock { storedDefault = newValue } }
+        }
+
+        /// The path the configuration opens.
+        var path: String {
+            if let inMemoryIdentifier { return inMemoryIdentifier }
+            return (fileURL ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("default.realm")).path
+        }
+
+        var storeOptions: StoreOptions {
+            StoreOptions(durability: inMemoryIdentifier != nil ? .memOnly : .full, create: !readOnly, readOnly: readOnly)
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import RealmStorage
+
+extension Realm {
+    /// What `add` does when an object with the same primary key exists.
+    public enum UpdatePolicy: Sendable {
+        /// Refuse: adding a duplicate primary key is an error.
+        case error
+        /// Update the existing object, writing only the properties whose values differ.
+        case modified
+        /// Update the existing object, writing every property.
+        case all
+    }
+
+    /// Adds an unmanaged object to the realm; afterwards it is live. Must be called inside a
+    /// write transaction. Adding an object this realm already manages does nothing.
+    ///
+    /// Traps (as Realm does) on a duplicate primary key with `.error`, an object managed by
+    /// another realm, or an invalid model.
+    public func add(_ object: Object, update: UpdatePolicy = .error) {
+        let transaction = requireWriteTransaction("add objects")
+        if let managed = object._managed {
+            precondition(managed.realm === self, "Object is already managed by another Realm: use create(_:value:) to copy it")
+            return
+        }
+        do {
+            let binding = try bindingCreatingTable(for: type(of: object))
+            let table = try engine { () throws(StorageError) in try transaction.table(binding.table) }
+            var values = [Value](repeating: .null, count: table.info.columns.count)
+            let properties = ObjectSchema.persistedChildren(of: object)
+            for (index, (_, property)) in properties.enumerated() {
+                values[binding.columns[index].index] = property.unmanagedValue.value
+            }
+            if update != .error, let primaryKey = binding.schema.primaryKeyProperty {
+                let column = binding.columns[primaryKey.index]
+                if let existing = try engine({ () throws(StorageError) in try table.indexFirst(column, values[column.index]) }) {
+                    for property in binding.schema.properties where !property.isPrimaryKey {
+                        let column = binding.columns[property.index]
+                        let value = values[column.index]
+                        if update == .modified, try engine({ () throws(StorageError) in try table.value(existing, column) }) == value { continue }
+                        try engine { () throws(StorageError) in try transaction.set(binding.table, existing, column, value) }
+                    }
+                    object._managed = ManagedObject(realm: self, binding: binding, key: existing)
+                    return
+                }
+            }
+            let key = try engine { () throws(StorageError) in try transaction.insert(binding.table, values: values) }
+            object._managed = ManagedObject(realm: self, binding: binding, key: key)
+        } catch where error.code == .duplicatePrimaryKey {
+            preconditionFailure("Attempting to create an object of type '\(type(of: object).className())' with an existing primary key value: \(error.message)")
+        } catch {
+            preconditionFailure("Cannot add \(type(of: object).className()): \(error)")
+        }
+    }
+
+    /// Adds every object of a sequence (see `add(_:update:)`).
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: Object {
+        for object in objects { add(object, update: update) }
+    }
+
+    /// Deletes a managed object from the realm; the object becomes invalidated.
+    public func delete(_ object: Object) {
+        let transaction = requireWriteTransaction("delete objects")
+        guard let managed = object._managed else {
+            preconditionFailure("Can only delete an object from the Realm it belongs to: this object is unmanaged")
+        }
+        precondition(managed.realm === self, "Can only delete an object from the Realm it belongs to")
+        do {
+            _ = try transaction.delete(managed.table, managed.key)
+        } catch {
+            preconditionFailure("Cannot delete \(managed.schema.className): \(error)")
+        }
+    }
+
+    /// Deletes every object of a sequence.
+    public func delete<S: Sequence>(_ objects: S) where S.Element: Object {
+        // Collect first: deleting from live results while iterating them would skip objects.
+        for object in Array(objects) { delete(object) }
+    }
+
+    /// Deletes every object in the realm.
+    public func deleteAll() {
+        let transaction = requireWriteTransaction("delete objects")
+        do {
+            for table in transaction.tables { try transaction.clear(table.key) }
+        } catch {
+            preconditionFailure("Cannot delete all objects: \(error)")
+        }
+    }
+
+    /// All objects of a type, in insertion order; live.
+    public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
+        do {
+            return Results(realm: self, binding: try binding(for: type))
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    /// The object with the given primary key, or nil.
+    ///
+    /// Traps when the type has no primary key, as Realm does.
+    public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
+        do {
+            guard let binding = try binding(for: type) else { return nil }
+            guard let primaryKey = binding.schema.primaryKeyProperty else {
+                preconditionFailure("'\(binding.schema.className)' does not have a primary key")
+            }
+            guard let value = key as? _Persistable else {
+                preconditionFailure("Invalid primary key value \(key) for \(binding.schema.className).\(primaryKey.name)")
+            }
+            let stored = value._rlmSet().value
+            let column = binding.columns[primaryKey.index]
+            let table = try tableView(binding.table)
+            guard let objectKey = try table.indexFirst(column, stored) else { return nil }
+            return materialize(type, binding, objectKey)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    /// A managed object of `type` for an existing key.
+    func materialize<Element: Object>(_ type: Element.Type, _ binding: TableBinding, _ key: ObjectKey) -> Element {
+        let object = type.init()
+        object._managed = ManagedObject(realm: self, binding: binding, key: key)
+        return object
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import RealmStorage
+
+/// A realm: one database file (or in-memory database) and the objects in it.
+///
+/// A `Realm` is confined to the thread it was opened on. It reads one version of the file
+/// until `refresh()` or a write transaction moves it to the newest; objects it returns are live
+/// views of that version.
+///
+/// ```swift
+/// let realm = try Realm()
+/// try realm.write {
+///     realm.add(Dog())
+/// }
+/// let dogs = realm.objects(Dog.self)
+/// ```
+public final class Realm {
+    public let configuration: Configuration
+    let store: Store
+    private(set) var readTransaction: ReadTransaction
+    private(set) var writeTransaction: WriteTransaction?
+    private var bindings: [ObjectIdentifier: TableBinding] = [:]
+    /// Table views of the current read version, by table (rebuilt when the version moves).
+    private var views: [TableKey: TableView] = [:]
+
+    /// Opens the default realm (`Realm.Configuration.defaultConfiguration`).
+    public convenience init() throws {
+        try self.init(configuration: .defaultConfiguration)
+    }
+
+    /// Opens the realm file at `fileURL` with the default configuration's other settings.
+    public convenience init(fileURL: URL) throws {
+        var configuration = Configuration.defaultConfiguration
+        configuration.fileURL = fileURL
+        configuration.inMemoryIdentifier = nil
+        try self.init(configuration: configuration)
+    }
+
+    /// Opens a realm.
+    ///
+    /// - Throws: `Realm.Error`: `fileNotFound` (read-only and missing), `invalidDatabase`,
+    ///   `fileCorrupted`, `alreadyOpen` (another process), `schemaMismatch`, `invalidSchema`,
+    ///   `unsupported` (an encryption key).
+    public init(configuration: Configuration) throws {
+        if configuration.encryptionKey != nil {
+            throw Realm.Error(.unsupported, "encrypted realms are not available yet; open the realm without an encryption key",
+                              path: configuration.path)
+        }
+        self.configuration = configuration
+        store = try engine { () throws(StorageError) in try Store.open(path: configuration.path, options: configuration.storeOptions) }
+        readTransaction = store.beginRead()
+        for type in configuration.objectTypes ?? [] { _ = try binding(for: type) }
+    }
+
+    deinit {
+        writeTransaction?.rollback()
+    }
+
+    // MARK: Versions
+
+    /// Moves the realm to the newest committed version. Returns whether it changed.
+    @discardableResult
+    public func refresh() -> Bool {
+        guard writeTransaction == nil else { return false }
+        let before = readTransaction.version
+        readTransaction = store.beginRead()
+        views = [:]
+        return readTransaction.version != before
+    }
+
+    /// Whether a write transaction is open on this realm.
+    public var isInWriteTransaction: Bool { writeTransaction != nil }
+
+    // MARK: Tables
+
+    /// The current view of a table: the write transaction's, or the pinned version's.
+    func tableView(_ table: TableKey) throws(StorageError) -> TableView {
+        if let writeTransaction { return try writeTransaction.table(table) }
+        if let view = views[table] { return view }
+        let view = try readTransaction.table(table)
+        views[table] = view
+        return view
+    }
+
+    /// How `type` maps onto its table; creates the table (in a write transaction) when the
+    /// file has none yet.
+    func binding(for type: Object.Type) throws(Realm.Error) -> TableBinding? {
+        if let existing = bindings[ObjectIdentifier(type)] { return existing }
+        let schema = try ObjectSchema.of(type)
+        let info = writeTransaction?.tables.first { $0.name == schema.className } ?? readTransaction.top.table(named: schema.className)
+        guard let info else { return nil }
+        let binding = try TableBinding(schema: schema, info: info, path: configuration.path)
+        bindings[ObjectIdentifier(type)] = binding
+        return binding
+    }
+
+    /// The binding of `type`, creating its table now if needed (inside a write transaction).
+    func bindingCreatingTable(for type: Object.Type) throws(Realm.Error) -> TableBinding {
+        if let existing = try binding(for: type) { return existing }
+        guard let writeTransaction else {
+            throw Realm.Error(.notInWriteTransaction, "adding objects requires a write transaction: use realm.write { }")
+        }
+        let schema = try ObjectSchema.of(type)
+        let key = try engine { () throws(StorageError) in try writeTransaction.createTable(schema.className, columns: schema.columnSpecs) }
+        let binding = TableBinding(schema: schema, table: key, columns: schema.properties.map { ColumnKey($0.index) })
+        bindings[ObjectIdentifier(type)] = binding
+        return binding
+    }
+
+    // MARK: Transactions
+
+    /// Runs `block` in a write transaction and commits it; rolls back and rethrows when
+    /// `block` throws.
+    ///
+    /// - Throws: `Realm.Error` from the commit (`outOfDiskSpace`, `fileAccess`, …) or
+    ///   `alreadyInWriteTransaction`, and whatever `block` throws.
+    @discardableResult
+    public func write<Result>(_ block: () throws -> Result) throws -> Result {
+        try beginWrite()
+        let result: Result
+        do {
+            result = try block()
+        } catch {
+            cancelWrite()
+            throw error
+        }
+        if isInWriteTransaction { try commitWrite() }
+        return result
+    }
+
+    /// Begins a write transaction, moving the realm to the newest version.
+    public func beginWrite() throws {
+        guard writeTransaction == nil else {
+            throw Realm.Error(.alreadyInWriteTransaction, "a write transaction is already open on this realm", path: configuration.path)
+        }
+        guard !configuration.readOnly else {
+            throw Realm.Error(.readOnly, "the realm was opened read-only", path: configuration.path)
+        }
+        writeTransaction = try engine { () throws(StorageError) in try store.beginWrite() }
+        views = [:]
+    }
+
+    /// Commits the open write transaction.
+    public func commitWrite() throws {
+        guard let transaction = writeTransaction else {
+            throw Realm.Error(.notInWriteTransaction, "no write transaction is open on this realm", path: configuration.path)
+        }
+        writeTransaction = nil
+        defer { _ = refresh() }
+        _ = try engine { () throws(StorageError) in try transaction.commit() }
+    }
+
+    /// Discards the open write transaction.
+    public func cancelWrite() {
+        guard let transaction = writeTransaction else { return }
+        writeTransaction = nil
+        transaction.rollback()
+        // Tables created in the cancelled transaction no longer exist.
+        bindings = bindings.filter { readTransaction.top.table($0.value.table) != nil }
+        _ = refresh()
+    }
+
+    /// Traps unless a write transaction is open (the seeds' rule for every mutation).
+    func requireWriteTransaction(_ operation: String) -> WriteTransaction {
+        guard let writeTransaction else {
+            preconditionFailure("Cannot \(operation) outside of a write transaction: wrap it in realm.write { }")
+        }
+        return writeTransaction
+    }
+}
+
+/// How a model class maps onto the table of one realm file.
+final class TableBinding {
+    let schema: ObjectSchema
+    let table: TableKey
+    /// Per property of the class, the table's column.
+    let columns: [ColumnKey]
+
+    init(schema: ObjectSchema, table: TableKey, columns: [ColumnKey]) {
+        self.schema = schema
+        self.table = table
+        self.columns = columns
+    }
+
+    /// Binds to an existing table, which must have every property as a column of the same
+    /// type (migrations come later).
+    convenience init(schema: ObjectSchema, info: TableInfo, path: String) throws(Realm.Error) {
+        var columns: [ColumnKey] = []
+        var differences: [String] = []
+        for property in schema.properties {
+            guard let column = info.column(named: property.columnName) else {
+                differences.append("property \(property.name) was added")
+                continue
+            }
+            let spec = info.columns[column.index]
+            if spec.type != property.type || spec.nullable != property.isOptional || spec.isList {
+                differences.append("property \(property.name) changed type")
+            } else if spec.unique != property.isPrimaryKey {
+                differences.append("primary key changed on \(property.name)")
+            } else if spec.indexed != property.isIndexed {
+                differences.append("index \(property.isIndexed ? "added to" : "removed from") \(property.name)")
+            }
+            columns.append(column)
+        }
+        let names = Set(schema.properties.map(\.columnName))
+        for spec in info.columns where !spec.removed && !names.contains(spec.name) {
+            differences.append("property \(spec.name) was removed")
+        }
+        guard differences.isEmpty else {
+            throw Realm.Error(.schemaMismatch, "the schema of \(schema.className) differs from the file: "
+                              + differences.joined(separator: "; ") + ". Increase schemaVersion and migrate", path: path)
+        }
+        self.init(schema: schema, table: info.key, columns: columns)
+    }
+}

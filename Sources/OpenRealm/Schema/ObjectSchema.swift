@@ -1,0 +1,142 @@
+import RealmStorage
+
+// Schema discovery without the Objective-C runtime.
+//
+// The schema of a model class comes from `Mirror` over one instance made with `init()`: every
+// child that is a `@Persisted` wrapper (label `_name`) is a property, in declaration order,
+// superclass properties first. The result is cached per class.
+//
+// A managed object's wrapper must find its column without a string lookup per access. The
+// accessor only knows the wrapper's key path, so the first access through a key path (once per
+// class and property) marks that wrapper, finds the marked child with `Mirror`, and caches key
+// path → column; the wrapper then remembers its column for the rest of the object's life.
+
+/// One persisted property of a model class.
+public struct PropertySchema: Sendable, Equatable {
+    /// The Swift property name.
+    public var name: String
+    /// The column name in the file (`propertiesMapping()`), usually the same.
+    public var columnName: String
+    public var typeName: String
+    public var isOptional: Bool
+    public var isPrimaryKey: Bool
+    public var isIndexed: Bool
+    /// Position of the property in its class (`Realm` maps it to the table's column).
+    var index: Int
+    var type: ColumnType
+
+    var columnSpec: ColumnSpec {
+        ColumnSpec(name: columnName, type: type, nullable: isOptional, indexed: isIndexed, unique: isPrimaryKey)
+    }
+}
+
+/// The persisted shape of a model class.
+public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked: everything is immutable after init except `columnsByKeyPath`, which is only
+    // touched under `lock`.
+    public let className: String
+    public let properties: [PropertySchema]
+    let objectType: Object.Type
+    public var primaryKeyProperty: PropertySchema? { properties.first { $0.isPrimaryKey } }
+
+    private let lock = Mutex()
+    private var columnsByKeyPath: [AnyKeyPath: Int] = [:]
+
+    init(className: String, properties: [PropertySchema], objectType: Object.Type) {
+        self.className = className
+        self.properties = properties
+        self.objectType = objectType
+    }
+
+    public var description: String {
+        "\(className) { " + properties.map { "\($0.name): \($0.typeName)\($0.isPrimaryKey ? " (primary key)" : $0.isIndexed ? " (indexed)" : "")" }
+            .joined(separator: ", ") + " }"
+    }
+
+    var columnSpecs: [ColumnSpec] { properties.map(\.columnSpec) }
+
+    func property(named name: String) -> PropertySchema? { properties.first { $0.name == name } }
+
+    // MARK: Discovery
+
+    private static let cacheLock = Mutex()
+    nonisolated(unsafe) private static var cache: [ObjectIdentifier: ObjectSchema] = [:]
+
+    /// The schema of `type`, discovered once.
+    ///
+    /// - Throws: `Realm.Error` (`invalidSchema`) naming the rule a model breaks.
+    static func of(_ type: Object.Type) throws(Realm.Error) -> ObjectSchema {
+        if let cached = cacheLock.withLock({ cache[ObjectIdentifier(type)] }) { return cached }
+        let schema = try discover(type)
+        return cacheLock.withLock {
+            if let raced = cache[ObjectIdentifier(type)] { return raced }
+            cache[ObjectIdentifier(type)] = schema
+            return schema
+        }
+    }
+
+    static let maxClassNameBytes = 57
+    static let maxPropertyNameBytes = 63
+
+    private static func discover(_ type: Object.Type) throws(Realm.Error) -> ObjectSchema {
+        let className = type.className()
+        guard !className.isEmpty, className.utf8.count <= maxClassNameBytes else {
+            throw Realm.Error(.invalidSchema, "class name \(className) is \(className.utf8.count) bytes of UTF-8; the limit is \(maxClassNameBytes)")
+        }
+        let prototype = type.init()
+        let mapping = type.propertiesMapping()
+        var properties: [PropertySchema] = []
+        for (label, property) in persistedChildren(of: prototype) {
+            let name = String(label.dropFirst())
+            let columnName = mapping[name] ?? name
+            guard !columnName.isEmpty, columnName.utf8.count <= maxPropertyNameBytes else {
+                throw Realm.Error(.invalidSchema, "\(className).\(name): property names are limited to \(maxPropertyNameBytes) bytes of UTF-8")
+            }
+            properties.append(PropertySchema(name: name, columnName: columnName, typeName: property.propertyKind.name,
+                                             isOptional: property.isOptional, isPrimaryKey: property.isPrimaryKey,
+                                             isIndexed: property.isIndexed, index: properties.count, type: property.propertyKind.type))
+        }
+        let keys = properties.filter(\.isPrimaryKey)
+        guard keys.count <= 1 else {
+            throw Realm.Error(.invalidSchema, "\(className) declares \(keys.count) primary keys (\(keys.map(\.name).joined(separator: ", "))); a class can have only one")
+        }
+        guard Set(properties.map(\.columnName)).count == properties.count else {
+            throw Realm.Error(.invalidSchema, "\(className) maps two properties to the same name")
+        }
+        return ObjectSchema(className: className, properties: properties, objectType: type)
+    }
+
+    /// The `@Persisted` children of `object`, superclass properties first.
+    static func persistedChildren(of object: Object) -> [(String, PersistedProperty)] {
+        var mirrors: [Mirror] = []
+        var mirror: Mirror? = Mirror(reflecting: object)
+        while let current = mirror {
+            mirrors.append(current)
+            mirror = current.superclassMirror
+        }
+        var children: [(String, PersistedProperty)] = []
+        for current in mirrors.reversed() {
+            for child in current.children {
+                guard let label = child.label, label.hasPrefix("_"), let property = child.value as? PersistedProperty else { continue }
+                children.append((label, property))
+            }
+        }
+        return children
+    }
+
+    // MARK: Columns of managed wrappers
+
+    /// The index of the property whose wrapper is at `storageKeyPath`.
+    func propertyIndex<O: Object, V>(for storageKeyPath: ReferenceWritableKeyPath<O, Persisted<V>>, in object: O) -> Int {
+        if let column = lock.withLock({ columnsByKeyPath[storageKeyPath] }) { return column }
+        let saved = object[keyPath: storageKeyPath]
+        object[keyPath: storageKeyPath].storage = .probe
+        let label = Self.persistedChildren(of: object).first { $0.1.isProbe }?.0
+        object[keyPath: storageKeyPath] = saved
+        guard let label, let property = property(named: String(label.dropFirst())) else {
+            preconditionFailure("\(className): a @Persisted property is missing from the schema")
+        }
+        lock.withLock { columnsByKeyPath[storageKeyPath] = property.index }
+        return property.index
+    }
+}

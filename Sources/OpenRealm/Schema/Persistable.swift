@@ -1,0 +1,148 @@
+import Foundation
+import RealmStorage
+
+/// How a stored value travels between a Swift property and the engine (an implementation
+/// detail of `_Persistable`; not for use outside OpenRealm).
+public struct _StoredValue {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// The storage type of a persisted property (an implementation detail of `_Persistable`).
+public struct _PropertyKind: Equatable, CustomStringConvertible {
+    let type: ColumnType
+    /// The Swift type's name, for error messages.
+    let name: String
+    init(_ type: ColumnType, _ name: String) { self.type = type; self.name = name }
+    public var description: String { name }
+}
+
+/// A type a `@Persisted` property can hold: the seeds' scalar types and their optionals.
+///
+/// OpenRealm provides the conformances; the requirements are implementation details.
+public protocol _Persistable {
+    static var _rlmKind: _PropertyKind { get }
+    static var _rlmIsOptional: Bool { get }
+    /// The value of a property declared without an initial value.
+    static func _rlmDefault() -> Self
+    static func _rlmGet(_ stored: _StoredValue) -> Self
+    func _rlmSet() -> _StoredValue
+}
+
+extension _Persistable {
+    public static var _rlmIsOptional: Bool { false }
+}
+
+/// Types that can be primary keys (Int, String and their optionals).
+public protocol _PrimaryKeyPersistable: _Persistable {}
+
+/// Types that can be indexed.
+public protocol _IndexablePersistable: _Persistable {}
+
+// MARK: Integers
+
+extension Int: _Persistable, _PrimaryKeyPersistable, _IndexablePersistable {
+    public static var _rlmKind: _PropertyKind { _PropertyKind(.int, "Int") }
+    public static func _rlmDefault() -> Int { 0 }
+    public static func _rlmGet(_ stored: _StoredValue) -> Int { if case .int(let v) = stored.value { return Int(truncatingIfNeeded: v) } else { return 0 } }
+    public func _rlmSet() -> _StoredValue { _StoredValue(.int(Int64(self))) }
+}
+
+extension Int8: _Persistable, _IndexablePersistable {
+    public static var _rlmKind: _PropertyKind { _PropertyKind(.int, "Int8") }
+    public static func _rlmDefault() -> Int8 { 0 }
+    public static func _rlmGet(_ stored: _StoredValue) -> Int8 { if case .int(let v) = stored.value { return Int8(truncatingIfNeeded: v) } else { return 0 } }
+    public func _rlmSet() -> _StoredValue { _StoredValue(.int(Int64(self))) }
+}
+
+extension Int16: _Persistable, _IndexablePersistable {
+    public static var _rlmKind: _PropertyKind { _PropertyKind(.int, "Int16") }
+    public static func _rlmDefault() -> Int16 { 0 }
+    public static func _rlmGet(_ stored: _StoredValue) -> Int16 { if case .int(let v) = stored.value { return Int16(truncatingIfNeeded: v) } else { return 0 } }
+    public func _rlmSet() -> _StoredValue { _StoredValue(.int(Int64(self))) }
+}
+
+extension Int32: _Persistable, _IndexablePersistable {
+    public static var _rlmKind: _PropertyKind { _PropertyKind(.int, "Int32") }
+    public static func _rlmDefault() -> Int32 { 0 }
+    public static func _rlmGet(_ stored: _StoredValue) -> Int32 { if case .int(let v) = stored.value { return Int32(truncatingIfNeeded: v) } else { return 0 } }
+    public func _rlmSet() -> _StoredValue { _StoredValue(.int(Int64(self))) }
+}
+
+extension Int64: _Persistable, _PrimaryKeyPersistable, _IndexablePersistable {
+    public static var _rlmKind: _PropertyKind { _PropertyKind(.int, "Int64") }
+    public static func _rlmDefault() -> Int64 { 0 }
+    public static func _rlmGet(_ stored: _StoredValue) -> Int64 { if case .int(let v) = stored.value { return v } else { return 0 } }
+    public func _rlmSet() -> _StoredValue { _StoredValue(.int(self)) }
+}
+
+// MARK: Other scalars
+
+extension Bool: _Persistable, _IndexablePersistable {
+    public static var _rlmKind: _PropertyKind { _PropertyKind(.bool, "Bool") }
+    public static func _rlmDefault() -> Bool { false }
+    public static func _rlmGet(_ stored: _StoredValue) -> Bool { if case .bool(let v) = stored.value { return v } else { return false } }
+    public func _rlmSet() -> _StoredValue { _StoredValue(.bool(self)) }
+}
+
+extension Float: _Persistable {
+    public static var _rlmKind: _PropertyKind { _PropertyKind(.float, "Float") }
+    public static func _rlmDefault() -> Float { 0 }
+    public static func _rlmGet(_ stored: _StoredValue) -> Float { if case .float(let v) = stored.value { return v } else { return 0 } }
+    public func _rlmSet() -> _StoredValue { _StoredValue(.float(self)) }
+}
+
+extension Double: _Persistable {
+    public static var _rlmKind: _PropertyKind { _PropertyKind(.double, "Double") }
+    public static func _rlmDefault() -> Double { 0 }
+    public static func _rlmGet(_ stored: _StoredValue) -> Double { if case .double(let v) = stored.value { return v } else { return 0 } }
+    public func _rlmSet() -> _StoredValue { _StoredValue(.double(self)) }
+}
+
+extension String: _Persistable, _PrimaryKeyPersistable, _IndexablePersistable {
+    public static var _rlmKind: _PropertyKind { _PropertyKind(.string, "String") }
+    public static func _rlmDefault() -> String { "" }
+    public static func _rlmGet(_ stored: _StoredValue) -> String { if case .string(let v) = stored.value { return v } else { return "" } }
+    public func _rlmSet() -> _StoredValue { _StoredValue(.string(self)) }
+}
+
+extension Data: _Persistable {
+    public static var _rlmKind: _PropertyKind { _PropertyKind(.binary, "Data") }
+    public static func _rlmDefault() -> Data { Data() }
+    public static func _rlmGet(_ stored: _StoredValue) -> Data { if case .binary(let v) = stored.value { return Data(v) } else { return Data() } }
+    public func _rlmSet() -> _StoredValue { _StoredValue(.binary(Array(self))) }
+}
+
+extension Date: _Persistable, _IndexablePersistable {
+    public static var _rlmKind: _PropertyKind { _PropertyKind(.timestamp, "Date") }
+    public static func _rlmDefault() -> Date { Date(timeIntervalSince1970: 0) }
+
+    public static func _rlmGet(_ stored: _StoredValue) -> Date {
+        guard case .timestamp(let t) = stored.value else { return Date(timeIntervalSince1970: 0) }
+        return Date(timeIntervalSince1970: Double(t.seconds) + Double(t.nanoseconds) / 1e9)
+    }
+
+    /// Seconds since 1970 and nanoseconds, as Realm stores dates (sub-microsecond detail of
+    /// the Double inside `Date` is rounded to the nanosecond).
+    public func _rlmSet() -> _StoredValue {
+        let interval = timeIntervalSince1970
+        var seconds = interval.rounded(.down)
+        var nanoseconds = ((interval - seconds) * 1e9).rounded()
+        if nanoseconds >= 1e9 { seconds += 1; nanoseconds -= 1e9 }
+        let clamped = min(max(seconds, -9.2e18), 9.2e18)
+        return _StoredValue(.timestamp(Timestamp(seconds: Int64(clamped), nanoseconds: Int32(nanoseconds))))
+    }
+}
+
+// MARK: Optionals
+
+extension Optional: _Persistable where Wrapped: _Persistable {
+    public static var _rlmKind: _PropertyKind { _PropertyKind(Wrapped._rlmKind.type, Wrapped._rlmKind.name + "?") }
+    public static var _rlmIsOptional: Bool { true }
+    public static func _rlmDefault() -> Wrapped? { nil }
+    public static func _rlmGet(_ stored: _StoredValue) -> Wrapped? { stored.value.isNull ? nil : Wrapped._rlmGet(stored) }
+    public func _rlmSet() -> _StoredValue { self.map { $0._rlmSet() } ?? _StoredValue(.null) }
+}
+
+extension Optional: _PrimaryKeyPersistable where Wrapped: _PrimaryKeyPersistable {}
+extension Optional: _IndexablePersistable where Wrapped: _IndexablePersistable {}

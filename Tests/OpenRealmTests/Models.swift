@@ -1,0 +1,59 @@
+import Foundation
+import OpenRealm
+
+// Models in the style of the seed documents.
+
+final class Dog: Object {
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var breed: String?
+    @Persisted var dateOfBirth = Date(timeIntervalSince1970: 0)
+}
+
+final class Person: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted(indexed: true) var email: String?
+    @Persisted var score = 0.0
+    var scratch = "ignored: not @Persisted"
+}
+
+final class AllTypes: Object {
+    @Persisted(primaryKey: true) var key = ""
+    @Persisted var int = 0
+    @Persisted var int8: Int8 = 0
+    @Persisted var int16: Int16 = 0
+    @Persisted var int32: Int32 = 0
+    @Persisted var int64: Int64 = 0
+    @Persisted var bool = false
+    @Persisted var float: Float = 0
+    @Persisted var double = 0.0
+    @Persisted var string = ""
+    @Persisted var data = Data()
+    @Persisted var date = Date(timeIntervalSince1970: 0)
+    @Persisted var optInt: Int?
+    @Persisted var optBool: Bool?
+    @Persisted var optFloat: Float?
+    @Persisted var optDouble: Double?
+    @Persisted var optString: String?
+    @Persisted var optData: Data?
+    @Persisted var optDate: Date?
+}
+
+final class TwoPrimaryKeys: Object {
+    @Persisted(primaryKey: true) var a = 0
+    @Persisted(primaryKey: true) var b = ""
+}
+
+final class ThisClassNameIsFarTooLongToBeStoredAsATableNameInARealmFile: Object {
+    @Persisted var value = 0
+}
+
+/// A later version of `Dog` whose `age` became a String: the file's schema no longer matches.
+final class ChangedDog: Object {
+    override class func className() -> String { "Dog" }
+    @Persisted var name = ""
+    @Persisted var age = ""
+    @Persisted var breed: String?
+    @Persisted var dateOfBirth = Date(timeIntervalSince1970: 0)
+}

@@ -1,0 +1,265 @@
+import Foundation
+import Testing
+@testable import OpenRealm
+
+/// A fresh folder per test; tests run in parallel.
+final class TestFolder: @unchecked Sendable {
+    // @unchecked: `url` is immutable; the folder is removed in deinit.
+    let url: URL
+    init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("openrealm-api-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    func configuration(_ types: [Object.Type]? = nil) -> Realm.Configuration {
+        Realm.Configuration(fileURL: url.appendingPathComponent("test.realm"), objectTypes: types)
+    }
+}
+
+@Suite struct RealmBasicsTests {
+    @Test func addedObjectsAreLiveAndSurviveReopening() throws {
+        let folder = TestFolder()
+        do {
+            let realm = try Realm(configuration: folder.configuration())
+            let dog = Dog()
+            dog.name = "Rex"
+            dog.breed = "Collie"
+            #expect(dog.realm == nil)
+            try realm.write { realm.add(dog) }
+            #expect(dog.realm === realm)
+            #expect(dog.name == "Rex")
+            try realm.write { dog.age = 3 }
+            #expect(dog.age == 3)
+            let dogs = realm.objects(Dog.self)
+            #expect(dogs.count == 1)
+            #expect(dogs[0].name == "Rex")
+        }
+        let realm = try Realm(configuration: folder.configuration())
+        let dogs = realm.objects(Dog.self)
+        #expect(dogs.count == 1)
+        #expect(dogs.first?.age == 3)
+        #expect(dogs.first?.breed == "Collie")
+        #expect(Array(dogs.map(\.name)) == ["Rex"])
+    }
+
+    @Test func primaryKeysFindAndUpdateObjects() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration([Person.self]))
+        try realm.write {
+            for id in 0..<100 {
+                let person = Person()
+                person.id = id
+                person.name = "person \(id)"
+                person.email = id % 2 == 0 ? "p\(id)@example.org" : nil
+                realm.add(person)
+            }
+        }
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 42)?.name == "person 42")
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 1000) == nil)
+
+        let update = Person()
+        update.id = 42
+        update.name = "renamed"
+        try realm.write { realm.add(update, update: .modified) }
+        #expect(update.realm === realm)
+        #expect(realm.objects(Person.self).count == 100)
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 42)?.name == "renamed")
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 42)?.email == nil)
+    }
+
+    @Test func deletedObjectsAreInvalidated() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let dogs = (0..<5).map { i -> Dog in
+            let dog = Dog()
+            dog.name = "dog \(i)"
+            return dog
+        }
+        try realm.write { realm.add(dogs) }
+        try realm.write { realm.delete(dogs[1]) }
+        #expect(dogs[1].isInvalidated)
+        #expect(!dogs[0].isInvalidated)
+        #expect(realm.objects(Dog.self).map(\.name) == ["dog 0", "dog 2", "dog 3", "dog 4"])
+        try realm.write { realm.delete(realm.objects(Dog.self)) }
+        #expect(realm.objects(Dog.self).isEmpty)
+        try realm.write {
+            realm.add(Dog())
+            realm.deleteAll()
+        }
+        #expect(realm.objects(Dog.self).count == 0)
+    }
+
+    @Test func aThrowingWriteBlockRollsBack() throws {
+        struct Stop: Error {}
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        #expect(throws: Stop.self) {
+            try realm.write {
+                realm.add(Dog())
+                throw Stop()
+            }
+        }
+        #expect(!realm.isInWriteTransaction)
+        #expect(realm.objects(Dog.self).count == 0)
+        try realm.beginWrite()
+        realm.add(Dog())
+        realm.cancelWrite()
+        #expect(realm.objects(Dog.self).count == 0)
+        try realm.beginWrite()
+        realm.add(Dog())
+        try realm.commitWrite()
+        #expect(realm.objects(Dog.self).count == 1)
+    }
+
+    @Test func everyPropertyTypeRoundTrips() throws {
+        let folder = TestFolder()
+        let date = Date(timeIntervalSince1970: -2_208_988_800.125)
+        let future = Date(timeIntervalSince1970: 32_503_680_000.5)
+        do {
+            let realm = try Realm(configuration: folder.configuration())
+            let full = AllTypes()
+            full.key = "full"
+            full.int = .max; full.int8 = .min; full.int16 = .max; full.int32 = .min; full.int64 = .min
+            full.bool = true; full.float = -1.5; full.double = .greatestFiniteMagnitude
+            full.string = "héllo \u{0} wörld"; full.data = Data([0, 1, 255]); full.date = date
+            full.optInt = 0; full.optBool = false; full.optFloat = .infinity; full.optDouble = -0.25
+            full.optString = ""; full.optData = Data(); full.optDate = future
+            let empty = AllTypes()
+            empty.key = "empty"
+            try realm.write { realm.add([full, empty]) }
+        }
+        let realm = try Realm(configuration: folder.configuration())
+        let full = try #require(realm.object(ofType: AllTypes.self, forPrimaryKey: "full"))
+        #expect(full.int == .max && full.int8 == .min && full.int16 == .max && full.int32 == .min && full.int64 == .min)
+        #expect(full.bool && full.float == -1.5 && full.double == .greatestFiniteMagnitude)
+        #expect(full.string == "héllo \u{0} wörld" && full.data == Data([0, 1, 255]))
+        #expect(abs(full.date.timeIntervalSince(date)) < 1e-6)
+        #expect(full.optInt == 0 && full.optBool == false && full.optFloat == .infinity && full.optDouble == -0.25)
+        #expect(full.optString == "" && full.optData == Data())
+        #expect(abs(full.optDate!.timeIntervalSince(future)) < 1e-6)
+        let empty = try #require(realm.object(ofType: AllTypes.self, forPrimaryKey: "empty"))
+        #expect(empty.optInt == nil && empty.optBool == nil && empty.optFloat == nil && empty.optDouble == nil)
+        #expect(empty.optString == nil && empty.optData == nil && empty.optDate == nil)
+        #expect(empty.int == 0 && empty.string == "" && empty.data.isEmpty)
+    }
+}
+
+@Suite struct SchemaTests {
+    @Test func theSchemaComesFromPersistedProperties() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration([Person.self]))
+        let schema = try ObjectSchema.of(Person.self)
+        #expect(schema.className == "Person")
+        #expect(schema.properties.map(\.name) == ["id", "name", "email", "score"])
+        #expect(schema.primaryKeyProperty?.name == "id")
+        #expect(schema.property(named: "email")?.isIndexed == true)
+        #expect(schema.property(named: "email")?.isOptional == true)
+        _ = realm
+    }
+
+    @Test func invalidModelsAreRefusedWithTheRule() {
+        let folder = TestFolder()
+        #expect { try Realm(configuration: folder.configuration([TwoPrimaryKeys.self])) } throws: { error in
+            (error as? Realm.Error)?.code == .invalidSchema && (error as? Realm.Error)?.message.contains("primary keys") == true
+        }
+        #expect { try Realm(configuration: folder.configuration([ThisClassNameIsFarTooLongToBeStoredAsATableNameInARealmFile.self])) } throws: { error in
+            (error as? Realm.Error)?.code == .invalidSchema
+        }
+    }
+
+    @Test func aChangedSchemaIsRefusedNamingTheDifference() throws {
+        let folder = TestFolder()
+        do {
+            let realm = try Realm(configuration: folder.configuration())
+            try realm.write { realm.add(Dog()) }
+        }
+        #expect { try Realm(configuration: folder.configuration([ChangedDog.self])) } throws: { error in
+            (error as? Realm.Error)?.code == .schemaMismatch && (error as? Realm.Error)?.message.contains("age changed type") == true
+        }
+    }
+
+    @Test func anEncryptionKeyIsNotSilentlyIgnored() {
+        let folder = TestFolder()
+        var configuration = folder.configuration()
+        configuration.encryptionKey = Data(repeating: 1, count: 64)
+        #expect { try Realm(configuration: configuration) } throws: { error in (error as? Realm.Error)?.code == .unsupported }
+    }
+
+    @Test func foreignFilesGiveTypedErrors() throws {
+        let folder = TestFolder()
+        let url = folder.url.appendingPathComponent("foreign.realm")
+        try Data("not a realm file at all".utf8).write(to: url)
+        #expect { try Realm(fileURL: url) } throws: { error in (error as? Realm.Error)?.code == .invalidDatabase }
+    }
+
+    @Test func inMemoryRealmsShareTheirIdentifier() throws {
+        let identifier = "memory-\(UUID().uuidString)"
+        let first = try Realm(configuration: Realm.Configuration(inMemoryIdentifier: identifier))
+        try first.write { first.add(Dog()) }
+        let second = try Realm(configuration: Realm.Configuration(inMemoryIdentifier: identifier))
+        #expect(second.objects(Dog.self).count == 1)
+    }
+}
+
+/// Misuse that cannot throw stops the process with a message naming the broken rule.
+@Suite struct MisuseTests {
+    static func expectRule(_ result: ExitTest.Result?, _ rule: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains(rule), "the trap should name the rule: \(output.suffix(400))", sourceLocation: sourceLocation)
+    }
+
+    @Test func settingAManagedPropertyOutsideAWriteTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TestFolder()
+            let realm = try Realm(configuration: folder.configuration())
+            let dog = Dog()
+            try realm.write { realm.add(dog) }
+            dog.name = "outside"
+        }
+        Self.expectRule(result, "outside of a write transaction")
+    }
+
+    @Test func touchingADeletedObjectTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TestFolder()
+            let realm = try Realm(configuration: folder.configuration())
+            let dog = Dog()
+            try realm.write { realm.add(dog) }
+            try realm.write { realm.delete(dog) }
+            _ = dog.name
+        }
+        Self.expectRule(result, "deleted or invalidated")
+    }
+
+    @Test func addingOutsideAWriteTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TestFolder()
+            let realm = try Realm(configuration: folder.configuration())
+            realm.add(Dog())
+        }
+        Self.expectRule(result, "outside of a write transaction")
+    }
+
+    @Test func duplicatePrimaryKeysTrap() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TestFolder()
+            let realm = try Realm(configuration: folder.configuration())
+            try realm.write {
+                realm.add(Person())
+                realm.add(Person())
+            }
+        }
+        Self.expectRule(result, "existing primary key value")
+    }
+
+    @Test func changingAPrimaryKeyTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TestFolder()
+            let realm = try Realm(configuration: folder.configuration())
+            let person = Person()
+            try realm.write { realm.add(person) }
+            try realm.write { person.id = 7 }
+        }
+        Self.expectRule(result, "Primary key can't be changed")
+    }
+}
