@@ -38,6 +38,15 @@ let package = Package(
             name: "EngineSideBySide",
             dependencies: ["EngineWorkloads"]
         ),
+        // The object layer (W1, W3 of the object-model issue) against GRDB records.
+        .executableTarget(
+            name: "ObjectSideBySide",
+            dependencies: [
+                "EngineWorkloads",
+                .product(name: "OpenRealm", package: "OpenRealm"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

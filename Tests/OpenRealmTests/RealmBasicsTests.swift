@@ -263,3 +263,44 @@ final class TestFolder: @unchecked Sendable {
         Self.expectRule(result, "Primary key can't be changed")
     }
 }
+
+class Animal: Object {
+    @Persisted var legs: Int8 = 4
+    var nickname = "ignored"
+    @Persisted var weight: Double?
+}
+
+final class Cat: Animal {
+    var mood: Bool = true
+    @Persisted var name = "Tom"
+    @Persisted var born = Date(timeIntervalSince1970: 5)
+}
+
+@Suite struct SchemaLayoutTests {
+    /// `add` reads unmanaged values straight from the object's memory when the computed
+    /// wrapper layout is confirmed; it must agree with `Mirror` for every model shape.
+    @Test func unmanagedValuesMatchMirrorForEveryModel() throws {
+        let objects: [Object] = [Dog(), Person(), AllTypes(), Cat()]
+        (objects[1] as! Person).email = "x@example.org"
+        (objects[3] as! Cat).weight = 4.5
+        for object in objects {
+            let schema = try ObjectSchema.of(type(of: object))
+            #expect(schema.wrapperLayout != nil, "\(schema.className): layout not confirmed")
+            let viaMirror = ObjectSchema.persistedChildren(of: object).map { $0.1.unmanagedValue.value }
+            #expect(schema.unmanagedValues(of: object).map(\.value) == viaMirror, "\(schema.className)")
+        }
+        #expect(try ObjectSchema.of(Cat.self).properties.map(\.name) == ["legs", "weight", "name", "born"])
+    }
+
+    @Test func subclassesRoundTrip() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let cat = Cat()
+        cat.legs = 3
+        cat.name = "Felix"
+        try realm.write { realm.add(cat) }
+        let stored = try #require(realm.objects(Cat.self).first)
+        #expect(stored.legs == 3 && stored.name == "Felix" && stored.weight == nil)
+        #expect(stored.born == Date(timeIntervalSince1970: 5))
+    }
+}

@@ -71,8 +71,21 @@ final class ManagedObject {
 
     var isInvalidated: Bool { (try? realm.tableView(table).contains(key)) != true }
 
+    /// The object's row at the realm's current version, located once and reused until the
+    /// realm moves to another version (reads outside write transactions only: inside one the
+    /// transaction's buffers may move under it).
+    private var cachedRow: Row?
+    private var cachedGeneration = -1
+
     func read(_ property: Int) -> _StoredValue {
         do {
+            if realm.writeTransaction == nil {
+                if cachedGeneration != realm.generation || cachedRow == nil {
+                    cachedRow = try realm.tableView(table).existingRow(key)
+                    cachedGeneration = realm.generation
+                }
+                return _StoredValue(try cachedRow!.value(binding.columns[property]))
+            }
             return _StoredValue(try realm.tableView(table).value(key, binding.columns[property]))
         } catch {
             preconditionFailure("Object has been deleted or invalidated: it is no longer in the realm (\(error))")

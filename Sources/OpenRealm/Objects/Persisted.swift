@@ -106,9 +106,31 @@ protocol PersistedProperty {
     var isProbe: Bool { get }
     /// The unmanaged value, as the engine stores it.
     var unmanagedValue: _StoredValue { get }
+    /// The unmanaged value of the wrapper of this type stored at `address`.
+    static func unmanagedValue(at address: UnsafeRawPointer) -> _StoredValue
+    /// Marks the wrapper at `address` as a probe; returns what was there, for `restore`.
+    static func markProbe(at address: UnsafeMutableRawPointer) -> Any
+    static func restore(_ saved: Any, at address: UnsafeMutableRawPointer)
 }
 
 extension Persisted: PersistedProperty {
+    static var wrapperSize: Int { MemoryLayout<Persisted<Value>>.size }
+
+    static func unmanagedValue(at address: UnsafeRawPointer) -> _StoredValue {
+        address.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue
+    }
+
+    static func markProbe(at address: UnsafeMutableRawPointer) -> Any {
+        let wrapper = address.assumingMemoryBound(to: Persisted<Value>.self)
+        let saved = wrapper.pointee
+        wrapper.pointee.storage = .probe
+        return saved
+    }
+
+    static func restore(_ saved: Any, at address: UnsafeMutableRawPointer) {
+        if let saved = saved as? Persisted<Value> { address.assumingMemoryBound(to: Persisted<Value>.self).pointee = saved }
+    }
+
     var propertyKind: _PropertyKind { Value._rlmKind }
     var isOptional: Bool { Value._rlmIsOptional }
     var isProbe: Bool { if case .probe = storage { return true } else { return false } }

@@ -26,9 +26,8 @@ extension Realm {
             let binding = try bindingCreatingTable(for: type(of: object))
             let table = try engine { () throws(StorageError) in try transaction.table(binding.table) }
             var values = [Value](repeating: .null, count: table.info.columns.count)
-            let properties = ObjectSchema.persistedChildren(of: object)
-            for (index, (_, property)) in properties.enumerated() {
-                values[binding.columns[index].index] = property.unmanagedValue.value
+            for (index, value) in binding.schema.unmanagedValues(of: object).enumerated() {
+                values[binding.columns[index].index] = value.value
             }
             if update != .error, let primaryKey = binding.schema.primaryKeyProperty {
                 let column = binding.columns[primaryKey.index]

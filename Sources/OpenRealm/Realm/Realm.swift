@@ -22,6 +22,9 @@ public final class Realm {
     private var bindings: [ObjectIdentifier: TableBinding] = [:]
     /// Table views of the current read version, by table (rebuilt when the version moves).
     private var views: [TableKey: TableView] = [:]
+    /// Changes whenever what the realm reads may have changed (a refresh, a write beginning or
+    /// ending), so that objects know their cached rows are stale.
+    private(set) var generation = 0
 
     /// Opens the default realm (`Realm.Configuration.defaultConfiguration`).
     public convenience init() throws {
@@ -65,6 +68,7 @@ public final class Realm {
         let before = readTransaction.version
         readTransaction = store.beginRead()
         views = [:]
+        generation += 1
         return readTransaction.version != before
     }
 
@@ -138,6 +142,7 @@ public final class Realm {
         }
         writeTransaction = try engine { () throws(StorageError) in try store.beginWrite() }
         views = [:]
+        generation += 1
     }
 
     /// Commits the open write transaction.

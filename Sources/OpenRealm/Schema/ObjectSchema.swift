@@ -42,10 +42,26 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     private let lock = Mutex()
     private var columnsByKeyPath: [AnyKeyPath: Int] = [:]
 
-    init(className: String, properties: [PropertySchema], objectType: Object.Type) {
+    /// Per property, where its wrapper lies in an instance and how to read it: lets `add`
+    /// read an unmanaged object's values without `Mirror` (nil when the layout could not be
+    /// confirmed; `add` then uses `Mirror`).
+    let wrapperLayout: [(offset: Int, type: PersistedProperty.Type)]?
+
+    init(className: String, properties: [PropertySchema], objectType: Object.Type,
+         wrapperLayout: [(offset: Int, type: PersistedProperty.Type)]?) {
         self.className = className
         self.properties = properties
         self.objectType = objectType
+        self.wrapperLayout = wrapperLayout
+    }
+
+    /// The values of an unmanaged object's properties, in property order.
+    func unmanagedValues(of object: Object) -> [_StoredValue] {
+        guard let layout = wrapperLayout else {
+            return Self.persistedChildren(of: object).map { $0.1.unmanagedValue }
+        }
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        return layout.map { $0.type.unmanagedValue(at: base + $0.offset) }
     }
 
     public var description: String {
@@ -103,7 +119,51 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
         guard Set(properties.map(\.columnName)).count == properties.count else {
             throw Realm.Error(.invalidSchema, "\(className) maps two properties to the same name")
         }
-        return ObjectSchema(className: className, properties: properties, objectType: type)
+        return ObjectSchema(className: className, properties: properties, objectType: type,
+                            wrapperLayout: confirmedLayout(of: prototype, persisted: properties.count))
+    }
+
+    // MARK: Wrapper layout
+
+    // Swift lays out a class instance's stored properties after the 16-byte object header, in
+    // declaration order, superclass first, each at the next offset its alignment allows. The
+    // offsets computed from `Mirror` under that rule are only used after a check on the
+    // prototype: each computed place, marked through a pointer, must be the wrapper `Mirror`
+    // sees marked. Any doubt leaves the layout nil and `add` on the slower, safe path.
+
+    static func confirmedLayout(of prototype: Object, persisted count: Int) -> [(offset: Int, type: PersistedProperty.Type)]? {
+        var mirrors: [Mirror] = []
+        var mirror: Mirror? = Mirror(reflecting: prototype)
+        while let current = mirror {
+            mirrors.append(current)
+            mirror = current.superclassMirror
+        }
+        var offset = 16
+        var layout: [(offset: Int, type: PersistedProperty.Type)] = []
+        for current in mirrors.reversed() {
+            for child in current.children {
+                let (size, alignment) = sizeAndAlignment(of: child.value)
+                offset = (offset + alignment - 1) & ~(alignment - 1)
+                if let label = child.label, label.hasPrefix("_"), let property = child.value as? PersistedProperty {
+                    layout.append((offset, type(of: property)))
+                }
+                offset += size
+            }
+        }
+        guard layout.count == count else { return nil }
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
+        for (index, entry) in layout.enumerated() {
+            let saved = entry.type.markProbe(at: base + entry.offset)
+            let marked = persistedChildren(of: prototype).enumerated().filter { $0.element.1.isProbe }.map(\.offset)
+            entry.type.restore(saved, at: base + entry.offset)
+            guard marked == [index] else { return nil }
+        }
+        return layout
+    }
+
+    private static func sizeAndAlignment(of value: Any) -> (Int, Int) {
+        func measure<T>(_ value: T) -> (Int, Int) { (MemoryLayout<T>.size, MemoryLayout<T>.alignment) }
+        return _openExistential(value, do: measure)
     }
 
     /// The `@Persisted` children of `object`, superclass properties first.

@@ -1,0 +1,170 @@
+// The object layer against GRDB with Codable records, as a server developer writes each:
+// W1 bulk insert (10,000 objects per write) and W3 random primary-key lookups reading every
+// field. Prints both figures and the ratio (OpenRealm / GRDB; above 1: OpenRealm is faster).
+//
+//   swift run -c release --package-path Benchmarks ObjectSideBySide [--rows N] [--repeat N]
+
+import EngineWorkloads
+import Foundation
+import GRDB
+import OpenRealm
+
+final class Person: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted(indexed: true) var age = 0
+    @Persisted var score = 0.0
+    @Persisted var email: String?
+}
+
+struct PersonRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "person"
+    var id: Int64
+    var name: String
+    var age: Int64
+    var score: Double
+    var email: String?
+}
+
+var rows = 1_000_000
+var repeats = 1
+var arguments = CommandLine.arguments.dropFirst().makeIterator()
+while let argument = arguments.next() {
+    switch argument {
+    case "--rows": rows = Int(arguments.next()!)!
+    case "--repeat": repeats = max(1, Int(arguments.next()!)!)
+    default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
+    }
+}
+
+let data = BenchmarkData.rows(count: rows)
+var random = SeededGenerator(seed: 7)
+let lookups = (0..<rows).map { _ in Int64.random(in: 0..<Int64(rows), using: &random) }
+
+func seconds(_ body: () throws -> Void) rethrows -> Double {
+    let start = ContinuousClock.now
+    try body()
+    let d = ContinuousClock.now - start
+    return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+}
+
+func folder() -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("object-bench-\(UUID().uuidString)")
+    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+func fileSize(_ url: URL) -> Int {
+    let files = (try? FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: [.fileSizeKey])) ?? []
+    return files.reduce(0) { $0 + ((try? $1.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0) }
+}
+
+struct Result { var insert = 0.0, lookup = 0.0, lookupCached = 0.0, bytes = 0 }
+
+@MainActor func runOpenRealm() throws -> Result {
+    let dir = folder()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    var result = Result()
+    try autoreleasepool {
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: dir.appendingPathComponent("bench.realm"), objectTypes: [Person.self]))
+        let insert = try seconds {
+            for start in stride(from: 0, to: rows, by: 10_000) {
+                try realm.write {
+                    for row in data[start..<min(start + 10_000, rows)] {
+                        let person = Person()
+                        person.id = Int(row.id)
+                        person.name = row.name
+                        person.age = Int(row.age)
+                        person.score = row.score
+                        person.email = row.note
+                        realm.add(person)
+                    }
+                }
+            }
+        }
+        var checksum = 0
+        let lookup = seconds {
+            for id in lookups {
+                let person = realm.object(ofType: Person.self, forPrimaryKey: Int(id))!
+                checksum &+= person.id &+ person.name.utf8.count &+ person.age &+ Int(person.score) &+ (person.email?.utf8.count ?? 0)
+            }
+        }
+        precondition(checksum != 0)
+        result = Result(insert: Double(rows) / insert, lookup: Double(rows) / lookup, lookupCached: Double(rows) / lookup, bytes: fileSize(dir))
+    }
+    return result
+}
+
+@MainActor func runGRDB() throws -> Result {
+    let dir = folder()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    var configuration = Configuration()
+    configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+    let pool = try DatabasePool(path: dir.appendingPathComponent("bench.sqlite").path, configuration: configuration)
+    try pool.write { db in
+        try db.create(table: "person") { t in
+            t.column("id", .integer).primaryKey()
+            t.column("name", .text).notNull()
+            t.column("age", .integer).notNull().indexed()
+            t.column("score", .double).notNull()
+            t.column("email", .text)
+        }
+    }
+    let insert = try seconds {
+        for start in stride(from: 0, to: rows, by: 10_000) {
+            try pool.write { db in
+                for row in data[start..<min(start + 10_000, rows)] {
+                    try PersonRecord(id: row.id, name: row.name, age: row.age, score: row.score, email: row.note).insert(db)
+                }
+            }
+        }
+    }
+    var checksum = 0
+    let lookup = try seconds {
+        try pool.read { db in
+            for id in lookups {
+                let person = try PersonRecord.fetchOne(db, key: id)!
+                checksum &+= Int(person.id) &+ person.name.utf8.count &+ Int(person.age) &+ Int(person.score) &+ (person.email?.utf8.count ?? 0)
+            }
+        }
+    }
+    let cached = try seconds {
+        try pool.read { db in
+            let statement = try db.cachedStatement(sql: "SELECT id, name, age, score, email FROM person WHERE id = ?")
+            for id in lookups {
+                let row = try Row.fetchOne(statement, arguments: [id])!
+                let name: String = row[1]
+                let email: String? = row[4]
+                checksum &+= Int(row[0] as Int64) &+ name.utf8.count &+ Int(row[2] as Int64) &+ Int(row[3] as Double) &+ (email?.utf8.count ?? 0)
+            }
+        }
+    }
+    precondition(checksum != 0)
+    return Result(insert: Double(rows) / insert, lookup: Double(rows) / lookup, lookupCached: Double(rows) / cached, bytes: fileSize(dir))
+}
+
+@MainActor func best(_ run: () throws -> Result) rethrows -> Result {
+    var best = Result()
+    for _ in 0..<repeats {
+        let r = try run()
+        best.insert = max(best.insert, r.insert)
+        best.lookup = max(best.lookup, r.lookup)
+        best.lookupCached = max(best.lookupCached, r.lookupCached)
+        best.bytes = r.bytes
+    }
+    return best
+}
+
+#if !canImport(ObjectiveC)
+func autoreleasepool<T>(_ body: () throws -> T) rethrows -> T { try body() }
+#endif
+
+let realm = try best(runOpenRealm)
+let grdb = try best(runGRDB)
+func format(_ x: Double) -> String { String(Int(x)).padding(toLength: 12, withPad: " ", startingAt: 0) }
+print("| workload | OpenRealm | GRDB | ratio |")
+print("|---|---:|---:|---:|")
+print("| W1 insert \(rows) objects, 10,000/write (objects/s) | \(Int(realm.insert)) | \(Int(grdb.insert)) | \(String(format: "%.2f", realm.insert / grdb.insert))× |")
+print("| W3 \(rows) primary-key lookups, every field, vs record fetch (/s) | \(Int(realm.lookup)) | \(Int(grdb.lookup)) | \(String(format: "%.2f", realm.lookup / grdb.lookup))× |")
+print("| W3 vs cached statement (/s) | \(Int(realm.lookup)) | \(Int(grdb.lookupCached)) | \(String(format: "%.2f", realm.lookup / grdb.lookupCached))× |")
+print("| file size after W1 (MiB) | \(String(format: "%.1f", Double(realm.bytes) / 1_048_576)) | \(String(format: "%.1f", Double(grdb.bytes) / 1_048_576)) | |")
