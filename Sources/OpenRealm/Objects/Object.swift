@@ -18,7 +18,7 @@ import RealmStorage
 /// confined to the realm's thread.
 open class Object: CustomStringConvertible {
     /// Set when the object is managed.
-    final var _managed: ManagedObject?
+    @usableFromInline final var _managed: ManagedObject?
 
     public required init() {}
 
@@ -44,6 +44,7 @@ open class Object: CustomStringConvertible {
 
     /// The property index of the wrapper at `storageKeyPath`, resolved once per class and key
     /// path (ObjectSchema.swift) and then remembered in the wrapper.
+    @usableFromInline
     final func propertyIndex<O: Object, V>(for storageKeyPath: ReferenceWritableKeyPath<O, Persisted<V>>, _ managed: ManagedObject) -> Int {
         // The accessor is only called with the enclosing instance, which is an O.
         let object = unsafeDowncast(self, to: O.self)
@@ -55,6 +56,7 @@ open class Object: CustomStringConvertible {
 }
 
 /// The managed state of an object: its realm, table and key.
+@usableFromInline
 final class ManagedObject {
     let realm: Realm
     let binding: TableBinding
@@ -77,6 +79,7 @@ final class ManagedObject {
     private var cachedRow: Row?
     private var cachedGeneration = -1
 
+    @usableFromInline
     func read(_ property: Int) -> _StoredValue {
         do {
             if realm.writeTransaction == nil {
@@ -92,6 +95,7 @@ final class ManagedObject {
         }
     }
 
+    @usableFromInline
     func write(_ property: Int, _ value: _StoredValue, isPrimaryKey: Bool) {
         guard let transaction = realm.writeTransaction else {
             preconditionFailure("Cannot modify managed objects outside of a write transaction: wrap the change in realm.write { }")

@@ -14,8 +14,13 @@ import RealmStorage
 /// Properties without `@Persisted` are ignored. An unmanaged object keeps its values in the
 /// wrapper like any Swift property; once the object is managed (added to or read from a
 /// realm) every read and write goes to the realm file.
+// The initialisers and the accessor are `@inlinable`: a model class lives in the user's module,
+// and a generic wrapper used across the module boundary without specialisation pays for type
+// metadata lookups and generic key-path application on every access (measured: several
+// thousand instructions per property access, see BENCHMARKS.md).
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
+    @usableFromInline
     enum Storage {
         /// Unmanaged: the value itself.
         case unmanaged(Value)
@@ -25,19 +30,22 @@ public struct Persisted<Value: _Persistable> {
         case probe
     }
 
-    var storage: Storage
-    let isPrimaryKey: Bool
-    let isIndexed: Bool
+    @usableFromInline var storage: Storage
+    @usableFromInline let isPrimaryKey: Bool
+    @usableFromInline let isIndexed: Bool
 
     /// A property whose initial value is the type's default (0, "", nil, …).
+    @inlinable
     public init() {
         self.init(value: Value._rlmDefault(), primaryKey: false, indexed: false)
     }
 
+    @inlinable
     public init(wrappedValue: Value) {
         self.init(value: wrappedValue, primaryKey: false, indexed: false)
     }
 
+    @inlinable
     init(value: Value, primaryKey: Bool, indexed: Bool) {
         storage = .unmanaged(value)
         isPrimaryKey = primaryKey
@@ -51,6 +59,7 @@ public struct Persisted<Value: _Persistable> {
         set { preconditionFailure("@Persisted can only be used on a property of a class derived from Object") }
     }
 
+    @inlinable
     public static subscript<EnclosingSelf: Object>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
@@ -61,6 +70,7 @@ public struct Persisted<Value: _Persistable> {
                 if case .unmanaged(let value) = object[keyPath: storageKeyPath].storage { return value }
                 return Value._rlmDefault()
             }
+            if case .managed(let index) = object[keyPath: storageKeyPath].storage { return Value._rlmGet(managed.read(index)) }
             return Value._rlmGet(managed.read(object.propertyIndex(for: storageKeyPath, managed)))
         }
         set {
@@ -77,10 +87,12 @@ public struct Persisted<Value: _Persistable> {
 extension Persisted where Value: _PrimaryKeyPersistable {
     /// A primary key: unique among the objects of its type, and fixed once the object is
     /// managed.
+    @inlinable
     public init(wrappedValue: Value, primaryKey: Bool) {
         self.init(value: wrappedValue, primaryKey: primaryKey, indexed: false)
     }
 
+    @inlinable
     public init(primaryKey: Bool) {
         self.init(value: Value._rlmDefault(), primaryKey: primaryKey, indexed: false)
     }
@@ -88,10 +100,12 @@ extension Persisted where Value: _PrimaryKeyPersistable {
 
 extension Persisted where Value: _IndexablePersistable {
     /// An indexed property: equality and `IN` queries go through a search index.
+    @inlinable
     public init(wrappedValue: Value, indexed: Bool) {
         self.init(value: wrappedValue, primaryKey: false, indexed: indexed)
     }
 
+    @inlinable
     public init(indexed: Bool) {
         self.init(value: Value._rlmDefault(), primaryKey: false, indexed: indexed)
     }
@@ -111,6 +125,8 @@ protocol PersistedProperty {
     /// Marks the wrapper at `address` as a probe; returns what was there, for `restore`.
     static func markProbe(at address: UnsafeMutableRawPointer) -> Any
     static func restore(_ saved: Any, at address: UnsafeMutableRawPointer)
+    /// Makes the wrapper at `address` read and write property `index` of its managed object.
+    static func markManaged(_ index: Int, at address: UnsafeMutableRawPointer)
 }
 
 extension Persisted: PersistedProperty {
@@ -129,6 +145,10 @@ extension Persisted: PersistedProperty {
 
     static func restore(_ saved: Any, at address: UnsafeMutableRawPointer) {
         if let saved = saved as? Persisted<Value> { address.assumingMemoryBound(to: Persisted<Value>.self).pointee = saved }
+    }
+
+    static func markManaged(_ index: Int, at address: UnsafeMutableRawPointer) {
+        address.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .managed(column: index)
     }
 
     var propertyKind: _PropertyKind { Value._rlmKind }

@@ -39,11 +39,13 @@ extension Realm {
                         try engine { () throws(StorageError) in try transaction.set(binding.table, existing, column, value) }
                     }
                     object._managed = ManagedObject(realm: self, binding: binding, key: existing)
+                    binding.schema.markManaged(object)
                     return
                 }
             }
             let key = try engine { () throws(StorageError) in try transaction.insert(binding.table, values: values) }
             object._managed = ManagedObject(realm: self, binding: binding, key: key)
+            binding.schema.markManaged(object)
         } catch where error.code == .duplicatePrimaryKey {
             preconditionFailure("Attempting to create an object of type '\(type(of: object).className())' with an existing primary key value: \(error.message)")
         } catch {
@@ -121,6 +123,7 @@ extension Realm {
     func materialize<Element: Object>(_ type: Element.Type, _ binding: TableBinding, _ key: ObjectKey) -> Element {
         let object = type.init()
         object._managed = ManagedObject(realm: self, binding: binding, key: key)
+        binding.schema.markManaged(object)
         return object
     }
 }

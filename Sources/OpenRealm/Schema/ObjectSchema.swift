@@ -55,6 +55,14 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
         self.wrapperLayout = wrapperLayout
     }
 
+    /// Points every wrapper of a managed object at its property (when the layout is known),
+    /// so that no access needs to look its property up.
+    func markManaged(_ object: Object) {
+        guard let layout = wrapperLayout else { return }
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        for (index, entry) in layout.enumerated() { entry.type.markManaged(index, at: base + entry.offset) }
+    }
+
     /// The values of an unmanaged object's properties, in property order.
     func unmanagedValues(of object: Object) -> [_StoredValue] {
         guard let layout = wrapperLayout else {
