@@ -304,3 +304,22 @@ final class Cat: Animal {
         #expect(stored.born == Date(timeIntervalSince1970: 5))
     }
 }
+
+@Suite struct RealmFileTests {
+    @Test func filesCanBeFoundAndDeletedOnlyWhenClosed() throws {
+        let folder = TestFolder()
+        let configuration = folder.configuration()
+        #expect(!Realm.fileExists(for: configuration))
+        do {
+            let realm = try Realm(configuration: configuration)
+            try realm.write { realm.add(Dog()) }
+            #expect(Realm.fileExists(for: configuration))
+            #expect { try Realm.deleteFiles(for: configuration) } throws: { ($0 as? Realm.Error)?.code == .alreadyOpen }
+        }
+        #expect(try Realm.deleteFiles(for: configuration))
+        #expect(!Realm.fileExists(for: configuration))
+        #expect(try !Realm.deleteFiles(for: configuration))
+        let fresh = try Realm(configuration: configuration)
+        #expect(fresh.objects(Dog.self).isEmpty)
+    }
+}

@@ -168,6 +168,9 @@ package final class Store: @unchecked Sendable {
         return ReadTransaction(store: self, slot: snapshot.slot, top: snapshot.top, mapping: snapshot.mapping)
     }
 
+    /// Whether the file at `path` is open in this process.
+    package static func isOpen(path: String) -> Bool { StoreRegistry.shared.isOpen(path: path) }
+
     /// The newest committed version.
     package var latestVersion: VersionID { stateLock.withLock { committed.slot.version } }
 
@@ -212,6 +215,12 @@ final class StoreRegistry: @unchecked Sendable {
             stores = stores.filter { $0.value.store != nil }
             return store
         }
+    }
+
+    /// Whether a store for the file at `path` is open in this process.
+    func isOpen(path: String) -> Bool {
+        let key = StoreRegistry.canonical(path)
+        return lock.withLock { stores[key]?.store != nil }
     }
 
     /// The path with its folder resolved (symlinks, `..`), so that two spellings of one file
