@@ -57,3 +57,18 @@ final class ChangedDog: Object {
     @Persisted var breed: String?
     @Persisted var dateOfBirth = Date(timeIntervalSince1970: 0)
 }
+
+final class Owner: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var bestFriend: Owner?
+    @Persisted var dog: Pet?
+}
+
+final class Pet: Object {
+    @Persisted var name = ""
+    @Persisted var owner: Owner?
+}
+
+final class BadLink: Object {
+    @Persisted var owner = Owner()
+}

@@ -323,3 +323,52 @@ final class Cat: Animal {
         #expect(fresh.objects(Dog.self).isEmpty)
     }
 }
+
+@Suite struct LinkPropertyTests {
+    @Test func toOneLinksAddTheirTargetsAndReadBack() throws {
+        let folder = TestFolder()
+        do {
+            let realm = try Realm(configuration: folder.configuration())
+            let ann = Owner()
+            ann.name = "Ann"
+            let rex = Pet()
+            rex.name = "Rex"
+            rex.owner = ann
+            ann.dog = rex
+            ann.bestFriend = ann
+            try realm.write { realm.add(rex) }
+            // Adding the pet added its owner, and the cycle back to the pet resolved.
+            #expect(ann.realm === realm)
+            #expect(realm.objects(Owner.self).count == 1)
+            #expect(realm.objects(Pet.self).first?.owner?.name == "Ann")
+            #expect(realm.objects(Owner.self).first?.dog?.name == "Rex")
+            #expect(realm.objects(Owner.self).first?.bestFriend?.name == "Ann")
+
+            // Assigning an unmanaged object to a managed link adds it.
+            try realm.write {
+                let bob = Owner()
+                bob.name = "Bob"
+                rex.owner = bob
+            }
+            #expect(realm.objects(Owner.self).count == 2)
+            #expect(rex.owner?.name == "Bob")
+            try realm.write { rex.owner = nil }
+            #expect(rex.owner == nil)
+            try realm.write { rex.owner = realm.object(ofType: Owner.self, forPrimaryKey: "Ann") }
+        }
+        let realm = try Realm(configuration: folder.configuration())
+        let rex = try #require(realm.objects(Pet.self).first)
+        #expect(rex.owner?.name == "Ann")
+        #expect(rex.owner?.dog?.owner?.bestFriend?.name == "Ann")
+        // Deleting the target clears the link.
+        try realm.write { realm.delete(realm.object(ofType: Owner.self, forPrimaryKey: "Ann")!) }
+        #expect(rex.owner == nil)
+    }
+
+    @Test func aNonOptionalLinkIsAnInvalidSchema() {
+        let folder = TestFolder()
+        #expect { try Realm(configuration: folder.configuration([BadLink.self])) } throws: { error in
+            (error as? Realm.Error)?.code == .invalidSchema && (error as? Realm.Error)?.message.contains("must be optional") == true
+        }
+    }
+}

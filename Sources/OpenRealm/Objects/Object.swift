@@ -87,9 +87,9 @@ final class ManagedObject {
                     cachedRow = try realm.tableView(table).existingRow(key)
                     cachedGeneration = realm.generation
                 }
-                return _StoredValue(try cachedRow!.value(binding.columns[property]))
+                return _StoredValue(try cachedRow!.value(binding.columns[property]), realm: realm)
             }
-            return _StoredValue(try realm.tableView(table).value(key, binding.columns[property]))
+            return _StoredValue(try realm.tableView(table).value(key, binding.columns[property]), realm: realm)
         } catch {
             preconditionFailure("Object has been deleted or invalidated: it is no longer in the realm (\(error))")
         }
@@ -102,7 +102,7 @@ final class ManagedObject {
         }
         precondition(!isPrimaryKey, "Primary key can't be changed after an object is inserted: delete it and add a new one")
         do {
-            try transaction.set(table, key, binding.columns[property], value.value)
+            try transaction.set(table, key, binding.columns[property], realm.resolveLink(value))
         } catch {
             preconditionFailure("Cannot set a property of \(schema.className): \(error)")
         }

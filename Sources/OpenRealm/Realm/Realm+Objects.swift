@@ -26,8 +26,25 @@ extension Realm {
             let binding = try bindingCreatingTable(for: type(of: object))
             let table = try engine { () throws(StorageError) in try transaction.table(binding.table) }
             var values = [Value](repeating: .null, count: table.info.columns.count)
+            var links: [(column: ColumnKey, object: Object)] = []
             for (index, value) in binding.schema.unmanagedValues(of: object).enumerated() {
-                values[binding.columns[index].index] = value.value
+                let column = binding.columns[index]
+                if let linked = value.object {
+                    // Set after the insert: the linked object may link back to this one.
+                    links.append((column, linked))
+                } else {
+                    values[column.index] = value.value
+                }
+            }
+            defer {
+                for link in links where object._managed != nil {
+                    let linkValue = resolveLink(_StoredValue(.null, object: link.object))
+                    do {
+                        try transaction.set(binding.table, object._managed!.key, link.column, linkValue)
+                    } catch {
+                        preconditionFailure("Cannot link \(type(of: object).className()) to \(type(of: link.object).className()): \(error)")
+                    }
+                }
             }
             if update != .error, let primaryKey = binding.schema.primaryKeyProperty {
                 let column = binding.columns[primaryKey.index]
@@ -114,6 +131,28 @@ extension Realm {
             let table = try tableView(binding.table)
             guard let objectKey = try table.indexFirst(column, stored) else { return nil }
             return materialize(type, binding, objectKey)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    /// The stored value for a property write: for a link, the key of the object linked to,
+    /// adding that object first when it is unmanaged (as Realm does).
+    func resolveLink(_ stored: _StoredValue) -> Value {
+        guard let linked = stored.object else { return stored.value }
+        if let managed = linked._managed {
+            precondition(managed.realm === self, "Cannot link to an object managed by another Realm")
+            return .link(managed.key)
+        }
+        add(linked)
+        return .link(linked._managed!.key)
+    }
+
+    /// A managed object of `type` for a link read from the file.
+    func materializeLinked<Element: Object>(_ type: Element.Type, _ key: ObjectKey) -> Element {
+        do {
+            guard let binding = try binding(for: type) else { preconditionFailure("no table for \(type.className())") }
+            return materialize(type, binding, key)
         } catch {
             preconditionFailure("\(error)")
         }

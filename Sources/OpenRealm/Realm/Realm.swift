@@ -93,21 +93,41 @@ public final class Realm {
         let schema = try ObjectSchema.of(type)
         let info = writeTransaction?.tables.first { $0.name == schema.className } ?? readTransaction.top.table(named: schema.className)
         guard let info else { return nil }
-        let binding = try TableBinding(schema: schema, info: info, path: configuration.path)
+        let tables = writeTransaction?.tables ?? readTransaction.tables
+        let binding = try TableBinding(schema: schema, info: info, path: configuration.path) { key in
+            tables.first { $0.key == key }?.name
+        }
         bindings[ObjectIdentifier(type)] = binding
         return binding
     }
 
     /// The binding of `type`, creating its table now if needed (inside a write transaction).
+    /// Link columns are added once their target tables exist, so classes may link to each
+    /// other and to themselves.
     func bindingCreatingTable(for type: Object.Type) throws(Realm.Error) -> TableBinding {
         if let existing = try binding(for: type) { return existing }
         guard let writeTransaction else {
             throw Realm.Error(.notInWriteTransaction, "adding objects requires a write transaction: use realm.write { }")
         }
         let schema = try ObjectSchema.of(type)
-        let key = try engine { () throws(StorageError) in try writeTransaction.createTable(schema.className, columns: schema.columnSpecs) }
-        let binding = TableBinding(schema: schema, table: key, columns: schema.properties.map { ColumnKey($0.index) })
+        let plain = schema.properties.filter { $0.type != .link }
+        let key = try engine { () throws(StorageError) in
+            try writeTransaction.createTable(schema.className, columns: plain.map { $0.columnSpec() })
+        }
+        var columns = [ColumnKey](repeating: ColumnKey(0), count: schema.properties.count)
+        for (position, property) in plain.enumerated() { columns[property.index] = ColumnKey(position) }
+        // Bound before the links are added, so that a link back to this class finds it.
+        var binding = TableBinding(schema: schema, table: key, columns: columns)
         bindings[ObjectIdentifier(type)] = binding
+        for property in schema.properties where property.type == .link {
+            let target = try bindingCreatingTable(for: property.linkTarget!)
+            let column = try engine { () throws(StorageError) in
+                try writeTransaction.addColumn(key, property.columnSpec(linkTarget: target.table))
+            }
+            columns[property.index] = column
+            binding = TableBinding(schema: schema, table: key, columns: columns)
+            bindings[ObjectIdentifier(type)] = binding
+        }
         return binding
     }
 
@@ -189,7 +209,7 @@ final class TableBinding {
 
     /// Binds to an existing table, which must have every property as a column of the same
     /// type (migrations come later).
-    convenience init(schema: ObjectSchema, info: TableInfo, path: String) throws(Realm.Error) {
+    convenience init(schema: ObjectSchema, info: TableInfo, path: String, linkTargetName: (TableKey?) -> String?) throws(Realm.Error) {
         var columns: [ColumnKey] = []
         var differences: [String] = []
         for property in schema.properties {
@@ -198,7 +218,8 @@ final class TableBinding {
                 continue
             }
             let spec = info.columns[column.index]
-            if spec.type != property.type || spec.nullable != property.isOptional || spec.isList {
+            if spec.type != property.type || spec.nullable != property.isOptional || spec.isList
+                || (spec.type == .link && linkTargetName(spec.linkTarget) != property.linkTarget?.className()) {
                 differences.append("property \(property.name) changed type")
             } else if spec.unique != property.isPrimaryKey {
                 differences.append("primary key changed on \(property.name)")

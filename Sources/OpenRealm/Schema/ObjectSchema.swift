@@ -12,7 +12,8 @@ import RealmStorage
 // path → column; the wrapper then remembers its column for the rest of the object's life.
 
 /// One persisted property of a model class.
-public struct PropertySchema: Sendable, Equatable {
+public struct PropertySchema: @unchecked Sendable, Equatable {
+    // @unchecked: `linkTarget` is a metatype, immutable.
     /// The Swift property name.
     public var name: String
     /// The column name in the file (`propertiesMapping()`), usually the same.
@@ -24,9 +25,18 @@ public struct PropertySchema: Sendable, Equatable {
     /// Position of the property in its class (`Realm` maps it to the table's column).
     var index: Int
     var type: ColumnType
+    /// For links: the class linked to.
+    var linkTarget: Object.Type?
 
-    var columnSpec: ColumnSpec {
-        ColumnSpec(name: columnName, type: type, nullable: isOptional, indexed: isIndexed, unique: isPrimaryKey)
+    public static func == (a: PropertySchema, b: PropertySchema) -> Bool {
+        a.name == b.name && a.columnName == b.columnName && a.typeName == b.typeName && a.isOptional == b.isOptional
+            && a.isPrimaryKey == b.isPrimaryKey && a.isIndexed == b.isIndexed && a.index == b.index && a.type == b.type
+            && a.linkTarget.map(ObjectIdentifier.init) == b.linkTarget.map(ObjectIdentifier.init)
+    }
+
+    /// The column for this property; links need the target table's key.
+    func columnSpec(linkTarget: TableKey? = nil) -> ColumnSpec {
+        ColumnSpec(name: columnName, type: type, nullable: isOptional, indexed: isIndexed, unique: isPrimaryKey, linkTarget: linkTarget)
     }
 }
 
@@ -77,7 +87,6 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
             .joined(separator: ", ") + " }"
     }
 
-    var columnSpecs: [ColumnSpec] { properties.map(\.columnSpec) }
 
     func property(named name: String) -> PropertySchema? { properties.first { $0.name == name } }
 
@@ -116,9 +125,13 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
             guard !columnName.isEmpty, columnName.utf8.count <= maxPropertyNameBytes else {
                 throw Realm.Error(.invalidSchema, "\(className).\(name): property names are limited to \(maxPropertyNameBytes) bytes of UTF-8")
             }
+            if property.propertyKind.type == .link && !property.isOptional {
+                throw Realm.Error(.invalidSchema, "\(className).\(name): a to-one link must be optional (declare it as `\(property.propertyKind.name)?`)")
+            }
             properties.append(PropertySchema(name: name, columnName: columnName, typeName: property.propertyKind.name,
                                              isOptional: property.isOptional, isPrimaryKey: property.isPrimaryKey,
-                                             isIndexed: property.isIndexed, index: properties.count, type: property.propertyKind.type))
+                                             isIndexed: property.isIndexed, index: properties.count, type: property.propertyKind.type,
+                                             linkTarget: property.propertyKind.linkTarget))
         }
         let keys = properties.filter(\.isPrimaryKey)
         guard keys.count <= 1 else {

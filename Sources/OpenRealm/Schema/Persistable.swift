@@ -5,7 +5,16 @@ import RealmStorage
 /// detail of `_Persistable`; not for use outside OpenRealm).
 public struct _StoredValue {
     let value: Value
-    init(_ value: Value) { self.value = value }
+    /// Reads: the realm the value was read from (to materialise linked objects).
+    let realm: Realm?
+    /// Writes of a link: the object linked to, which may still need adding to the realm.
+    let object: Object?
+
+    init(_ value: Value, realm: Realm? = nil, object: Object? = nil) {
+        self.value = value
+        self.realm = realm
+        self.object = object
+    }
 }
 
 /// The storage type of a persisted property (an implementation detail of `_Persistable`).
@@ -13,8 +22,20 @@ public struct _PropertyKind: Equatable, CustomStringConvertible {
     let type: ColumnType
     /// The Swift type's name, for error messages.
     let name: String
-    init(_ type: ColumnType, _ name: String) { self.type = type; self.name = name }
+    /// For links: the class linked to.
+    let linkTarget: Object.Type?
+
+    init(_ type: ColumnType, _ name: String, linkTarget: Object.Type? = nil) {
+        self.type = type
+        self.name = name
+        self.linkTarget = linkTarget
+    }
+
     public var description: String { name }
+
+    public static func == (a: _PropertyKind, b: _PropertyKind) -> Bool {
+        a.type == b.type && a.name == b.name && a.linkTarget.map(ObjectIdentifier.init) == b.linkTarget.map(ObjectIdentifier.init)
+    }
 }
 
 /// A type a `@Persisted` property can hold: the seeds' scalar types and their optionals.
@@ -137,7 +158,9 @@ extension Date: _Persistable, _IndexablePersistable {
 // MARK: Optionals
 
 extension Optional: _Persistable where Wrapped: _Persistable {
-    public static var _rlmKind: _PropertyKind { _PropertyKind(Wrapped._rlmKind.type, Wrapped._rlmKind.name + "?") }
+    public static var _rlmKind: _PropertyKind {
+        _PropertyKind(Wrapped._rlmKind.type, Wrapped._rlmKind.name + "?", linkTarget: Wrapped._rlmKind.linkTarget)
+    }
     public static var _rlmIsOptional: Bool { true }
     public static func _rlmDefault() -> Wrapped? { nil }
     public static func _rlmGet(_ stored: _StoredValue) -> Wrapped? { stored.value.isNull ? nil : Wrapped._rlmGet(stored) }
@@ -146,3 +169,23 @@ extension Optional: _Persistable where Wrapped: _Persistable {
 
 extension Optional: _PrimaryKeyPersistable where Wrapped: _PrimaryKeyPersistable {}
 extension Optional: _IndexablePersistable where Wrapped: _IndexablePersistable {}
+
+// MARK: Links
+
+extension Object: _Persistable {
+    /// A to-one link to an object of this class (must be declared optional).
+    public static var _rlmKind: _PropertyKind { _PropertyKind(.link, className(), linkTarget: self) }
+
+    public static func _rlmDefault() -> Self {
+        preconditionFailure("A to-one link must be optional: declare it as `\(className())?`")
+    }
+
+    public static func _rlmGet(_ stored: _StoredValue) -> Self {
+        guard case .link(let key) = stored.value, let realm = stored.realm else {
+            preconditionFailure("A to-one link must be optional: declare it as `\(className())?`")
+        }
+        return realm.materializeLinked(self, key)
+    }
+
+    public func _rlmSet() -> _StoredValue { _StoredValue(.null, object: self) }
+}
