@@ -72,3 +72,10 @@ final class Pet: Object {
 final class BadLink: Object {
     @Persisted var owner = Owner()
 }
+
+final class Shelter: Object {
+    @Persisted var name = ""
+    @Persisted var pets: List<Pet>
+    @Persisted var tags: List<String>
+    @Persisted var scores: List<Int?>
+}

@@ -372,3 +372,59 @@ final class Cat: Animal {
         }
     }
 }
+
+@Suite struct ListPropertyTests {
+    @Test func listsOfValuesAndObjectsAreLive() throws {
+        let folder = TestFolder()
+        do {
+            let realm = try Realm(configuration: folder.configuration())
+            let shelter = Shelter()
+            shelter.name = "North"
+            let rex = Pet()
+            rex.name = "Rex"
+            shelter.pets.append(rex)
+            shelter.tags.append(objectsIn: ["dogs", "cats"])
+            shelter.scores.append(nil)
+            shelter.scores.append(7)
+            #expect(shelter.pets.count == 1 && shelter.tags.count == 2)
+            try realm.write { realm.add(shelter) }
+            #expect(rex.realm === realm)
+            #expect(shelter.pets.map(\.name) == ["Rex"])
+            #expect(Array(shelter.tags) == ["dogs", "cats"])
+            #expect(Array(shelter.scores) == [nil, 7])
+
+            try realm.write {
+                let fido = Pet()
+                fido.name = "Fido"
+                shelter.pets.append(fido)
+                shelter.pets.move(from: 1, to: 0)
+                shelter.tags.remove(at: 0)
+                shelter.tags.insert("birds", at: 0)
+                shelter.tags[1] = "fish"
+            }
+            #expect(shelter.pets.map(\.name) == ["Fido", "Rex"])
+            #expect(Array(shelter.tags) == ["birds", "fish"])
+            #expect(realm.objects(Pet.self).count == 2)
+        }
+        let realm = try Realm(configuration: folder.configuration())
+        let shelter = try #require(realm.objects(Shelter.self).first)
+        #expect(shelter.pets.map(\.name) == ["Fido", "Rex"])
+        #expect(Array(shelter.scores) == [nil, 7])
+        // Deleting an object removes it from the lists that held it.
+        try realm.write { realm.delete(shelter.pets[0]) }
+        #expect(shelter.pets.map(\.name) == ["Rex"])
+        try realm.write { shelter.tags.removeAll() }
+        #expect(shelter.tags.isEmpty)
+    }
+
+    @Test func changingAManagedListOutsideAWriteTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TestFolder()
+            let realm = try Realm(configuration: folder.configuration())
+            let shelter = Shelter()
+            try realm.write { realm.add(shelter) }
+            shelter.tags.append("outside")
+        }
+        MisuseTests.expectRule(result, "outside of a write transaction")
+    }
+}

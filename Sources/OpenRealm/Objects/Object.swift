@@ -81,6 +81,9 @@ final class ManagedObject {
 
     @usableFromInline
     func read(_ property: Int) -> _StoredValue {
+        if binding.schema.properties[property].isList {
+            return _StoredValue(.null, realm: realm, list: (self, property))
+        }
         do {
             if realm.writeTransaction == nil {
                 if cachedGeneration != realm.generation || cachedRow == nil {
@@ -95,8 +98,34 @@ final class ManagedObject {
         }
     }
 
+    /// The elements of list property `property`.
+    func readList(_ property: Int) -> [Value] {
+        do {
+            return try realm.tableView(table).list(key, binding.columns[property])
+        } catch {
+            preconditionFailure("Object has been deleted or invalidated: it is no longer in the realm (\(error))")
+        }
+    }
+
+    /// Replaces the elements of list property `property` (objects not yet in the realm are
+    /// added to it).
+    func writeList(_ property: Int, _ elements: [_StoredValue]) {
+        guard let transaction = realm.writeTransaction else {
+            preconditionFailure("Cannot modify managed objects outside of a write transaction: wrap the change in realm.write { }")
+        }
+        do {
+            try transaction.setList(table, key, binding.columns[property], elements.map { realm.resolveLink($0) })
+        } catch {
+            preconditionFailure("Cannot change a list of \(schema.className): \(error)")
+        }
+    }
+
     @usableFromInline
     func write(_ property: Int, _ value: _StoredValue, isPrimaryKey: Bool) {
+        if let elements = value.elements {
+            writeList(property, elements)
+            return
+        }
         guard let transaction = realm.writeTransaction else {
             preconditionFailure("Cannot modify managed objects outside of a write transaction: wrap the change in realm.write { }")
         }

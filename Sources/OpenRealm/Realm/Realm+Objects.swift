@@ -27,9 +27,12 @@ extension Realm {
             let table = try engine { () throws(StorageError) in try transaction.table(binding.table) }
             var values = [Value](repeating: .null, count: table.info.columns.count)
             var links: [(column: ColumnKey, object: Object)] = []
+            var lists: [(column: ColumnKey, elements: [_StoredValue])] = []
             for (index, value) in binding.schema.unmanagedValues(of: object).enumerated() {
                 let column = binding.columns[index]
-                if let linked = value.object {
+                if let elements = value.elements {
+                    lists.append((column, elements))
+                } else if let linked = value.object {
                     // Set after the insert: the linked object may link back to this one.
                     links.append((column, linked))
                 } else {
@@ -37,6 +40,13 @@ extension Realm {
                 }
             }
             defer {
+                for list in lists where object._managed != nil && !list.elements.isEmpty {
+                    do {
+                        try transaction.setList(binding.table, object._managed!.key, list.column, list.elements.map { resolveLink($0) })
+                    } catch {
+                        preconditionFailure("Cannot add the list of \(type(of: object).className()): \(error)")
+                    }
+                }
                 for link in links where object._managed != nil {
                     let linkValue = resolveLink(_StoredValue(.null, object: link.object))
                     do {

@@ -218,7 +218,7 @@ final class TableBinding {
                 continue
             }
             let spec = info.columns[column.index]
-            if spec.type != property.type || spec.nullable != property.isOptional || spec.isList
+            if spec.type != property.type || spec.nullable != property.isOptional || spec.isList != property.isList
                 || (spec.type == .link && linkTargetName(spec.linkTarget) != property.linkTarget?.className()) {
                 differences.append("property \(property.name) changed type")
             } else if spec.unique != property.isPrimaryKey {

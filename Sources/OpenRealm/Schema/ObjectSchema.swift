@@ -27,16 +27,18 @@ public struct PropertySchema: @unchecked Sendable, Equatable {
     var type: ColumnType
     /// For links: the class linked to.
     var linkTarget: Object.Type?
+    /// A `List` property.
+    var isList = false
 
     public static func == (a: PropertySchema, b: PropertySchema) -> Bool {
         a.name == b.name && a.columnName == b.columnName && a.typeName == b.typeName && a.isOptional == b.isOptional
             && a.isPrimaryKey == b.isPrimaryKey && a.isIndexed == b.isIndexed && a.index == b.index && a.type == b.type
-            && a.linkTarget.map(ObjectIdentifier.init) == b.linkTarget.map(ObjectIdentifier.init)
+            && a.linkTarget.map(ObjectIdentifier.init) == b.linkTarget.map(ObjectIdentifier.init) && a.isList == b.isList
     }
 
     /// The column for this property; links need the target table's key.
     func columnSpec(linkTarget: TableKey? = nil) -> ColumnSpec {
-        ColumnSpec(name: columnName, type: type, nullable: isOptional, indexed: isIndexed, unique: isPrimaryKey, linkTarget: linkTarget)
+        ColumnSpec(name: columnName, type: type, nullable: isOptional, isList: isList, indexed: isIndexed, unique: isPrimaryKey, linkTarget: linkTarget)
     }
 }
 
@@ -125,13 +127,13 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
             guard !columnName.isEmpty, columnName.utf8.count <= maxPropertyNameBytes else {
                 throw Realm.Error(.invalidSchema, "\(className).\(name): property names are limited to \(maxPropertyNameBytes) bytes of UTF-8")
             }
-            if property.propertyKind.type == .link && !property.isOptional {
+            if property.propertyKind.type == .link && !property.isOptional && !property.propertyKind.isList {
                 throw Realm.Error(.invalidSchema, "\(className).\(name): a to-one link must be optional (declare it as `\(property.propertyKind.name)?`)")
             }
             properties.append(PropertySchema(name: name, columnName: columnName, typeName: property.propertyKind.name,
                                              isOptional: property.isOptional, isPrimaryKey: property.isPrimaryKey,
                                              isIndexed: property.isIndexed, index: properties.count, type: property.propertyKind.type,
-                                             linkTarget: property.propertyKind.linkTarget))
+                                             linkTarget: property.propertyKind.linkTarget, isList: property.propertyKind.isList))
         }
         let keys = properties.filter(\.isPrimaryKey)
         guard keys.count <= 1 else {

@@ -9,11 +9,17 @@ public struct _StoredValue {
     let realm: Realm?
     /// Writes of a link: the object linked to, which may still need adding to the realm.
     let object: Object?
+    /// Reads of a list property: the owning object and property (the list reads live).
+    let list: (ManagedObject, Int)?
+    /// Writes of a list property: the elements.
+    let elements: [_StoredValue]?
 
-    init(_ value: Value, realm: Realm? = nil, object: Object? = nil) {
+    init(_ value: Value, realm: Realm? = nil, object: Object? = nil, list: (ManagedObject, Int)? = nil, elements: [_StoredValue]? = nil) {
         self.value = value
         self.realm = realm
         self.object = object
+        self.list = list
+        self.elements = elements
     }
 }
 
@@ -24,17 +30,21 @@ public struct _PropertyKind: Equatable, CustomStringConvertible {
     let name: String
     /// For links: the class linked to.
     let linkTarget: Object.Type?
+    /// A list of values of `type`.
+    let isList: Bool
 
-    init(_ type: ColumnType, _ name: String, linkTarget: Object.Type? = nil) {
+    init(_ type: ColumnType, _ name: String, linkTarget: Object.Type? = nil, isList: Bool = false) {
         self.type = type
         self.name = name
         self.linkTarget = linkTarget
+        self.isList = isList
     }
 
     public var description: String { name }
 
     public static func == (a: _PropertyKind, b: _PropertyKind) -> Bool {
-        a.type == b.type && a.name == b.name && a.linkTarget.map(ObjectIdentifier.init) == b.linkTarget.map(ObjectIdentifier.init)
+        a.type == b.type && a.name == b.name && a.isList == b.isList
+            && a.linkTarget.map(ObjectIdentifier.init) == b.linkTarget.map(ObjectIdentifier.init)
     }
 }
 
