@@ -79,3 +79,19 @@ final class Shelter: Object {
     @Persisted var tags: List<String>
     @Persisted var scores: List<Int?>
 }
+
+enum Mood: String, PersistableEnum {
+    case calm, playful, grumpy
+}
+
+enum Size: Int, PersistableEnum {
+    case small = 1, large = 9
+}
+
+final class Tagged: Object {
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var uuid = UUID()
+    @Persisted var optionalUUID: UUID?
+    @Persisted var mood = Mood.calm
+    @Persisted var size: Size?
+}

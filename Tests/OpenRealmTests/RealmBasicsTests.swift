@@ -428,3 +428,36 @@ final class Cat: Animal {
         MisuseTests.expectRule(result, "outside of a write transaction")
     }
 }
+
+@Suite struct IdentifierTests {
+    @Test func objectIdsAreUniqueOrderedAndParse() throws {
+        let ids = (0..<1000).map { _ in ObjectId.generate() }
+        #expect(Set(ids).count == 1000)
+        #expect(ids == ids.sorted())
+        #expect(try ObjectId(string: ids[5].stringValue) == ids[5])
+        #expect(abs(ids[0].timestamp.timeIntervalSinceNow) < 60)
+        #expect(throws: Realm.Error.self) { try ObjectId(string: "xyz") }
+        #expect(throws: Realm.Error.self) { try ObjectId(string: "zz0000000000000000000000") }
+    }
+
+    @Test func identifiersAndEnumsRoundTrip() throws {
+        let folder = TestFolder()
+        let id = ObjectId.generate()
+        let uuid = UUID()
+        do {
+            let realm = try Realm(configuration: folder.configuration())
+            let tagged = Tagged()
+            tagged._id = id
+            tagged.uuid = uuid
+            tagged.mood = .grumpy
+            tagged.size = .large
+            try realm.write { realm.add([tagged, Tagged()]) }
+        }
+        let realm = try Realm(configuration: folder.configuration())
+        let tagged = try #require(realm.object(ofType: Tagged.self, forPrimaryKey: id))
+        #expect(tagged.uuid == uuid && tagged.optionalUUID == nil)
+        #expect(tagged.mood == .grumpy && tagged.size == .large)
+        let blank = try #require(realm.object(ofType: Tagged.self, forPrimaryKey: ObjectId()))
+        #expect(blank.mood == .calm && blank.size == nil)
+    }
+}
