@@ -461,3 +461,36 @@ final class Cat: Animal {
         #expect(blank.mood == .calm && blank.size == nil)
     }
 }
+
+@Suite struct CreateTests {
+    @Test func objectsAreCreatedFromDictionariesArraysAndObjects() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        try realm.write {
+            let rex = realm.create(Dog.self, value: ["name": "Rex", "age": 3])
+            #expect(rex.realm === realm && rex.name == "Rex" && rex.age == 3 && rex.breed == nil)
+            let ann = realm.create(Person.self, value: [7, "Ann", "ann@example.org", 9.5])
+            #expect(ann.id == 7 && ann.email == "ann@example.org" && ann.score == 9.5)
+            let copy = realm.create(Person.self, value: ann, update: .all)
+            #expect(copy.id == 7 && copy.name == "Ann")
+            realm.create(Person.self, value: ["id": 7, "name": "Annie", "email": nil], update: .modified)
+            let tagged = realm.create(Tagged.self, value: ["_id": ObjectId.generate(), "mood": Mood.playful])
+            #expect(tagged.mood == .playful)
+            let shelter = realm.create(Shelter.self, value: ["name": "East"])
+            shelter.tags.append("new")
+        }
+        #expect(realm.objects(Person.self).count == 1)
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 7)?.name == "Annie")
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 7)?.email == nil)
+        #expect(realm.objects(Shelter.self).first.map { Array($0.tags) } == ["new"])
+    }
+
+    @Test func aValueThatDoesNotFitTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TestFolder()
+            let realm = try Realm(configuration: folder.configuration())
+            try realm.write { realm.create(Dog.self, value: ["age": "three"]) }
+        }
+        MisuseTests.expectRule(result, "Invalid value 'three' for property 'Dog.age'")
+    }
+}

@@ -127,6 +127,9 @@ protocol PersistedProperty {
     static func restore(_ saved: Any, at address: UnsafeMutableRawPointer)
     /// Makes the wrapper at `address` read and write property `index` of its managed object.
     static func markManaged(_ index: Int, at address: UnsafeMutableRawPointer)
+    static func setUnmanaged(_ value: Any?, at address: UnsafeMutableRawPointer) -> Bool
+    /// The property's Swift value on `object`, whether managed or not.
+    func value(in object: Object) -> Any?
 }
 
 extension Persisted: PersistedProperty {
@@ -145,6 +148,34 @@ extension Persisted: PersistedProperty {
 
     static func restore(_ saved: Any, at address: UnsafeMutableRawPointer) {
         if let saved = saved as? Persisted<Value> { address.assumingMemoryBound(to: Persisted<Value>.self).pointee = saved }
+    }
+
+    func value(in object: Object) -> Any? {
+        switch storage {
+        case .unmanaged(let value): return value
+        case .managed(let index): return object._managed.map { Value._rlmGet($0.read(index)) }
+        case .probe: return nil
+        }
+    }
+
+    /// Sets the unmanaged value of the wrapper at `address` from a value of any type that
+    /// stores the same way (an `Int` for an `Int8` property, a `String` for a `String?`, nil for
+    /// an optional). Returns false when the value does not fit the property.
+    static func setUnmanaged(_ value: Any?, at address: UnsafeMutableRawPointer) -> Bool {
+        let converted: Value
+        if let value = value as? Value {
+            converted = value
+        } else if value == nil {
+            guard Value._rlmIsOptional else { return false }
+            converted = Value._rlmDefault()
+        } else if let value = value as? _Persistable, type(of: value)._rlmKind.type == Value._rlmKind.type,
+                  type(of: value)._rlmKind.linkTarget == nil, !type(of: value)._rlmKind.isList {
+            converted = Value._rlmGet(value._rlmSet())
+        } else {
+            return false
+        }
+        address.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .unmanaged(converted)
+        return true
     }
 
     static func markManaged(_ index: Int, at address: UnsafeMutableRawPointer) {

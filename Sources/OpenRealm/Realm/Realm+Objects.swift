@@ -85,6 +85,50 @@ extension Realm {
         for object in objects { add(object, update: update) }
     }
 
+    /// Creates an object from a value and adds it: a dictionary of property values by name
+    /// (missing properties keep their defaults), an array of values in property order, or an
+    /// object of the same class to copy. Returns the managed object.
+    ///
+    /// Traps, as Realm does, on a value that does not fit a property, or a duplicate primary
+    /// key with `.error`.
+    @discardableResult
+    public func create<T: Object>(_ type: T.Type, value: Any = [:], update: UpdatePolicy = .error) -> T {
+        _ = requireWriteTransaction("create objects")
+        let object = T()
+        do {
+            let schema = try ObjectSchema.of(type)
+            guard let layout = schema.wrapperLayout else {
+                preconditionFailure("create(_:value:) cannot fill \(schema.className): its layout could not be confirmed; set the properties and use add")
+            }
+            let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+            func set(_ property: PropertySchema, _ value: Any?) {
+                guard layout[property.index].type.setUnmanaged(value, at: base + layout[property.index].offset) else {
+                    preconditionFailure("Invalid value '\(value.map { "\($0)" } ?? "nil")' for property '\(schema.className).\(property.name)' of type \(property.typeName)")
+                }
+            }
+            switch value {
+            case let dictionary as [String: Any?]:
+                for property in schema.properties {
+                    if let entry = dictionary[property.name] { set(property, entry) }
+                }
+            case let array as [Any?]:
+                precondition(array.count == schema.properties.count,
+                             "Invalid array for \(schema.className): \(array.count) values for \(schema.properties.count) properties")
+                for property in schema.properties { set(property, array[property.index]) }
+            case let source as T:
+                for (property, stored) in zip(schema.properties, schema.unmanagedValuesOrManaged(of: source)) {
+                    set(property, stored)
+                }
+            default:
+                preconditionFailure("Invalid value for create(\(schema.className).self, value:): pass a dictionary, an array or a \(schema.className)")
+            }
+        } catch {
+            preconditionFailure("\(error)")
+        }
+        add(object, update: update)
+        return object
+    }
+
     /// Deletes a managed object from the realm; the object becomes invalidated.
     public func delete(_ object: Object) {
         let transaction = requireWriteTransaction("delete objects")

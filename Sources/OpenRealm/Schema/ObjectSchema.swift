@@ -75,6 +75,12 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
         for (index, entry) in layout.enumerated() { entry.type.markManaged(index, at: base + entry.offset) }
     }
 
+    /// The Swift values of an object's properties, managed or not, in property order (for
+    /// copying one object into another).
+    func unmanagedValuesOrManaged(of object: Object) -> [Any?] {
+        Self.persistedChildren(of: object).map { child -> Any? in child.1.value(in: object) }
+    }
+
     /// The values of an unmanaged object's properties, in property order.
     func unmanagedValues(of object: Object) -> [_StoredValue] {
         guard let layout = wrapperLayout else {
