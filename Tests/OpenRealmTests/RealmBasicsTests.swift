@@ -178,6 +178,34 @@ final class TestFolder: @unchecked Sendable {
         }
     }
 
+    @Test func schemaVersionsAreRecordedAndOlderConfigurationsRefused() throws {
+        let folder = TestFolder()
+        var configuration = folder.configuration()
+        configuration.schemaVersion = 3
+        do {
+            let realm = try Realm(configuration: configuration)
+            #expect(realm.schemaVersionOfFile == 3)
+        }
+        configuration.schemaVersion = 2
+        #expect { try Realm(configuration: configuration) } throws: { error in
+            (error as? Realm.Error)?.code == .schemaMismatch && (error as? Realm.Error)?.message.contains("schema version 3") == true
+        }
+    }
+
+    @Test func rebuildableRealmsStartOverWhenTheSchemaChanged() throws {
+        let folder = TestFolder()
+        do {
+            let realm = try Realm(configuration: folder.configuration())
+            try realm.write { realm.add(Dog()) }
+        }
+        var configuration = folder.configuration([ChangedDog.self])
+        configuration.deleteRealmIfMigrationNeeded = true
+        let realm = try Realm(configuration: configuration)
+        #expect(realm.objects(ChangedDog.self).isEmpty)
+        try realm.write { realm.create(ChangedDog.self, value: ["age": "three"]) }
+        #expect(realm.objects(ChangedDog.self).first?.age == "three")
+    }
+
     @Test func anEncryptionKeyIsNotSilentlyIgnored() {
         let folder = TestFolder()
         var configuration = folder.configuration()

@@ -24,12 +24,17 @@ extension Realm {
         public var schemaVersion: UInt64 = 0
         /// The model classes stored in this realm; nil registers each class on first use.
         public var objectTypes: [Object.Type]?
+        /// When the file's schema differs from the model classes, delete the file and start
+        /// empty instead of failing (for caches and other data that can be rebuilt).
+        public var deleteRealmIfMigrationNeeded = false
         /// An encryption key (64 bytes). Encryption is not available yet: setting a key is an
         /// error when the realm is opened, never silently ignored.
         public var encryptionKey: Data?
 
         public init(fileURL: URL? = nil, inMemoryIdentifier: String? = nil, readOnly: Bool = false,
-                    schemaVersion: UInt64 = 0, objectTypes: [Object.Type]? = nil, encryptionKey: Data? = nil) {
+                    schemaVersion: UInt64 = 0, deleteRealmIfMigrationNeeded: Bool = false,
+                    objectTypes: [Object.Type]? = nil, encryptionKey: Data? = nil) {
+            self.deleteRealmIfMigrationNeeded = deleteRealmIfMigrationNeeded
             self.fileURL = fileURL
             self.inMemoryIdentifier = inMemoryIdentifier
             self.readOnly = readOnly

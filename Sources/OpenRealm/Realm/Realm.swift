@@ -50,9 +50,64 @@ public final class Realm {
                               path: configuration.path)
         }
         self.configuration = configuration
-        store = try engine { () throws(StorageError) in try Store.open(path: configuration.path, options: configuration.storeOptions) }
-        readTransaction = store.beginRead()
+        var store = try engine { () throws(StorageError) in try Store.open(path: configuration.path, options: configuration.storeOptions) }
+        var read = store.beginRead()
+        do {
+            try Self.checkSchema(read, configuration)
+        } catch let error as Realm.Error where error.code == .schemaMismatch && configuration.deleteRealmIfMigrationNeeded
+            && configuration.inMemoryIdentifier == nil && !configuration.readOnly {
+            _ = consume read
+            _ = consume store
+            try Realm.deleteFiles(for: configuration)
+            store = try engine { () throws(StorageError) in try Store.open(path: configuration.path, options: configuration.storeOptions) }
+            read = store.beginRead()
+        }
+        self.store = store
+        readTransaction = read
         for type in configuration.objectTypes ?? [] { _ = try binding(for: type) }
+        try recordSchemaVersion()
+    }
+
+    /// Refuses a file whose schema version is newer than the configuration's, and a file
+    /// whose tables differ from the model classes (naming every difference of every class).
+    private static func checkSchema(_ read: ReadTransaction, _ configuration: Configuration) throws {
+        let stored = try engine { () throws(StorageError) in try read.schemaBlob() }.flatMap(SchemaRecord.init)
+        if let stored, stored.schemaVersion > configuration.schemaVersion {
+            throw Realm.Error(.schemaMismatch, "the file has schema version \(stored.schemaVersion), newer than this configuration's "
+                              + "\(configuration.schemaVersion); open it with the matching schemaVersion", path: configuration.path)
+        }
+        var problems: [String] = []
+        for type in configuration.objectTypes ?? [] {
+            let schema = try ObjectSchema.of(type)
+            guard let info = read.top.table(named: schema.className) else { continue }
+            do {
+                _ = try TableBinding(schema: schema, info: info, path: configuration.path) { key in read.top.table(key ?? TableKey(0))?.name }
+            } catch {
+                problems.append(error.message.replacingOccurrences(of: ". Increase schemaVersion and migrate", with: ""))
+            }
+        }
+        guard problems.isEmpty else {
+            throw Realm.Error(.schemaMismatch, problems.joined(separator: "; ")
+                              + ". Migrations are not available yet: set deleteRealmIfMigrationNeeded for rebuildable data",
+                              path: configuration.path)
+        }
+    }
+
+    /// Stores the configuration's schema version in the file when it changed.
+    private func recordSchemaVersion() throws {
+        guard !configuration.readOnly else { return }
+        let stored = try engine { () throws(StorageError) in try readTransaction.schemaBlob() }.flatMap(SchemaRecord.init)
+        guard stored?.schemaVersion != configuration.schemaVersion else { return }
+        try write {
+            try engine { () throws(StorageError) in
+                try writeTransaction!.setSchemaBlob(SchemaRecord(schemaVersion: configuration.schemaVersion).encoded)
+            }
+        }
+    }
+
+    /// The schema version of the file, as recorded by the last configuration that wrote it.
+    public var schemaVersionOfFile: UInt64 {
+        ((try? readTransaction.schemaBlob()).flatMap { $0 }.flatMap(SchemaRecord.init))?.schemaVersion ?? 0
     }
 
     deinit {
