@@ -95,3 +95,21 @@ final class Tagged: Object {
     @Persisted var mood = Mood.calm
     @Persisted var size: Size?
 }
+
+/// `Dog`, later: a new property, `breed` removed, `name` renamed to `title`.
+final class DogV2: Object {
+    override class func className() -> String { "Dog" }
+    @Persisted var title = ""
+    @Persisted var age = 0
+    @Persisted var dateOfBirth = Date(timeIntervalSince1970: 0)
+    @Persisted var weight = 0.0
+}
+
+/// `Dog`, later: `name` became the primary key.
+final class DogWithKey: Object {
+    override class func className() -> String { "Dog" }
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var age = 0
+    @Persisted var breed: String?
+    @Persisted var dateOfBirth = Date(timeIntervalSince1970: 0)
+}

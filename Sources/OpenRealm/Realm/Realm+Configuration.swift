@@ -27,14 +27,17 @@ extension Realm {
         /// When the file's schema differs from the model classes, delete the file and start
         /// empty instead of failing (for caches and other data that can be rebuilt).
         public var deleteRealmIfMigrationNeeded = false
+        /// Runs when the file's schema version is lower than `schemaVersion` (see `Migration`).
+        public var migrationBlock: MigrationBlock?
         /// An encryption key (64 bytes). Encryption is not available yet: setting a key is an
         /// error when the realm is opened, never silently ignored.
         public var encryptionKey: Data?
 
         public init(fileURL: URL? = nil, inMemoryIdentifier: String? = nil, readOnly: Bool = false,
-                    schemaVersion: UInt64 = 0, deleteRealmIfMigrationNeeded: Bool = false,
+                    schemaVersion: UInt64 = 0, migrationBlock: MigrationBlock? = nil, deleteRealmIfMigrationNeeded: Bool = false,
                     objectTypes: [Object.Type]? = nil, encryptionKey: Data? = nil) {
             self.deleteRealmIfMigrationNeeded = deleteRealmIfMigrationNeeded
+            self.migrationBlock = migrationBlock
             self.fileURL = fileURL
             self.inMemoryIdentifier = inMemoryIdentifier
             self.readOnly = readOnly

@@ -52,30 +52,42 @@ public final class Realm {
         self.configuration = configuration
         var store = try engine { () throws(StorageError) in try Store.open(path: configuration.path, options: configuration.storeOptions) }
         var read = store.beginRead()
-        do {
-            try Self.checkSchema(read, configuration)
-        } catch let error as Realm.Error where error.code == .schemaMismatch && configuration.deleteRealmIfMigrationNeeded
-            && configuration.inMemoryIdentifier == nil && !configuration.readOnly {
-            _ = consume read
-            _ = consume store
-            try Realm.deleteFiles(for: configuration)
-            store = try engine { () throws(StorageError) in try Store.open(path: configuration.path, options: configuration.storeOptions) }
-            read = store.beginRead()
-        }
-        self.store = store
-        readTransaction = read
-        for type in configuration.objectTypes ?? [] { _ = try binding(for: type) }
-        try recordSchemaVersion()
-    }
-
-    /// Refuses a file whose schema version is newer than the configuration's, and a file
-    /// whose tables differ from the model classes (naming every difference of every class).
-    private static func checkSchema(_ read: ReadTransaction, _ configuration: Configuration) throws {
         let stored = try engine { () throws(StorageError) in try read.schemaBlob() }.flatMap(SchemaRecord.init)
         if let stored, stored.schemaVersion > configuration.schemaVersion {
             throw Realm.Error(.schemaMismatch, "the file has schema version \(stored.schemaVersion), newer than this configuration's "
                               + "\(configuration.schemaVersion); open it with the matching schemaVersion", path: configuration.path)
         }
+        let problems = try Self.schemaProblems(read, configuration)
+        let versionRaised = stored.map { $0.schemaVersion < configuration.schemaVersion } ?? false
+        var migrate = false
+        if !problems.isEmpty {
+            if versionRaised && configuration.objectTypes != nil && !configuration.readOnly {
+                migrate = true
+            } else if configuration.deleteRealmIfMigrationNeeded && configuration.inMemoryIdentifier == nil && !configuration.readOnly {
+                _ = consume read
+                _ = consume store
+                try Realm.deleteFiles(for: configuration)
+                store = try engine { () throws(StorageError) in try Store.open(path: configuration.path, options: configuration.storeOptions) }
+                read = store.beginRead()
+            } else {
+                let hint = configuration.objectTypes == nil
+                    ? "list the model classes in objectTypes, increase schemaVersion and migrate"
+                    : "increase schemaVersion (a migrationBlock can convert the data)"
+                throw Realm.Error(.schemaMismatch, "migration is required: " + problems.joined(separator: "; ") + ". To open it, \(hint)",
+                                  path: configuration.path)
+            }
+        } else if versionRaised && configuration.migrationBlock != nil && !configuration.readOnly {
+            migrate = true
+        }
+        self.store = store
+        readTransaction = read
+        if migrate { try self.migrate(from: stored?.schemaVersion ?? 0) }
+        for type in configuration.objectTypes ?? [] { _ = try binding(for: type) }
+        try recordSchemaVersion()
+    }
+
+    /// Every difference between the file's tables and the configured model classes.
+    private static func schemaProblems(_ read: ReadTransaction, _ configuration: Configuration) throws -> [String] {
         var problems: [String] = []
         for type in configuration.objectTypes ?? [] {
             let schema = try ObjectSchema.of(type)
@@ -86,11 +98,7 @@ public final class Realm {
                 problems.append(error.message.replacingOccurrences(of: ". Increase schemaVersion and migrate", with: ""))
             }
         }
-        guard problems.isEmpty else {
-            throw Realm.Error(.schemaMismatch, problems.joined(separator: "; ")
-                              + ". Migrations are not available yet: set deleteRealmIfMigrationNeeded for rebuildable data",
-                              path: configuration.path)
-        }
+        return problems
     }
 
     /// Stores the configuration's schema version in the file when it changed.
@@ -125,6 +133,13 @@ public final class Realm {
         views = [:]
         generation += 1
         return readTransaction.version != before
+    }
+
+    /// Forgets every class binding (after a migration changed the tables).
+    func bindingsReset() {
+        bindings = [:]
+        views = [:]
+        generation += 1
     }
 
     /// Whether a write transaction is open on this realm.

@@ -182,3 +182,57 @@ extension BTree {
         }
     }
 }
+
+extension WriteTransaction {
+    /// Renames a column (its data stays).
+    package func renameColumn(_ table: TableKey, _ column: ColumnKey, to name: String) throws(StorageError) {
+        try ensureActive()
+        let t = try tableIndex(table)
+        guard column.index < top.tables[t].columns.count, !top.tables[t].columns[column.index].removed else {
+            throw StorageError(.invalidArgument, "table \(top.tables[t].name) has no column \(column)")
+        }
+        if let other = top.tables[t].column(named: name), other != column {
+            throw StorageError(.invalidArgument, "table \(top.tables[t].name) already has a column \(name)")
+        }
+        top.tables[t].columns[column.index].name = name
+        if states[table] != nil { state(at: t).cluster.context = context.with(columns: top.tables[t].columns) }
+    }
+
+    /// Adds or drops a column's search index; `unique` also makes it refuse duplicates.
+    ///
+    /// - Throws: `duplicateKey` when `unique` and two objects share a value.
+    package func setIndex(_ table: TableKey, _ column: ColumnKey, indexed: Bool, unique: Bool) throws(StorageError) {
+        try ensureActive()
+        let t = try tableIndex(table)
+        let c = column.index
+        guard c < top.tables[t].columns.count, !top.tables[t].columns[c].removed, !top.tables[t].columns[c].isList else {
+            throw StorageError(.invalidArgument, "table \(top.tables[t].name) has no value column \(column)")
+        }
+        let wanted = indexed || unique
+        let spec = top.tables[t].columns[c]
+        guard spec.indexed != wanted || spec.unique != unique else { return }
+        let state = state(at: t)
+        if spec.indexed, let index = state.indexes[c] {
+            try BTree<IndexFormat>.freeAll(index.root, context) { _ throws(StorageError) in }
+        }
+        top.tables[t].columns[c].indexed = wanted
+        top.tables[t].columns[c].unique = unique && wanted
+        top.tables[t].indexRoots[c] = .none
+        state.indexes[c] = wanted ? BTree(root: .none, context: context) : nil
+        state.layouts = top.tables[t].layouts
+        state.cluster.context = context.with(columns: top.tables[t].columns)
+        guard wanted else { return }
+        var seen = Set<[UInt8]>()
+        var entries: [IndexEntry] = []
+        try self.table(table).forEachRow { (row) throws(StorageError) -> Bool in
+            let value = try row.value(column)
+            let encoded = IndexKey.encode(value)
+            if unique && !seen.insert(encoded).inserted {
+                throw StorageError(.duplicateKey, "\(self.top.tables[t].name).\(spec.name) cannot be unique: two objects hold \(value)")
+            }
+            entries.append(IndexEntry(prefix: IndexKey.prefix(value).bytes, key: row.key.value))
+            return true
+        }
+        for entry in entries.sorted() { try indexInsert(state, c, entry) }
+    }
+}
