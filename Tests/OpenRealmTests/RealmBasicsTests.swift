@@ -522,3 +522,44 @@ final class Cat: Animal {
         MisuseTests.expectRule(result, "Invalid value 'three' for property 'Dog.age'")
     }
 }
+
+@Suite struct LaunchOptionTests {
+    @Test func aFileIsCompactedOnLaunchWhenAsked() throws {
+        let folder = TestFolder()
+        let configuration = folder.configuration()
+        do {
+            let realm = try Realm(configuration: configuration)
+            try realm.write { for i in 0..<20_000 { realm.create(Person.self, value: ["id": i, "name": String(repeating: "x", count: 40)]) } }
+            try realm.write { realm.delete(realm.objects(Person.self).filter { $0.id >= 100 }) }
+        }
+        let sizeBefore = try FileManager.default.attributesOfItem(atPath: configuration.path)[.size] as! Int
+        var compacting = configuration
+        var asked: (Int, Int)?
+        compacting.shouldCompactOnLaunch = { total, used in
+            asked = (total, used)
+            return Double(used) / Double(total) < 0.5
+        }
+        let realm = try Realm(configuration: compacting)
+        let sizeAfter = try FileManager.default.attributesOfItem(atPath: configuration.path)[.size] as! Int
+        #expect(asked?.0 == sizeBefore)
+        #expect(sizeAfter < sizeBefore / 2, "compacted from \(sizeBefore) to \(sizeAfter) bytes")
+        #expect(realm.objects(Person.self).count == 100)
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 42)?.name.count == 40)
+    }
+
+    @Test func tooManyPinnedVersionsRefuseAWrite() throws {
+        let folder = TestFolder()
+        var configuration = folder.configuration()
+        configuration.maximumNumberOfActiveVersions = 1
+        let old = try Realm(configuration: configuration)
+        let writer = try Realm(configuration: configuration)
+        try writer.write { writer.add(Dog()) }
+        // `old` still reads the first version, `writer` the second: two are pinned.
+        #expect { try writer.write { writer.add(Dog()) } } throws: { error in
+            (error as? Realm.Error)?.code == .maximumNumberOfActiveVersionsExceeded
+        }
+        old.refresh()
+        try writer.write { writer.add(Dog()) }
+        #expect(writer.objects(Dog.self).count == 2)
+    }
+}

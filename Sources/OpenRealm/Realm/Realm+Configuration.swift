@@ -29,6 +29,13 @@ extension Realm {
         public var deleteRealmIfMigrationNeeded = false
         /// Runs when the file's schema version is lower than `schemaVersion` (see `Migration`).
         public var migrationBlock: MigrationBlock?
+        /// Called once when the realm is first opened in this process with the file's size and
+        /// the bytes its data uses; returning true compacts the file (rewritten with only live
+        /// data, replaced atomically) before it opens.
+        public var shouldCompactOnLaunch: ((_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
+        /// The most versions readers may pin at once; beginning a write transaction while more
+        /// are pinned is an error (`maximumNumberOfActiveVersionsExceeded`). Nil: no limit.
+        public var maximumNumberOfActiveVersions: UInt?
         /// An encryption key (64 bytes). Encryption is not available yet: setting a key is an
         /// error when the realm is opened, never silently ignored.
         public var encryptionKey: Data?

@@ -35,6 +35,7 @@ extension Realm {
             public static let alreadyInWriteTransaction = Code(rawValue: "alreadyInWriteTransaction")
             public static let readOnly = Code(rawValue: "readOnly")
             public static let unsupported = Code(rawValue: "unsupported")
+            public static let maximumNumberOfActiveVersionsExceeded = Code(rawValue: "maximumNumberOfActiveVersionsExceeded")
         }
 
         public var code: Code

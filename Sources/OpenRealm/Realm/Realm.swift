@@ -50,6 +50,9 @@ public final class Realm {
                               path: configuration.path)
         }
         self.configuration = configuration
+        if let shouldCompact = configuration.shouldCompactOnLaunch {
+            try Self.compactIfAsked(configuration, shouldCompact)
+        }
         var store = try engine { () throws(StorageError) in try Store.open(path: configuration.path, options: configuration.storeOptions) }
         var read = store.beginRead()
         let stored = try engine { () throws(StorageError) in try read.schemaBlob() }.flatMap(SchemaRecord.init)
@@ -84,6 +87,31 @@ public final class Realm {
         if migrate { try self.migrate(from: stored?.schemaVersion ?? 0) }
         for type in configuration.objectTypes ?? [] { _ = try binding(for: type) }
         try recordSchemaVersion()
+    }
+
+    /// Compacts the file before opening it when `shouldCompact` asks for it. Only when no
+    /// `Realm` in this process has the file open (the first open, as in Realm).
+    private static func compactIfAsked(_ configuration: Configuration, _ shouldCompact: (Int, Int) -> Bool) throws {
+        let path = configuration.path
+        guard configuration.inMemoryIdentifier == nil, !configuration.readOnly, !Store.isOpen(path: path),
+              FileManager.default.fileExists(atPath: path) else { return }
+        let compacted = path + ".compacted"
+        try engine { () throws(StorageError) in
+            let store = try Store.open(path: path, options: configuration.storeOptions)
+            let usage = try store.spaceUsage()
+            let used = Int(store.beginRead().slot.logicalSize) - Int(usage.freeBytes)
+            guard shouldCompact(Int(usage.fileSize), used) else { return }
+            unlink(compacted)
+            try store.writeCompactedCopy(to: compacted)
+        }
+        guard FileManager.default.fileExists(atPath: compacted) else { return }
+        // The store above is closed (its lock released); replace the file in one step.
+        guard rename(compacted, path) == 0 else {
+            let err = errno
+            unlink(compacted)
+            throw Realm.Error(.fileAccess, "cannot replace the file with its compacted copy: \(String(cString: strerror(err)))", path: path, errno: err)
+        }
+        PosixFile.syncDirectory(of: path)
     }
 
     /// Every difference between the file's tables and the configured model classes.
@@ -229,6 +257,11 @@ public final class Realm {
         }
         guard !configuration.readOnly else {
             throw Realm.Error(.readOnly, "the realm was opened read-only", path: configuration.path)
+        }
+        if let limit = configuration.maximumNumberOfActiveVersions, store.activeVersionCount > Int(limit) {
+            throw Realm.Error(.maximumNumberOfActiveVersionsExceeded,
+                              "\(store.activeVersionCount) versions are pinned, more than maximumNumberOfActiveVersions (\(limit)): "
+                              + "release frozen objects and old snapshots, or raise the limit", path: configuration.path)
         }
         writeTransaction = try engine { () throws(StorageError) in try store.beginWrite() }
         views = [:]
