@@ -67,6 +67,8 @@ final class Owner: Object {
 final class Pet: Object {
     @Persisted var name = ""
     @Persisted var owner: Owner?
+    @Persisted(originProperty: "dog") var dogOf: LinkingObjects<Owner>
+    @Persisted(originProperty: "pets") var shelters: LinkingObjects<Shelter>
 }
 
 final class BadLink: Object {

@@ -563,3 +563,25 @@ final class Cat: Animal {
         #expect(writer.objects(Dog.self).count == 2)
     }
 }
+
+@Suite struct LinkingObjectsTests {
+    @Test func inverseLinksFollowLinksAndLists() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let rex = Pet()
+        rex.name = "Rex"
+        #expect(rex.shelters.isEmpty)
+        try realm.write {
+            let north = realm.create(Shelter.self, value: ["name": "North"])
+            let south = realm.create(Shelter.self, value: ["name": "South"])
+            north.pets.append(rex)
+            south.pets.append(rex)
+            realm.create(Owner.self, value: ["name": "Ann", "dog": rex])
+        }
+        #expect(rex.shelters.map(\.name).sorted() == ["North", "South"])
+        #expect(rex.dogOf.map(\.name) == ["Ann"])
+        try realm.write { realm.objects(Shelter.self)[0].pets.removeAll() }
+        #expect(rex.shelters.map(\.name) == ["South"])
+        #expect(try ObjectSchema.of(Pet.self).property(named: "shelters")?.isComputed == true)
+    }
+}

@@ -81,7 +81,7 @@ final class ManagedObject {
 
     @usableFromInline
     func read(_ property: Int) -> _StoredValue {
-        if binding.schema.properties[property].isList {
+        if binding.schema.properties[property].isList || binding.schema.properties[property].isComputed {
             return _StoredValue(.null, realm: realm, list: (self, property))
         }
         do {
@@ -122,6 +122,8 @@ final class ManagedObject {
 
     @usableFromInline
     func write(_ property: Int, _ value: _StoredValue, isPrimaryKey: Bool) {
+        precondition(!binding.schema.properties[property].isComputed,
+                     "LinkingObjects properties are read-only: change the links of the objects pointing here instead")
         if let elements = value.elements {
             writeList(property, elements)
             return

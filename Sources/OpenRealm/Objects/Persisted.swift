@@ -33,6 +33,8 @@ public struct Persisted<Value: _Persistable> {
     @usableFromInline var storage: Storage
     @usableFromInline let isPrimaryKey: Bool
     @usableFromInline let isIndexed: Bool
+    /// For `LinkingObjects`: the property of the linking class that points here.
+    @usableFromInline let originProperty: String?
 
     /// A property whose initial value is the type's default (0, "", nil, …).
     @inlinable
@@ -46,10 +48,11 @@ public struct Persisted<Value: _Persistable> {
     }
 
     @inlinable
-    init(value: Value, primaryKey: Bool, indexed: Bool) {
+    init(value: Value, primaryKey: Bool, indexed: Bool, originProperty: String? = nil) {
         storage = .unmanaged(value)
         isPrimaryKey = primaryKey
         isIndexed = indexed || primaryKey
+        self.originProperty = originProperty
     }
 
     @available(*, unavailable, message: "@Persisted can only be used on a property of a class derived from Object")
@@ -98,6 +101,15 @@ extension Persisted where Value: _PrimaryKeyPersistable {
     }
 }
 
+extension Persisted where Value: _LinkingObjectsProtocol {
+    /// The objects whose `originProperty` (a link or a list of links) points at this object:
+    /// `@Persisted(originProperty: "owner") var pets: LinkingObjects<Pet>`.
+    @inlinable
+    public init(originProperty: String) {
+        self.init(value: Value._rlmDefault(), primaryKey: false, indexed: false, originProperty: originProperty)
+    }
+}
+
 extension Persisted where Value: _IndexablePersistable {
     /// An indexed property: equality and `IN` queries go through a search index.
     @inlinable
@@ -114,6 +126,7 @@ extension Persisted where Value: _IndexablePersistable {
 /// What schema discovery and `add` read from a wrapper found by `Mirror`.
 protocol PersistedProperty {
     var propertyKind: _PropertyKind { get }
+    var originProperty: String? { get }
     var isOptional: Bool { get }
     var isPrimaryKey: Bool { get }
     var isIndexed: Bool { get }

@@ -44,13 +44,13 @@ extension Realm {
         try engine { () throws(StorageError) in
             for schema in schemas {
                 guard let info = transaction.tables.first(where: { $0.name == schema.className }) else {
-                    let plain = schema.properties.filter { $0.type != .link }
+                    let plain = schema.properties.filter { $0.type != .link && $0.isStored }
                     let table = try transaction.createTable(schema.className, columns: plain.map { $0.columnSpec() })
-                    pendingLinks += schema.properties.filter { $0.type == .link }.map { (table, $0) }
+                    pendingLinks += schema.properties.filter { $0.type == .link && $0.isStored }.map { (table, $0) }
                     continue
                 }
-                let wanted = Set(schema.properties.map(\.columnName))
-                for property in schema.properties {
+                let wanted = Set(schema.properties.filter(\.isStored).map(\.columnName))
+                for property in schema.properties where property.isStored {
                     if let column = info.column(named: property.columnName) {
                         let spec = info.columns[column.index]
                         let targetName = spec.linkTarget.flatMap { key in transaction.tables.first { $0.key == key }?.name }
@@ -82,7 +82,7 @@ extension Realm {
         for schema in schemas {
             guard let info = transaction.tables.first(where: { $0.name == schema.className }) else { continue }
             var columns: [String: ColumnKey] = [:]
-            for property in schema.properties { columns[property.name] = info.column(named: property.columnName) }
+            for property in schema.properties where property.isStored { columns[property.name] = info.column(named: property.columnName) }
             newColumns[schema.className] = (info.key, columns)
         }
         configuration.migrationBlock?(Migration(transaction: transaction, oldColumns: oldColumns, newColumns: newColumns), oldVersion)
@@ -93,7 +93,7 @@ extension Realm {
             }
             for schema in schemas {
                 guard let info = transaction.tables.first(where: { $0.name == schema.className }) else { continue }
-                for property in schema.properties where property.type != .link && !property.isList {
+                for property in schema.properties where property.type != .link && !property.isList && property.isStored {
                     guard let column = info.column(named: property.columnName) else { continue }
                     try transaction.setIndex(info.key, column, indexed: property.isIndexed, unique: property.isPrimaryKey)
                 }

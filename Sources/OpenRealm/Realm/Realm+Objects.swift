@@ -28,7 +28,7 @@ extension Realm {
             var values = [Value](repeating: .null, count: table.info.columns.count)
             var links: [(column: ColumnKey, object: Object)] = []
             var lists: [(column: ColumnKey, elements: [_StoredValue])] = []
-            for (index, value) in binding.schema.unmanagedValues(of: object).enumerated() {
+            for (index, value) in binding.schema.unmanagedValues(of: object).enumerated() where binding.schema.properties[index].isStored {
                 let column = binding.columns[index]
                 if let elements = value.elements {
                     lists.append((column, elements))
@@ -59,7 +59,7 @@ extension Realm {
             if update != .error, let primaryKey = binding.schema.primaryKeyProperty {
                 let column = binding.columns[primaryKey.index]
                 if let existing = try engine({ () throws(StorageError) in try table.indexFirst(column, values[column.index]) }) {
-                    for property in binding.schema.properties where !property.isPrimaryKey {
+                    for property in binding.schema.properties where !property.isPrimaryKey && property.isStored && !property.isList {
                         let column = binding.columns[property.index]
                         let value = values[column.index]
                         if update == .modified, try engine({ () throws(StorageError) in try table.value(existing, column) }) == value { continue }
@@ -108,15 +108,16 @@ extension Realm {
             }
             switch value {
             case let dictionary as [String: Any?]:
-                for property in schema.properties {
+                for property in schema.properties where property.isStored {
                     if let entry = dictionary[property.name] { set(property, entry) }
                 }
             case let array as [Any?]:
-                precondition(array.count == schema.properties.count,
-                             "Invalid array for \(schema.className): \(array.count) values for \(schema.properties.count) properties")
-                for property in schema.properties { set(property, array[property.index]) }
+                let stored = schema.properties.filter(\.isStored)
+                precondition(array.count == stored.count,
+                             "Invalid array for \(schema.className): \(array.count) values for \(stored.count) properties")
+                for (property, value) in zip(stored, array) { set(property, value) }
             case let source as T:
-                for (property, stored) in zip(schema.properties, schema.unmanagedValuesOrManaged(of: source)) {
+                for (property, stored) in zip(schema.properties, schema.unmanagedValuesOrManaged(of: source)) where property.isStored {
                     set(property, stored)
                 }
             default:

@@ -208,7 +208,7 @@ public final class Realm {
             throw Realm.Error(.notInWriteTransaction, "adding objects requires a write transaction: use realm.write { }")
         }
         let schema = try ObjectSchema.of(type)
-        let plain = schema.properties.filter { $0.type != .link }
+        let plain = schema.properties.filter { $0.type != .link && $0.isStored }
         let key = try engine { () throws(StorageError) in
             try writeTransaction.createTable(schema.className, columns: plain.map { $0.columnSpec() })
         }
@@ -217,7 +217,7 @@ public final class Realm {
         // Bound before the links are added, so that a link back to this class finds it.
         var binding = TableBinding(schema: schema, table: key, columns: columns)
         bindings[ObjectIdentifier(type)] = binding
-        for property in schema.properties where property.type == .link {
+        for property in schema.properties where property.type == .link && property.isStored {
             let target = try bindingCreatingTable(for: property.linkTarget!)
             let column = try engine { () throws(StorageError) in
                 try writeTransaction.addColumn(key, property.columnSpec(linkTarget: target.table))
@@ -316,6 +316,10 @@ final class TableBinding {
         var columns: [ColumnKey] = []
         var differences: [String] = []
         for property in schema.properties {
+            guard property.isStored else {
+                columns.append(ColumnKey(-1))
+                continue
+            }
             guard let column = info.column(named: property.columnName) else {
                 differences.append("property \(property.name) was added")
                 continue
@@ -331,7 +335,7 @@ final class TableBinding {
             }
             columns.append(column)
         }
-        let names = Set(schema.properties.map(\.columnName))
+        let names = Set(schema.properties.filter(\.isStored).map(\.columnName))
         for spec in info.columns where !spec.removed && !names.contains(spec.name) {
             differences.append("property \(spec.name) was removed")
         }

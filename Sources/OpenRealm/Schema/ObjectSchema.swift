@@ -29,12 +29,20 @@ public struct PropertySchema: @unchecked Sendable, Equatable {
     var linkTarget: Object.Type?
     /// A `List` property.
     var isList = false
+    /// A `LinkingObjects` property: computed, no column.
+    var isComputed = false
+    /// For `LinkingObjects`: the property of `linkTarget` that links here.
+    var originProperty: String?
 
     public static func == (a: PropertySchema, b: PropertySchema) -> Bool {
         a.name == b.name && a.columnName == b.columnName && a.typeName == b.typeName && a.isOptional == b.isOptional
             && a.isPrimaryKey == b.isPrimaryKey && a.isIndexed == b.isIndexed && a.index == b.index && a.type == b.type
             && a.linkTarget.map(ObjectIdentifier.init) == b.linkTarget.map(ObjectIdentifier.init) && a.isList == b.isList
+            && a.isComputed == b.isComputed && a.originProperty == b.originProperty
     }
+
+    /// Stored in a column of the table (not computed).
+    var isStored: Bool { !isComputed }
 
     /// The column for this property; links need the target table's key.
     func columnSpec(linkTarget: TableKey? = nil) -> ColumnSpec {
@@ -133,13 +141,17 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
             guard !columnName.isEmpty, columnName.utf8.count <= maxPropertyNameBytes else {
                 throw Realm.Error(.invalidSchema, "\(className).\(name): property names are limited to \(maxPropertyNameBytes) bytes of UTF-8")
             }
-            if property.propertyKind.type == .link && !property.isOptional && !property.propertyKind.isList {
+            if property.propertyKind.isComputed && property.originProperty == nil {
+                throw Realm.Error(.invalidSchema, "\(className).\(name): LinkingObjects needs an origin: @Persisted(originProperty: \"…\")")
+            }
+            if property.propertyKind.type == .link && !property.isOptional && !property.propertyKind.isList && !property.propertyKind.isComputed {
                 throw Realm.Error(.invalidSchema, "\(className).\(name): a to-one link must be optional (declare it as `\(property.propertyKind.name)?`)")
             }
             properties.append(PropertySchema(name: name, columnName: columnName, typeName: property.propertyKind.name,
                                              isOptional: property.isOptional, isPrimaryKey: property.isPrimaryKey,
                                              isIndexed: property.isIndexed, index: properties.count, type: property.propertyKind.type,
-                                             linkTarget: property.propertyKind.linkTarget, isList: property.propertyKind.isList))
+                                             linkTarget: property.propertyKind.linkTarget, isList: property.propertyKind.isList,
+                                             isComputed: property.propertyKind.isComputed, originProperty: property.originProperty))
         }
         let keys = properties.filter(\.isPrimaryKey)
         guard keys.count <= 1 else {

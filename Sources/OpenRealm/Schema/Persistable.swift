@@ -32,18 +32,21 @@ public struct _PropertyKind: Equatable, CustomStringConvertible {
     let linkTarget: Object.Type?
     /// A list of values of `type`.
     let isList: Bool
+    /// Computed from other objects' links (`LinkingObjects`): no column of its own.
+    let isComputed: Bool
 
-    init(_ type: ColumnType, _ name: String, linkTarget: Object.Type? = nil, isList: Bool = false) {
+    init(_ type: ColumnType, _ name: String, linkTarget: Object.Type? = nil, isList: Bool = false, isComputed: Bool = false) {
         self.type = type
         self.name = name
         self.linkTarget = linkTarget
         self.isList = isList
+        self.isComputed = isComputed
     }
 
     public var description: String { name }
 
     public static func == (a: _PropertyKind, b: _PropertyKind) -> Bool {
-        a.type == b.type && a.name == b.name && a.isList == b.isList
+        a.type == b.type && a.name == b.name && a.isList == b.isList && a.isComputed == b.isComputed
             && a.linkTarget.map(ObjectIdentifier.init) == b.linkTarget.map(ObjectIdentifier.init)
     }
 }
