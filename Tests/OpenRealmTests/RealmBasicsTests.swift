@@ -144,6 +144,37 @@ final class TestFolder: @unchecked Sendable {
     }
 }
 
+@Suite struct ExtremeValueTests {
+    @Test func extremesRoundTripThroughReopening() throws {
+        let folder = TestFolder()
+        let big = String(repeating: "é", count: 8 * 1024 * 1024)  // 16 MiB of UTF-8
+        let bytes = Data(repeating: 0xAB, count: 16 * 1024 * 1024)
+        do {
+            let realm = try Realm(configuration: folder.configuration())
+            try realm.write {
+                realm.create(AllTypes.self, value: ["key": "big", "string": big, "data": bytes, "double": Double.nan,
+                                                    "float": -Float.infinity, "int64": Int64.max,
+                                                    "date": Date(timeIntervalSince1970: -62_135_596_800.000_001)])
+            }
+        }
+        let realm = try Realm(configuration: folder.configuration())
+        let stored = try #require(realm.object(ofType: AllTypes.self, forPrimaryKey: "big"))
+        #expect(stored.string == big)
+        #expect(stored.data == bytes)
+        #expect(stored.double.isNaN && stored.float == -.infinity && stored.int64 == .max)
+        #expect(abs(stored.date.timeIntervalSince1970 + 62_135_596_800.000_001) < 1e-5)
+    }
+
+    @Test func aValueOverSixteenMebibytesTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TestFolder()
+            let realm = try Realm(configuration: folder.configuration())
+            try realm.write { realm.create(AllTypes.self, value: ["key": "x", "data": Data(count: 16 * 1024 * 1024 + 1)]) }
+        }
+        MisuseTests.expectRule(result, "exceeds the 16 MiB limit")
+    }
+}
+
 @Suite struct SchemaTests {
     @Test func theSchemaComesFromPersistedProperties() throws {
         let folder = TestFolder()
