@@ -115,3 +115,18 @@ final class DogWithKey: Object {
     @Persisted var breed: String?
     @Persisted var dateOfBirth = Date(timeIntervalSince1970: 0)
 }
+
+final class Address: EmbeddedObject {
+    @Persisted var street = ""
+    @Persisted var city = ""
+}
+
+final class Contact: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var home: Address?
+    @Persisted var others: List<Address>
+}
+
+final class KeyedAddress: EmbeddedObject {
+    @Persisted(primaryKey: true) var id = 0
+}

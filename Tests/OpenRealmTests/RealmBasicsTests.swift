@@ -616,3 +616,58 @@ final class Cat: Animal {
         #expect(try ObjectSchema.of(Pet.self).property(named: "shelters")?.isComputed == true)
     }
 }
+
+@Suite struct EmbeddedObjectTests {
+    static func addressCount(_ realm: Realm) throws -> Int {
+        // Embedded objects cannot be queried; count their table through the engine view.
+        try realm.tableView(try #require(try realm.binding(for: Address.self)).table).count()
+    }
+
+    @Test func embeddedObjectsLiveAndDieWithTheirParent() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let contact = Contact()
+        contact.name = "Ann"
+        let home = Address()
+        home.street = "1 Main St"
+        contact.home = home
+        let work = Address()
+        work.city = "Oslo"
+        contact.others.append(work)
+        try realm.write { realm.add(contact) }
+        #expect(contact.home?.street == "1 Main St")
+        #expect(contact.others.first?.city == "Oslo")
+        #expect(try Self.addressCount(realm) == 2)
+
+        // Replacing an embedded object deletes the one it replaces.
+        try realm.write {
+            let moved = Address()
+            moved.street = "2 Side St"
+            contact.home = moved
+        }
+        #expect(contact.home?.street == "2 Side St")
+        #expect(try Self.addressCount(realm) == 2)
+        // Removing one from a list deletes it.
+        try realm.write { contact.others.removeAll() }
+        #expect(try Self.addressCount(realm) == 1)
+        // Deleting the parent deletes what it owns.
+        try realm.write { realm.delete(contact) }
+        #expect(try Self.addressCount(realm) == 0)
+    }
+
+    @Test func embeddedObjectsCannotHaveAPrimaryKey() {
+        let folder = TestFolder()
+        #expect { try Realm(configuration: folder.configuration([KeyedAddress.self])) } throws: { error in
+            (error as? Realm.Error)?.code == .invalidSchema
+        }
+    }
+
+    @Test func addingAnEmbeddedObjectDirectlyTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TestFolder()
+            let realm = try Realm(configuration: folder.configuration())
+            try realm.write { realm.add(Address()) }
+        }
+        MisuseTests.expectRule(result, "Embedded objects cannot be added directly")
+    }
+}

@@ -107,14 +107,24 @@ final class ManagedObject {
         }
     }
 
+    /// The keys the link or list-of-links property `property` points at.
+    func linkedKeys(_ property: Int) -> [ObjectKey] {
+        let values = schema.properties[property].isList ? readList(property) : [read(property).value]
+        return values.compactMap { if case .link(let k) = $0 { return k } else { return nil } }
+    }
+
     /// Replaces the elements of list property `property` (objects not yet in the realm are
-    /// added to it).
+    /// added to it; embedded objects no longer in the list are deleted).
     func writeList(_ property: Int, _ elements: [_StoredValue]) {
         guard let transaction = realm.writeTransaction else {
             preconditionFailure("Cannot modify managed objects outside of a write transaction: wrap the change in realm.write { }")
         }
         do {
-            try transaction.setList(table, key, binding.columns[property], elements.map { realm.resolveLink($0) })
+            let before = schema.embeddedLinks.contains { $0.index == property } ? linkedKeys(property) : []
+            let values = elements.map { realm.resolveLink($0) }
+            try transaction.setList(table, key, binding.columns[property], values)
+            let kept = Set(values.compactMap { if case .link(let k) = $0 { return k } else { return nil } })
+            for gone in before where !kept.contains(gone) { realm.deleteEmbedded(schema.properties[property].linkTarget!, gone) }
         } catch {
             preconditionFailure("Cannot change a list of \(schema.className): \(error)")
         }
@@ -133,7 +143,10 @@ final class ManagedObject {
         }
         precondition(!isPrimaryKey, "Primary key can't be changed after an object is inserted: delete it and add a new one")
         do {
-            try transaction.set(table, key, binding.columns[property], realm.resolveLink(value))
+            let replaced = schema.embeddedLinks.contains { $0.index == property } ? linkedKeys(property) : []
+            let newValue = realm.resolveLink(value)
+            try transaction.set(table, key, binding.columns[property], newValue)
+            for old in replaced where newValue != .link(old) { realm.deleteEmbedded(schema.properties[property].linkTarget!, old) }
         } catch {
             preconditionFailure("Cannot set a property of \(schema.className): \(error)")
         }

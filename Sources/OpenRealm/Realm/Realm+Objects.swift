@@ -17,6 +17,11 @@ extension Realm {
     /// Traps (as Realm does) on a duplicate primary key with `.error`, an object managed by
     /// another realm, or an invalid model.
     public func add(_ object: Object, update: UpdatePolicy = .error) {
+        precondition(!(object is EmbeddedObject), "Embedded objects cannot be added directly: assign them to a property of their parent")
+        add(object, update: update, asChild: false)
+    }
+
+    func add(_ object: Object, update: UpdatePolicy, asChild: Bool) {
         let transaction = requireWriteTransaction("add objects")
         if let managed = object._managed {
             precondition(managed.realm === self, "Object is already managed by another Realm: use create(_:value:) to copy it")
@@ -137,10 +142,32 @@ extension Realm {
             preconditionFailure("Can only delete an object from the Realm it belongs to: this object is unmanaged")
         }
         precondition(managed.realm === self, "Can only delete an object from the Realm it belongs to")
+        deleteEmbeddedChildren(of: managed)
         do {
             _ = try transaction.delete(managed.table, managed.key)
         } catch {
             preconditionFailure("Cannot delete \(managed.schema.className): \(error)")
+        }
+    }
+
+    /// Deletes the embedded objects an object owns (they go with it).
+    func deleteEmbeddedChildren(of managed: ManagedObject) {
+        for property in managed.schema.embeddedLinks {
+            for key in managed.linkedKeys(property.index) {
+                deleteEmbedded(property.linkTarget!, key)
+            }
+        }
+    }
+
+    /// Deletes one embedded object (and what it owns).
+    func deleteEmbedded(_ type: Object.Type, _ key: ObjectKey) {
+        do {
+            guard let binding = try binding(for: type) else { return }
+            let child = ManagedObject(realm: self, binding: binding, key: key)
+            deleteEmbeddedChildren(of: child)
+            _ = try engine { () throws(StorageError) in try requireWriteTransaction("delete objects").delete(binding.table, key) }
+        } catch {
+            preconditionFailure("\(error)")
         }
     }
 
@@ -162,6 +189,8 @@ extension Realm {
 
     /// All objects of a type, in insertion order; live.
     public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
+        precondition(!(type is EmbeddedObject.Type), "Embedded objects cannot be queried directly: read them through their parent")
+        precondition(!(type is AsymmetricObject.Type), "Asymmetric objects cannot be read back: they are write-only")
         do {
             return Results(realm: self, binding: try binding(for: type))
         } catch {
@@ -197,9 +226,10 @@ extension Realm {
         guard let linked = stored.object else { return stored.value }
         if let managed = linked._managed {
             precondition(managed.realm === self, "Cannot link to an object managed by another Realm")
+            precondition(!(linked is EmbeddedObject), "Can't set a link to an existing managed embedded object: an embedded object has one parent")
             return .link(managed.key)
         }
-        add(linked)
+        add(linked, update: .error, asChild: true)
         return .link(linked._managed!.key)
     }
 

@@ -58,6 +58,13 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     public let properties: [PropertySchema]
     let objectType: Object.Type
     public var primaryKeyProperty: PropertySchema? { properties.first { $0.isPrimaryKey } }
+    /// Instances are owned by a parent object (`EmbeddedObject`).
+    public var isEmbedded: Bool { objectType is EmbeddedObject.Type }
+
+    /// The stored link and list-of-link properties whose targets are embedded objects.
+    var embeddedLinks: [PropertySchema] {
+        properties.filter { $0.isStored && $0.type == .link && ($0.linkTarget.map { $0 is EmbeddedObject.Type } ?? false) }
+    }
 
     private let lock = Mutex()
     private var columnsByKeyPath: [AnyKeyPath: Int] = [:]
@@ -154,6 +161,9 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
                                              isComputed: property.propertyKind.isComputed, originProperty: property.originProperty))
         }
         let keys = properties.filter(\.isPrimaryKey)
+        if type is EmbeddedObject.Type, let key = keys.first {
+            throw Realm.Error(.invalidSchema, "\(className).\(key.name): embedded objects cannot have a primary key")
+        }
         guard keys.count <= 1 else {
             throw Realm.Error(.invalidSchema, "\(className) declares \(keys.count) primary keys (\(keys.map(\.name).joined(separator: ", "))); a class can have only one")
         }
