@@ -130,3 +130,9 @@ final class Contact: Object {
 final class KeyedAddress: EmbeddedObject {
     @Persisted(primaryKey: true) var id = 0
 }
+
+final class Club: Object {
+    @Persisted var name = ""
+    @Persisted var tags: MutableSet<String>
+    @Persisted var members: MutableSet<Pet>
+}

@@ -671,3 +671,30 @@ final class Cat: Animal {
         MisuseTests.expectRule(result, "Embedded objects cannot be added directly")
     }
 }
+
+@Suite struct MutableSetTests {
+    @Test func setsKeepDistinctValuesAndObjects() throws {
+        let folder = TestFolder()
+        let club = Club()
+        club.tags.insert(objectsIn: ["a", "b", "a"])
+        #expect(club.tags.count == 2)
+        let realm = try Realm(configuration: folder.configuration())
+        let rex = Pet()
+        rex.name = "Rex"
+        try realm.write {
+            realm.add(club)
+            club.members.insert(rex)
+            club.members.insert(rex)
+            club.tags.insert("c")
+            club.tags.remove("a")
+        }
+        #expect(Set(club.tags) == ["b", "c"])
+        #expect(club.members.count == 1)
+        #expect(club.members.contains(rex))
+        try realm.write { club.tags.formIntersection(["c", "z"]) }
+        #expect(Array(club.tags) == ["c"])
+        #expect(club.tags.isSubset(of: ["c", "d"]) && club.tags.intersects(["c"]))
+        try realm.write { club.members.removeAll() }
+        #expect(club.members.isEmpty)
+    }
+}

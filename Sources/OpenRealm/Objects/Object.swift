@@ -55,6 +55,24 @@ open class Object: CustomStringConvertible {
     }
 }
 
+extension Object: Hashable {
+    /// Managed objects are equal when they are the same row of the same realm; unmanaged ones
+    /// only to themselves.
+    public static func == (a: Object, b: Object) -> Bool {
+        if let x = a._managed, let y = b._managed { return x.realm === y.realm && x.table == y.table && x.key == y.key }
+        return a === b
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        if let managed = _managed {
+            hasher.combine(managed.table)
+            hasher.combine(managed.key)
+        } else {
+            hasher.combine(ObjectIdentifier(self))
+        }
+    }
+}
+
 /// The managed state of an object: its realm, table and key.
 @usableFromInline
 final class ManagedObject {

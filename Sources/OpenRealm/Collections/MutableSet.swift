@@ -1,0 +1,92 @@
+import RealmStorage
+
+/// An unordered collection of distinct values or objects, persisted as one property:
+/// `@Persisted var tags: MutableSet<String>`.
+///
+/// Unmanaged, it is a plain collection. Managed, it is a live view of the set in the realm:
+/// reads go to the current version and changes need a write transaction. Iteration order is
+/// insertion order (not meaningful, but stable).
+public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCollection, CustomStringConvertible {
+    var elements: [Element]
+    let owner: ManagedObject?
+    let property: Int
+
+    public init() {
+        elements = []
+        owner = nil
+        property = 0
+    }
+
+    init(owner: ManagedObject, property: Int) {
+        elements = []
+        self.owner = owner
+        self.property = property
+    }
+
+    public var realm: Realm? { owner?.realm }
+
+    private var current: [Element] {
+        guard let owner else { return elements }
+        return owner.readList(property).map { Element._rlmGet(_StoredValue($0, realm: owner.realm)) }
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { owner.map { $0.readList(property).count } ?? elements.count }
+    public subscript(position: Int) -> Element { current[position] }
+    public var description: String { "MutableSet<\(Element._rlmKind.name)> \(current)" }
+
+    public func contains(_ element: Element) -> Bool { current.contains(element) }
+
+    public func insert(_ element: Element) {
+        modify { if !$0.contains(element) { $0.append(element) } }
+    }
+
+    public func insert<S: Sequence>(objectsIn elements: S) where S.Element == Element {
+        modify { set in for e in elements where !set.contains(e) { set.append(e) } }
+    }
+
+    public func remove(_ element: Element) { modify { $0.removeAll { $0 == element } } }
+
+    public func removeAll() { modify { $0.removeAll() } }
+
+    public func formUnion<S: Sequence>(_ other: S) where S.Element == Element { insert(objectsIn: other) }
+
+    public func formIntersection<S: Sequence>(_ other: S) where S.Element == Element {
+        let keep = Set(other)
+        modify { $0.removeAll { !keep.contains($0) } }
+    }
+
+    public func subtract<S: Sequence>(_ other: S) where S.Element == Element {
+        let drop = Set(other)
+        modify { $0.removeAll { drop.contains($0) } }
+    }
+
+    public func isSubset<S: Sequence>(of other: S) -> Bool where S.Element == Element { Set(current).isSubset(of: Set(other)) }
+
+    public func intersects<S: Sequence>(_ other: S) -> Bool where S.Element == Element { !Set(current).isDisjoint(with: Set(other)) }
+
+    private func modify(_ change: (inout [Element]) -> Void) {
+        guard let owner else {
+            change(&elements)
+            return
+        }
+        var values = current
+        change(&values)
+        owner.writeList(property, values.map { $0._rlmSet() })
+    }
+}
+
+extension MutableSet: _Persistable {
+    public static var _rlmKind: _PropertyKind {
+        _PropertyKind(Element._rlmKind.type, "MutableSet<\(Element._rlmKind.name)>", linkTarget: Element._rlmKind.linkTarget, isList: true)
+    }
+    public static var _rlmIsOptional: Bool { Element._rlmIsOptional }
+    public static func _rlmDefault() -> MutableSet<Element> { MutableSet() }
+
+    public static func _rlmGet(_ stored: _StoredValue) -> MutableSet<Element> {
+        guard let (owner, property) = stored.list else { return MutableSet() }
+        return MutableSet(owner: owner, property: property)
+    }
+
+    public func _rlmSet() -> _StoredValue { _StoredValue(.null, elements: current.map { $0._rlmSet() }) }
+}
