@@ -136,3 +136,9 @@ final class Club: Object {
     @Persisted var tags: MutableSet<String>
     @Persisted var members: MutableSet<Pet>
 }
+
+final class Scoreboard: Object {
+    @Persisted var name = ""
+    @Persisted var scores: Map<String, Int>
+    @Persisted var champions: Map<String, Pet?>
+}

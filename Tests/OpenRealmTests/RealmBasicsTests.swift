@@ -698,3 +698,33 @@ final class Cat: Animal {
         #expect(club.members.isEmpty)
     }
 }
+
+@Suite struct MapTests {
+    @Test func mapsStoreKeyedValuesAndObjects() throws {
+        let folder = TestFolder()
+        let board = Scoreboard()
+        board.scores["ann"] = 3
+        board.scores["bob"] = 5
+        let rex = Pet()
+        rex.name = "Rex"
+        board.champions["2024"] = rex
+        do {
+            let realm = try Realm(configuration: folder.configuration())
+            try realm.write { realm.add(board) }
+            #expect(board.scores["bob"] == 5 && board.scores.count == 2)
+            try realm.write {
+                board.scores["ann"] = 4
+                board.scores["cid"] = 1
+                board.scores["bob"] = nil
+            }
+            #expect(board.scores.keys == ["ann", "cid"])
+            #expect(board.scores.values == [4, 1])
+            #expect(board.champions["2024"]??.name == "Rex")
+        }
+        let realm = try Realm(configuration: folder.configuration())
+        let stored = try #require(realm.objects(Scoreboard.self).first)
+        #expect(stored.scores["ann"] == 4 && stored.scores["bob"] == nil)
+        try realm.write { stored.scores.removeAll() }
+        #expect(stored.scores.isEmpty)
+    }
+}

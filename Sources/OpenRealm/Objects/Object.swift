@@ -36,7 +36,7 @@ open class Object: CustomStringConvertible {
 
     open var description: String {
         let schema = try? ObjectSchema.of(type(of: self))
-        let fields = schema?.properties.map { property in
+        let fields = schema?.properties.filter { !$0.isHidden && !$0.isList && !$0.isComputed }.map { property in
             "\(property.name) = \(_managed.map { String(describing: $0.read(property.index).value) } ?? "…")"
         } ?? []
         return "\(Self.className()) { \(fields.joined(separator: "; ")) }"

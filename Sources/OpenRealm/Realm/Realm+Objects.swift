@@ -37,6 +37,9 @@ extension Realm {
                 let column = binding.columns[index]
                 if let elements = value.elements {
                     lists.append((column, elements))
+                    if let keys = value.mapKeys, let keysIndex = binding.schema.properties[index].mapKeysIndex {
+                        lists.append((binding.columns[keysIndex], keys.map { _StoredValue(.string($0)) }))
+                    }
                 } else if let linked = value.object {
                     // Set after the insert: the linked object may link back to this one.
                     links.append((column, linked))
@@ -117,7 +120,7 @@ extension Realm {
                     if let entry = dictionary[property.name] { set(property, entry) }
                 }
             case let array as [Any?]:
-                let stored = schema.properties.filter(\.isStored)
+                let stored = schema.properties.filter { $0.isStored && !$0.isHidden }
                 precondition(array.count == stored.count,
                              "Invalid array for \(schema.className): \(array.count) values for \(stored.count) properties")
                 for (property, value) in zip(stored, array) { set(property, value) }

@@ -33,12 +33,17 @@ public struct PropertySchema: @unchecked Sendable, Equatable {
     var isComputed = false
     /// For `LinkingObjects`: the property of `linkTarget` that links here.
     var originProperty: String?
+    /// For a `Map`: the index of the hidden property holding its keys.
+    var mapKeysIndex: Int?
+    /// The keys column of a `Map` (not a Swift property).
+    var isHidden = false
 
     public static func == (a: PropertySchema, b: PropertySchema) -> Bool {
         a.name == b.name && a.columnName == b.columnName && a.typeName == b.typeName && a.isOptional == b.isOptional
             && a.isPrimaryKey == b.isPrimaryKey && a.isIndexed == b.isIndexed && a.index == b.index && a.type == b.type
             && a.linkTarget.map(ObjectIdentifier.init) == b.linkTarget.map(ObjectIdentifier.init) && a.isList == b.isList
             && a.isComputed == b.isComputed && a.originProperty == b.originProperty
+            && a.mapKeysIndex == b.mapKeysIndex && a.isHidden == b.isHidden
     }
 
     /// Stored in a column of the table (not computed).
@@ -106,7 +111,7 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(className) { " + properties.map { "\($0.name): \($0.typeName)\($0.isPrimaryKey ? " (primary key)" : $0.isIndexed ? " (indexed)" : "")" }
+        "\(className) { " + properties.filter { !$0.isHidden }.map { "\($0.name): \($0.typeName)\($0.isPrimaryKey ? " (primary key)" : $0.isIndexed ? " (indexed)" : "")" }
             .joined(separator: ", ") + " }"
     }
 
@@ -160,6 +165,15 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
                                              linkTarget: property.propertyKind.linkTarget, isList: property.propertyKind.isList,
                                              isComputed: property.propertyKind.isComputed, originProperty: property.originProperty))
         }
+        // A map keeps its keys in a companion list column, as a hidden property after the
+        // Swift ones (so that property indexes still match the wrappers' order).
+        let visible = properties.count
+        for i in 0..<visible where properties[i].typeName.hasPrefix("Map<") {
+            properties[i].mapKeysIndex = properties.count
+            properties.append(PropertySchema(name: "__keys:" + properties[i].name, columnName: "__keys:" + properties[i].columnName,
+                                             typeName: "Map keys", isOptional: false, isPrimaryKey: false, isIndexed: false,
+                                             index: properties.count, type: .string, linkTarget: nil, isList: true, isHidden: true))
+        }
         let keys = properties.filter(\.isPrimaryKey)
         if type is EmbeddedObject.Type, let key = keys.first {
             throw Realm.Error(.invalidSchema, "\(className).\(key.name): embedded objects cannot have a primary key")
@@ -171,7 +185,7 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
             throw Realm.Error(.invalidSchema, "\(className) maps two properties to the same name")
         }
         return ObjectSchema(className: className, properties: properties, objectType: type,
-                            wrapperLayout: confirmedLayout(of: prototype, persisted: properties.count))
+                            wrapperLayout: confirmedLayout(of: prototype, persisted: visible))
     }
 
     // MARK: Wrapper layout

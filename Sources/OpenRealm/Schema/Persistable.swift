@@ -13,13 +13,17 @@ public struct _StoredValue {
     let list: (ManagedObject, Int)?
     /// Writes of a list property: the elements.
     let elements: [_StoredValue]?
+    /// Writes of a map property: the keys, parallel to `elements`.
+    let mapKeys: [String]?
 
-    init(_ value: Value, realm: Realm? = nil, object: Object? = nil, list: (ManagedObject, Int)? = nil, elements: [_StoredValue]? = nil) {
+    init(_ value: Value, realm: Realm? = nil, object: Object? = nil, list: (ManagedObject, Int)? = nil,
+         elements: [_StoredValue]? = nil, mapKeys: [String]? = nil) {
         self.value = value
         self.realm = realm
         self.object = object
         self.list = list
         self.elements = elements
+        self.mapKeys = mapKeys
     }
 }
 
@@ -34,19 +38,22 @@ public struct _PropertyKind: Equatable, CustomStringConvertible {
     let isList: Bool
     /// Computed from other objects' links (`LinkingObjects`): no column of its own.
     let isComputed: Bool
+    /// A `Map`: the values list, with the keys in a companion column.
+    let isMap: Bool
 
-    init(_ type: ColumnType, _ name: String, linkTarget: Object.Type? = nil, isList: Bool = false, isComputed: Bool = false) {
+    init(_ type: ColumnType, _ name: String, linkTarget: Object.Type? = nil, isList: Bool = false, isComputed: Bool = false, isMap: Bool = false) {
         self.type = type
         self.name = name
         self.linkTarget = linkTarget
         self.isList = isList
         self.isComputed = isComputed
+        self.isMap = isMap
     }
 
     public var description: String { name }
 
     public static func == (a: _PropertyKind, b: _PropertyKind) -> Bool {
-        a.type == b.type && a.name == b.name && a.isList == b.isList && a.isComputed == b.isComputed
+        a.type == b.type && a.name == b.name && a.isList == b.isList && a.isComputed == b.isComputed && a.isMap == b.isMap
             && a.linkTarget.map(ObjectIdentifier.init) == b.linkTarget.map(ObjectIdentifier.init)
     }
 }
