@@ -7,73 +7,48 @@ import RealmStorage
 /// reads go to the current version and changes need a write transaction. Iteration order is
 /// insertion order (not meaningful, but stable).
 public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCollection, CustomStringConvertible {
-    var elements: [Element]
-    let owner: ManagedObject?
-    let property: Int
+    var storage: ListStorage<Element>
 
-    public init() {
-        elements = []
-        owner = nil
-        property = 0
-    }
+    public init() { storage = ListStorage() }
 
-    init(owner: ManagedObject, property: Int) {
-        elements = []
-        self.owner = owner
-        self.property = property
-    }
+    init(owner: ManagedObject, property: Int) { storage = ListStorage(owner: owner, property: property) }
 
-    public var realm: Realm? { owner?.realm }
-
-    private var current: [Element] {
-        guard let owner else { return elements }
-        return owner.readList(property).map { Element._rlmGet(_StoredValue($0, realm: owner.realm)) }
-    }
+    public var realm: Realm? { storage.owner?.realm }
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { owner.map { $0.readList(property).count } ?? elements.count }
-    public subscript(position: Int) -> Element { current[position] }
-    public var description: String { "MutableSet<\(Element._rlmKind.name)> \(current)" }
+    public var endIndex: Int { storage.count }
+    public subscript(position: Int) -> Element { storage.current[position] }
+    public var description: String { "MutableSet<\(Element._rlmKind.name)> \(storage.current)" }
 
-    public func contains(_ element: Element) -> Bool { current.contains(element) }
+    public func contains(_ element: Element) -> Bool { storage.current.contains(element) }
 
     public func insert(_ element: Element) {
-        modify { if !$0.contains(element) { $0.append(element) } }
+        storage.modify { if !$0.contains(element) { $0.append(element) } }
     }
 
     public func insert<S: Sequence>(objectsIn elements: S) where S.Element == Element {
-        modify { set in for e in elements where !set.contains(e) { set.append(e) } }
+        storage.modify { set in for e in elements where !set.contains(e) { set.append(e) } }
     }
 
-    public func remove(_ element: Element) { modify { $0.removeAll { $0 == element } } }
+    public func remove(_ element: Element) { storage.modify { $0.removeAll { $0 == element } } }
 
-    public func removeAll() { modify { $0.removeAll() } }
+    public func removeAll() { storage.modify { $0.removeAll() } }
 
     public func formUnion<S: Sequence>(_ other: S) where S.Element == Element { insert(objectsIn: other) }
 
     public func formIntersection<S: Sequence>(_ other: S) where S.Element == Element {
         let keep = Set(other)
-        modify { $0.removeAll { !keep.contains($0) } }
+        storage.modify { $0.removeAll { !keep.contains($0) } }
     }
 
     public func subtract<S: Sequence>(_ other: S) where S.Element == Element {
         let drop = Set(other)
-        modify { $0.removeAll { drop.contains($0) } }
+        storage.modify { $0.removeAll { drop.contains($0) } }
     }
 
-    public func isSubset<S: Sequence>(of other: S) -> Bool where S.Element == Element { Set(current).isSubset(of: Set(other)) }
+    public func isSubset<S: Sequence>(of other: S) -> Bool where S.Element == Element { Set(storage.current).isSubset(of: Set(other)) }
 
-    public func intersects<S: Sequence>(_ other: S) -> Bool where S.Element == Element { !Set(current).isDisjoint(with: Set(other)) }
-
-    private func modify(_ change: (inout [Element]) -> Void) {
-        guard let owner else {
-            change(&elements)
-            return
-        }
-        var values = current
-        change(&values)
-        owner.writeList(property, values.map { $0._rlmSet() })
-    }
+    public func intersects<S: Sequence>(_ other: S) -> Bool where S.Element == Element { !Set(storage.current).isDisjoint(with: Set(other)) }
 }
 
 extension MutableSet: _Persistable {
@@ -88,5 +63,5 @@ extension MutableSet: _Persistable {
         return MutableSet(owner: owner, property: property)
     }
 
-    public func _rlmSet() -> _StoredValue { _StoredValue(.null, elements: current.map { $0._rlmSet() }) }
+    public func _rlmSet() -> _StoredValue { storage.stored }
 }
