@@ -728,3 +728,28 @@ final class Cat: Animal {
         #expect(stored.scores.isEmpty)
     }
 }
+
+@Suite struct InvalidateTests {
+    @Test func invalidateReleasesTheVersionAndInvalidatesObjects() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let dog = Dog()
+        try realm.write { realm.add(dog) }
+        realm.invalidate()
+        #expect(dog.isInvalidated)
+        #expect(realm.objects(Dog.self).count == 1)
+        #expect(!realm.objects(Dog.self)[0].isInvalidated)
+    }
+
+    @Test func readingAnObjectAfterInvalidateTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TestFolder()
+            let realm = try Realm(configuration: folder.configuration())
+            let dog = Dog()
+            try realm.write { realm.add(dog) }
+            realm.invalidate()
+            _ = dog.name
+        }
+        MisuseTests.expectRule(result, "invalidate() was called")
+    }
+}

@@ -80,16 +80,20 @@ final class ManagedObject {
     let binding: TableBinding
     let key: ObjectKey
 
+    /// The realm's epoch when the object was read: `invalidate()` ends it.
+    let epoch: Int
+
     init(realm: Realm, binding: TableBinding, key: ObjectKey) {
         self.realm = realm
         self.binding = binding
         self.key = key
+        self.epoch = realm.epoch
     }
 
     var schema: ObjectSchema { binding.schema }
     var table: TableKey { binding.table }
 
-    var isInvalidated: Bool { (try? realm.tableView(table).contains(key)) != true }
+    var isInvalidated: Bool { epoch != realm.epoch || (try? realm.tableView(table).contains(key)) != true }
 
     /// The object's row at the realm's current version, located once and reused until the
     /// realm moves to another version (reads outside write transactions only: inside one the
@@ -99,6 +103,7 @@ final class ManagedObject {
 
     @usableFromInline
     func read(_ property: Int) -> _StoredValue {
+        precondition(epoch == realm.epoch, "Object has been deleted or invalidated: realm.invalidate() was called after it was read")
         if binding.schema.properties[property].isList || binding.schema.properties[property].isComputed {
             return _StoredValue(.null, realm: realm, list: (self, property))
         }

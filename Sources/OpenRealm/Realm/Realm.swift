@@ -25,6 +25,8 @@ public final class Realm {
     /// Changes whenever what the realm reads may have changed (a refresh, a write beginning or
     /// ending), so that objects know their cached rows are stale.
     private(set) var generation = 0
+    /// Changes at every `invalidate()`: objects from an earlier epoch are invalidated.
+    private(set) var epoch = 0
 
     /// Opens the default realm (`Realm.Configuration.defaultConfiguration`).
     public convenience init() throws {
@@ -161,6 +163,15 @@ public final class Realm {
         views = [:]
         generation += 1
         return readTransaction.version != before
+    }
+
+    /// Releases the version this realm reads (so the file can reuse the space it pins) and
+    /// invalidates every object, list and result read so far; a write transaction in progress
+    /// is cancelled. The realm itself stays usable: the next read starts at the newest version.
+    public func invalidate() {
+        cancelWrite()
+        epoch += 1
+        _ = refresh()
     }
 
     /// Forgets every class binding (after a migration changed the tables).
