@@ -48,9 +48,10 @@ open class Object: CustomStringConvertible {
     final func propertyIndex<O: Object, V>(for storageKeyPath: ReferenceWritableKeyPath<O, Persisted<V>>, _ managed: ManagedObject) -> Int {
         // The accessor is only called with the enclosing instance, which is an O.
         let object = unsafeDowncast(self, to: O.self)
-        if case .managed(let index) = object[keyPath: storageKeyPath].storage { return index }
+        let known = object[keyPath: storageKeyPath].managedIndex
+        if known >= 0 { return known }
         let index = managed.binding.schema.propertyIndex(for: storageKeyPath, in: object)
-        object[keyPath: storageKeyPath].storage = .managed(column: index)
+        object[keyPath: storageKeyPath].managedIndex = index
         return index
     }
 }

@@ -24,13 +24,15 @@ public struct Persisted<Value: _Persistable> {
     enum Storage {
         /// Unmanaged: the value itself.
         case unmanaged(Value)
-        /// Managed: the index of this property in its class's schema.
-        case managed(column: Int)
         /// Marks the wrapper while the schema looks for its name (see `Object.column(for:)`).
         case probe
     }
 
     @usableFromInline var storage: Storage
+    /// Once the object is managed: this property's index in its class's schema (else -1).
+    /// A plain integer at a fixed place in the wrapper, so that making an object managed can
+    /// set it without generic code (ObjectSchema.markManaged).
+    @usableFromInline var managedIndex: Int = -1
     @usableFromInline let isPrimaryKey: Bool
     @usableFromInline let isIndexed: Bool
     /// For `LinkingObjects`: the property of the linking class that points here.
@@ -73,8 +75,8 @@ public struct Persisted<Value: _Persistable> {
                 if case .unmanaged(let value) = object[keyPath: storageKeyPath].storage { return value }
                 return Value._rlmDefault()
             }
-            if case .managed(let index) = object[keyPath: storageKeyPath].storage { return Value._rlmGet(managed.read(index)) }
-            return Value._rlmGet(managed.read(object.propertyIndex(for: storageKeyPath, managed)))
+            let index = object[keyPath: storageKeyPath].managedIndex
+            return Value._rlmGet(managed.read(index >= 0 ? index : object.propertyIndex(for: storageKeyPath, managed)))
         }
         set {
             guard let managed = object._managed else {
@@ -138,8 +140,8 @@ protocol PersistedProperty {
     /// Marks the wrapper at `address` as a probe; returns what was there, for `restore`.
     static func markProbe(at address: UnsafeMutableRawPointer) -> Any
     static func restore(_ saved: Any, at address: UnsafeMutableRawPointer)
-    /// Makes the wrapper at `address` read and write property `index` of its managed object.
-    static func markManaged(_ index: Int, at address: UnsafeMutableRawPointer)
+    /// Where `managedIndex` lies within a wrapper of this type.
+    static var managedIndexOffset: Int { get }
     static func setUnmanaged(_ value: Any?, at address: UnsafeMutableRawPointer) -> Bool
     /// The property's Swift value on `object`, whether managed or not.
     func value(in object: Object) -> Any?
@@ -164,11 +166,9 @@ extension Persisted: PersistedProperty {
     }
 
     func value(in object: Object) -> Any? {
-        switch storage {
-        case .unmanaged(let value): return value
-        case .managed(let index): return object._managed.map { Value._rlmGet($0.read(index)) }
-        case .probe: return nil
-        }
+        if managedIndex >= 0, let managed = object._managed { return Value._rlmGet(managed.read(managedIndex)) }
+        if case .unmanaged(let value) = storage { return value }
+        return nil
     }
 
     /// Sets the unmanaged value of the wrapper at `address` from a value of any type that
@@ -191,9 +191,7 @@ extension Persisted: PersistedProperty {
         return true
     }
 
-    static func markManaged(_ index: Int, at address: UnsafeMutableRawPointer) {
-        address.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .managed(column: index)
-    }
+    static var managedIndexOffset: Int { MemoryLayout<Persisted<Value>>.offset(of: \Persisted<Value>.managedIndex)! }
 
     var propertyKind: _PropertyKind { Value._rlmKind }
     var isOptional: Bool { Value._rlmIsOptional }

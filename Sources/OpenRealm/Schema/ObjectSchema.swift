@@ -78,6 +78,8 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     /// read an unmanaged object's values without `Mirror` (nil when the layout could not be
     /// confirmed; `add` then uses `Mirror`).
     let wrapperLayout: [(offset: Int, type: PersistedProperty.Type)]?
+    /// Per property, where its wrapper's `managedIndex` lies in an instance.
+    private let managedIndexOffsets: [Int]?
 
     init(className: String, properties: [PropertySchema], objectType: Object.Type,
          wrapperLayout: [(offset: Int, type: PersistedProperty.Type)]?) {
@@ -85,14 +87,16 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
         self.properties = properties
         self.objectType = objectType
         self.wrapperLayout = wrapperLayout
+        self.managedIndexOffsets = wrapperLayout?.map { $0.offset + $0.type.managedIndexOffset }
     }
 
     /// Points every wrapper of a managed object at its property (when the layout is known),
     /// so that no access needs to look its property up.
     func markManaged(_ object: Object) {
-        guard let layout = wrapperLayout else { return }
+        guard let offsets = managedIndexOffsets else { return }
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        for (index, entry) in layout.enumerated() { entry.type.markManaged(index, at: base + entry.offset) }
+        // The offsets come from the confirmed layout; each points at an `Int` field.
+        for (index, offset) in offsets.enumerated() { (base + offset).storeBytes(of: index, as: Int.self) }
     }
 
     /// The Swift values of an object's properties, managed or not, in property order (for
