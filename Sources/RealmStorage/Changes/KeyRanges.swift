@@ -65,9 +65,6 @@ package struct KeyRanges: Equatable, Sendable, Sequence {
         }
     }
 
-    package mutating func formUnion(_ other: KeyRanges) { for r in other.ranges { for k in r { insert(k) } } }
-    package mutating func subtract(_ other: KeyRanges) { for r in other.ranges { for k in r { remove(k) } } }
-
     package func makeIterator() -> FlattenSequence<[ClosedRange<Int64>]>.Iterator { ranges.joined().makeIterator() }
 
     func write(to w: inout NodeWriter) {

@@ -265,12 +265,6 @@ package struct ColumnView {
         return UnsafeRawBufferPointer(start: raw + Int(start), count: Int(end - start))
     }
 
-    @inline(__always) package func int(_ i: Int) -> Int64 { ints[i] }
-
-    @inline(__always) package func double(_ i: Int) -> Double {
-        Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i << 3, as: UInt64.self)))
-    }
-
     package func values() throws(StorageError) -> [Value] {
         var result = [Value]()
         result.reserveCapacity(count)

@@ -66,14 +66,6 @@ package final class WriteLane: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
-    package func tryAcquire() -> Bool {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        if busy { return false }
-        busy = true
-        return true
-    }
-
     package func release() {
         pthread_mutex_lock(mutex)
         busy = false

@@ -56,15 +56,6 @@ extension BTree {
         return result
     }
 
-    /// Runs `body` on the last leaf (for appends of keys larger than every key).
-    package mutating func modifyLastLeaf<R>(_ body: (F.Leaf) throws(StorageError) -> R) throws(StorageError) -> R {
-        rightEdge = nil
-        try Self.makeDirty(&root, context)
-        let result = try Self.modifyLast(root, context, body)
-        try fixRoot()
-        return result
-    }
-
     static func modify<R>(_ node: TreeNode<F>, _ key: F.Key, _ context: TreeContext,
                           _ body: (F.Leaf) throws(StorageError) -> R) throws(StorageError) -> R {
         switch node {
@@ -73,20 +64,6 @@ extension BTree {
             let i = inner.childIndex(for: key)
             try makeDirty(&inner.children[i], context)
             let result = try modify(inner.children[i], key, context, body)
-            try fixChild(inner, i, context)
-            return result
-        case .clean: preconditionFailure("modify reached a committed node: makeDirty must run first")
-        }
-    }
-
-    static func modifyLast<R>(_ node: TreeNode<F>, _ context: TreeContext,
-                              _ body: (F.Leaf) throws(StorageError) -> R) throws(StorageError) -> R {
-        switch node {
-        case .leaf(let leaf): return try body(leaf)
-        case .inner(let inner):
-            let i = inner.children.count - 1
-            try makeDirty(&inner.children[i], context)
-            let result = try modifyLast(inner.children[i], context, body)
             try fixChild(inner, i, context)
             return result
         case .clean: preconditionFailure("modify reached a committed node: makeDirty must run first")

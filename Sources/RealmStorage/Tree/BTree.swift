@@ -120,8 +120,6 @@ package struct BTree<F: TreeFormat> {
         self.context = context
     }
 
-    package var isDirty: Bool { if case .clean = root { return false } else { return true } }
-
     // MARK: Reading
 
     /// The leaf that holds (or would hold) `key`.

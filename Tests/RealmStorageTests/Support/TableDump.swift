@@ -1,3 +1,6 @@
+import Foundation
+@testable import RealmStorage
+
 /// The model-based and tree tests use the same generator as the crash suites.
 typealias SeededRandom = ReplayableRandom
 
@@ -7,18 +10,10 @@ extension ReplayableRandom {
 
     /// The seed for a test: from the environment variable, or a fresh one.
     static func seed(_ variable: String) -> UInt64 {
-        if let text = ProcessInfoLite.environment(variable), let value = UInt64(text) { return value }
+        if let text = ProcessInfo.processInfo.environment[variable], let value = UInt64(text) { return value }
         return UInt64.random(in: 1...UInt64.max)
     }
 }
-
-import Foundation
-
-enum ProcessInfoLite {
-    static func environment(_ name: String) -> String? { ProcessInfo.processInfo.environment[name] }
-}
-
-@testable import RealmStorage
 
 /// A table's contents as plain values: key → (value columns, list columns).
 struct TableDump: Equatable, CustomStringConvertible {
