@@ -82,39 +82,35 @@ public protocol _IndexablePersistable: _Persistable {}
 
 // MARK: Integers
 
-extension Int: _Persistable, _PrimaryKeyPersistable, _IndexablePersistable {
+/// The integer types: all stored in one 64-bit integer column (an implementation detail).
+public protocol _PersistableInteger: _Persistable, FixedWidthInteger {}
+
+extension _PersistableInteger {
+    public static func _rlmDefault() -> Self { 0 }
+    public static func _rlmGet(_ stored: _StoredValue) -> Self {
+        if case .int(let v) = stored.value { return Self(truncatingIfNeeded: v) } else { return 0 }
+    }
+    public func _rlmSet() -> _StoredValue { _StoredValue(.int(Int64(truncatingIfNeeded: self))) }
+}
+
+extension Int: _PersistableInteger, _PrimaryKeyPersistable, _IndexablePersistable {
     public static var _rlmKind: _PropertyKind { _PropertyKind(.int, "Int") }
-    public static func _rlmDefault() -> Int { 0 }
-    public static func _rlmGet(_ stored: _StoredValue) -> Int { if case .int(let v) = stored.value { return Int(truncatingIfNeeded: v) } else { return 0 } }
-    public func _rlmSet() -> _StoredValue { _StoredValue(.int(Int64(self))) }
 }
 
-extension Int8: _Persistable, _IndexablePersistable {
+extension Int8: _PersistableInteger, _IndexablePersistable {
     public static var _rlmKind: _PropertyKind { _PropertyKind(.int, "Int8") }
-    public static func _rlmDefault() -> Int8 { 0 }
-    public static func _rlmGet(_ stored: _StoredValue) -> Int8 { if case .int(let v) = stored.value { return Int8(truncatingIfNeeded: v) } else { return 0 } }
-    public func _rlmSet() -> _StoredValue { _StoredValue(.int(Int64(self))) }
 }
 
-extension Int16: _Persistable, _IndexablePersistable {
+extension Int16: _PersistableInteger, _IndexablePersistable {
     public static var _rlmKind: _PropertyKind { _PropertyKind(.int, "Int16") }
-    public static func _rlmDefault() -> Int16 { 0 }
-    public static func _rlmGet(_ stored: _StoredValue) -> Int16 { if case .int(let v) = stored.value { return Int16(truncatingIfNeeded: v) } else { return 0 } }
-    public func _rlmSet() -> _StoredValue { _StoredValue(.int(Int64(self))) }
 }
 
-extension Int32: _Persistable, _IndexablePersistable {
+extension Int32: _PersistableInteger, _IndexablePersistable {
     public static var _rlmKind: _PropertyKind { _PropertyKind(.int, "Int32") }
-    public static func _rlmDefault() -> Int32 { 0 }
-    public static func _rlmGet(_ stored: _StoredValue) -> Int32 { if case .int(let v) = stored.value { return Int32(truncatingIfNeeded: v) } else { return 0 } }
-    public func _rlmSet() -> _StoredValue { _StoredValue(.int(Int64(self))) }
 }
 
-extension Int64: _Persistable, _PrimaryKeyPersistable, _IndexablePersistable {
+extension Int64: _PersistableInteger, _PrimaryKeyPersistable, _IndexablePersistable {
     public static var _rlmKind: _PropertyKind { _PropertyKind(.int, "Int64") }
-    public static func _rlmDefault() -> Int64 { 0 }
-    public static func _rlmGet(_ stored: _StoredValue) -> Int64 { if case .int(let v) = stored.value { return v } else { return 0 } }
-    public func _rlmSet() -> _StoredValue { _StoredValue(.int(self)) }
 }
 
 // MARK: Other scalars
