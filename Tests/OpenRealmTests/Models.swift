@@ -142,3 +142,30 @@ final class Scoreboard: Object {
     @Persisted var scores: Map<String, Int>
     @Persisted var champions: Map<String, Pet?>
 }
+
+/// Every `AnyRealmValue` form, alone, indexed and in collections.
+final class Mixed: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var value: AnyRealmValue
+    @Persisted(indexed: true) var tag: AnyRealmValue
+    @Persisted var list: List<AnyRealmValue>
+    @Persisted var map: Map<String, AnyRealmValue>
+}
+
+final class Money: Object {
+    @Persisted(primaryKey: true) var id: ObjectId
+    @Persisted var amount: Decimal128
+    @Persisted var fee: Decimal128?
+    @Persisted var history: List<Decimal128>
+    @Persisted var token: UUID?
+}
+
+/// `Money` as a later version would declare it with `token` changed from UUID to ObjectId.
+final class MoneyWithObjectIdToken: Object {
+    override class func className() -> String { "Money" }
+    @Persisted(primaryKey: true) var id: ObjectId
+    @Persisted var amount: Decimal128
+    @Persisted var fee: Decimal128?
+    @Persisted var history: List<Decimal128>
+    @Persisted var token: ObjectId?
+}

@@ -60,6 +60,12 @@ public enum EngineValue: Hashable, Sendable {
     case timestamp(seconds: Int64, nanoseconds: Int32)
     /// The object key of the linked object in the column's target table.
     case link(Int64)
+    /// A decimal128's BID bits.
+    case decimal(low: UInt64, high: UInt64)
+    case objectId([UInt8])
+    case uuid([UInt8])
+    /// A link from a mixed column: table and object key.
+    case typedLink(table: UInt32, key: Int64)
 
     init(_ value: Value) {
         switch value {
@@ -72,6 +78,10 @@ public enum EngineValue: Hashable, Sendable {
         case .binary(let v): self = .binary(v)
         case .timestamp(let t): self = .timestamp(seconds: t.seconds, nanoseconds: t.nanoseconds)
         case .link(let k): self = .link(k.value)
+        case .decimal(let d): self = .decimal(low: d.a, high: d.b)
+        case .objectId(let o): self = .objectId(o.bytes(12))
+        case .uuid(let u): self = .uuid(u.bytes(16))
+        case .typedLink(let t, let k): self = .typedLink(table: t.value, key: k.value)
         }
     }
 
@@ -86,6 +96,10 @@ public enum EngineValue: Hashable, Sendable {
         case .binary(let v): return .binary(v)
         case .timestamp(let s, let n): return .timestamp(Timestamp(seconds: s, nanoseconds: n))
         case .link(let k): return .link(ObjectKey(k))
+        case .decimal(let low, let high): return .decimal(Bytes16(a: low, b: high))
+        case .objectId(let bytes): return .objectId(Bytes16(bytes))
+        case .uuid(let bytes): return .uuid(Bytes16(bytes))
+        case .typedLink(let t, let k): return .typedLink(TableKey(t), ObjectKey(k))
         }
     }
 }

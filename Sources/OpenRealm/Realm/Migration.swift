@@ -154,6 +154,10 @@ public final class MigrationObject: CustomStringConvertible {
         case .binary(let v): return Data(v)
         case .timestamp: return Date._rlmGet(_StoredValue(value))
         case .link(let k): return k.value
+        case .decimal: return Decimal128._rlmGet(_StoredValue(value))
+        case .objectId: return ObjectId._rlmGet(_StoredValue(value))
+        case .uuid: return UUID._rlmGet(_StoredValue(value))
+        case .typedLink(_, let k): return k.value
         }
     }
 

@@ -45,7 +45,7 @@ extension Realm {
             for schema in schemas {
                 guard let info = transaction.tables.first(where: { $0.name == schema.className }) else {
                     let plain = schema.properties.filter { $0.type != .link && $0.isStored }
-                    let table = try transaction.createTable(schema.className, columns: plain.map { $0.columnSpec() })
+                    let table = try transaction.createTable(schema.className, columns: plain.map { $0.newTableColumnSpec() })
                     pendingLinks += schema.properties.filter { $0.type == .link && $0.isStored }.map { (table, $0) }
                     continue
                 }

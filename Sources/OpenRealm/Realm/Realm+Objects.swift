@@ -31,7 +31,7 @@ extension Realm {
             let binding = try bindingCreatingTable(for: type(of: object))
             let table = try engine { () throws(StorageError) in try transaction.table(binding.table) }
             var values = [Value](repeating: .null, count: table.info.columns.count)
-            var links: [(column: ColumnKey, object: Object)] = []
+            var links: [(column: ColumnKey, link: _StoredValue)] = []
             var lists: [(column: ColumnKey, elements: [_StoredValue])] = []
             for (index, value) in binding.schema.unmanagedValues(of: object).enumerated() where binding.schema.properties[index].isStored {
                 let column = binding.columns[index]
@@ -40,9 +40,9 @@ extension Realm {
                     if let keys = value.mapKeys, let keysIndex = binding.schema.properties[index].mapKeysIndex {
                         lists.append((binding.columns[keysIndex], keys.map { _StoredValue(.string($0)) }))
                     }
-                } else if let linked = value.object {
+                } else if value.object != nil {
                     // Set after the insert: the linked object may link back to this one.
-                    links.append((column, linked))
+                    links.append((column, value))
                 } else {
                     values[column.index] = value.value
                 }
@@ -56,11 +56,11 @@ extension Realm {
                     }
                 }
                 for link in links where object._managed != nil {
-                    let linkValue = resolveLink(_StoredValue(.null, object: link.object))
+                    let linkValue = resolveLink(link.link)
                     do {
                         try transaction.set(binding.table, object._managed!.key, link.column, linkValue)
                     } catch {
-                        preconditionFailure("Cannot link \(type(of: object).className()) to \(type(of: link.object).className()): \(error)")
+                        preconditionFailure("Cannot link \(type(of: object).className()) to \(type(of: link.link.object!).className()): \(error)")
                     }
                 }
             }
@@ -230,10 +230,25 @@ extension Realm {
         if let managed = linked._managed {
             precondition(managed.realm === self, "Cannot link to an object managed by another Realm")
             precondition(!(linked is EmbeddedObject), "Can't set a link to an existing managed embedded object: an embedded object has one parent")
-            return .link(managed.key)
+        } else {
+            add(linked, update: .error, asChild: true)
         }
-        add(linked, update: .error, asChild: true)
-        return .link(linked._managed!.key)
+        let managed = linked._managed!
+        return stored.typedLink ? .typedLink(managed.binding.table, managed.key) : .link(managed.key)
+    }
+
+    /// A managed object for a typed link (from an `AnyRealmValue`): its class is the one this
+    /// realm has bound to the table, else the configured or used class of the table's name.
+    func materializeLinked(table: TableKey, _ key: ObjectKey) -> Object {
+        if let type = boundClass(of: table) { return materializeLinked(type, key) }
+        let tables = writeTransaction?.tables ?? readTransaction.tables
+        guard let name = tables.first(where: { $0.key == table })?.name else {
+            preconditionFailure("An AnyRealmValue links to table \(table.value), which the file does not have")
+        }
+        guard let type = (configuration.objectTypes ?? []).first(where: { $0.className() == name }) ?? ObjectSchema.knownClass(named: name) else {
+            preconditionFailure("An AnyRealmValue links to an object of class '\(name)', which this process has not used: list it in Realm.Configuration.objectTypes")
+        }
+        return materializeLinked(type, key)
     }
 
     /// A managed object of `type` for a link read from the file.

@@ -210,6 +210,11 @@ public final class Realm {
         return binding
     }
 
+    /// The class this realm has bound to `table`, if any.
+    func boundClass(of table: TableKey) -> Object.Type? {
+        bindings.values.first { $0.table == table }?.schema.objectType
+    }
+
     /// The binding of `type`, creating its table now if needed (inside a write transaction).
     /// Link columns are added once their target tables exist, so classes may link to each
     /// other and to themselves.
@@ -221,7 +226,7 @@ public final class Realm {
         let schema = try ObjectSchema.of(type)
         let plain = schema.properties.filter { $0.type != .link && $0.isStored }
         let key = try engine { () throws(StorageError) in
-            try writeTransaction.createTable(schema.className, columns: plain.map { $0.columnSpec() })
+            try writeTransaction.createTable(schema.className, columns: plain.map { $0.newTableColumnSpec() })
         }
         var columns = [ColumnKey](repeating: ColumnKey(0), count: schema.properties.count)
         for (position, property) in plain.enumerated() { columns[property.index] = ColumnKey(position) }
@@ -336,12 +341,12 @@ final class TableBinding {
                 continue
             }
             let spec = info.columns[column.index]
-            if spec.type != property.type || spec.nullable != property.isOptional || spec.isList != property.isList
+            if spec.type != property.type || spec.nullable != property.columnSpec().nullable || spec.isList != property.isList
                 || (spec.type == .link && linkTargetName(spec.linkTarget) != property.linkTarget?.className()) {
                 differences.append("property \(property.name) changed type")
-            } else if spec.unique != property.isPrimaryKey {
+            } else if (spec.unique || spec.isObjectKey) != property.isPrimaryKey {
                 differences.append("primary key changed on \(property.name)")
-            } else if spec.indexed != property.isIndexed {
+            } else if (spec.indexed || spec.isObjectKey) != property.isIndexed {
                 differences.append("index \(property.isIndexed ? "added to" : "removed from") \(property.name)")
             }
             columns.append(column)

@@ -53,6 +53,12 @@ public struct PropertySchema: @unchecked Sendable, Equatable {
     func columnSpec(linkTarget: TableKey? = nil) -> ColumnSpec {
         ColumnSpec(name: columnName, type: type, nullable: isOptional, isList: isList, indexed: isIndexed, unique: isPrimaryKey, linkTarget: linkTarget)
     }
+
+    /// The column of a new table: a non-optional integer primary key becomes the object key
+    /// (no index; lookups descend the object tree directly).
+    func newTableColumnSpec() -> ColumnSpec {
+        isPrimaryKey && type == .int && !isOptional && !isList ? .objectKey(name: columnName) : columnSpec()
+    }
 }
 
 /// The persisted shape of a model class.
@@ -138,6 +144,11 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
             cache[ObjectIdentifier(type)] = schema
             return schema
         }
+    }
+
+    /// A class whose schema this process has discovered, by its class name.
+    static func knownClass(named name: String) -> Object.Type? {
+        cacheLock.withLock { cache.values.first { $0.className == name }?.objectType }
     }
 
     static let maxClassNameBytes = 57

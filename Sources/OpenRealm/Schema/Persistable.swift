@@ -15,12 +15,15 @@ public struct _StoredValue {
     let elements: [_StoredValue]?
     /// Writes of a map property: the keys, parallel to `elements`.
     let mapKeys: [String]?
+    /// Writes of an `AnyRealmValue` link: store `object` as a typed link (table and key).
+    let typedLink: Bool
 
-    init(_ value: Value, realm: Realm? = nil, object: Object? = nil, list: (ManagedObject, Int)? = nil,
+    init(_ value: Value, realm: Realm? = nil, object: Object? = nil, typedLink: Bool = false, list: (ManagedObject, Int)? = nil,
          elements: [_StoredValue]? = nil, mapKeys: [String]? = nil) {
         self.value = value
         self.realm = realm
         self.object = object
+        self.typedLink = typedLink
         self.list = list
         self.elements = elements
         self.mapKeys = mapKeys

@@ -1,4 +1,5 @@
 import Foundation
+import RealmStorage
 
 /// A 12-byte identifier, unique without coordination: a 4-byte big-endian timestamp (seconds
 /// since 1970), 5 bytes chosen at random once per process, and a 3-byte counter. Ordered by
@@ -102,23 +103,41 @@ public struct ObjectId: Hashable, Comparable, Sendable, CustomStringConvertible,
 }
 
 extension ObjectId: _Persistable, _PrimaryKeyPersistable, _IndexablePersistable {
-    public static var _rlmKind: _PropertyKind { _PropertyKind(.binary, "ObjectId") }
+    public static var _rlmKind: _PropertyKind { _PropertyKind(.objectId, "ObjectId") }
     public static func _rlmDefault() -> ObjectId { ObjectId() }
     public static func _rlmGet(_ stored: _StoredValue) -> ObjectId {
-        if case .binary(let b) = stored.value, let id = ObjectId(bytes: b) { return id }
+        if case .objectId(let b) = stored.value { return ObjectId(b) }
         return ObjectId()
     }
-    public func _rlmSet() -> _StoredValue { _StoredValue(.binary(bytes)) }
+    public func _rlmSet() -> _StoredValue { _StoredValue(.objectId(storedBytes)) }
+
+    init(_ stored: Bytes16) { bytes = stored.bytes(12) }
+    var storedBytes: Bytes16 { Bytes16(bytes) }
 }
 
 extension UUID: _Persistable, _PrimaryKeyPersistable, _IndexablePersistable {
-    public static var _rlmKind: _PropertyKind { _PropertyKind(.binary, "UUID") }
+    public static var _rlmKind: _PropertyKind { _PropertyKind(.uuid, "UUID") }
     public static func _rlmDefault() -> UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
     public static func _rlmGet(_ stored: _StoredValue) -> UUID {
-        guard case .binary(let b) = stored.value, b.count == 16 else { return _rlmDefault() }
-        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        guard case .uuid(let b) = stored.value else { return _rlmDefault() }
+        return UUID(b)
     }
-    public func _rlmSet() -> _StoredValue { _StoredValue(.binary(withUnsafeBytes(of: uuid, Array.init))) }
+    public func _rlmSet() -> _StoredValue { _StoredValue(.uuid(storedBytes)) }
+
+    /// The 16 bytes in order, held as two words in memory order.
+    init(_ stored: Bytes16) {
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { out in
+            withUnsafeBytes(of: (stored.a.littleEndian, stored.b.littleEndian)) { out.copyMemory(from: $0) }
+        }
+        self.init(uuid: uuid)
+    }
+
+    var storedBytes: Bytes16 {
+        withUnsafeBytes(of: uuid) { raw in
+            Bytes16(a: UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self)), b: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        }
+    }
 }
 
 /// An enum persisted through its raw value: `enum Color: String, PersistableEnum`.

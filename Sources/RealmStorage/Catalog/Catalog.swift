@@ -16,7 +16,7 @@
 //                 u64 change set ref (0 = nothing changed)
 //
 // Strings are a u32 byte length followed by UTF-8 bytes. Column flags: 1 nullable, 2 list,
-// 4 indexed, 8 unique, 16 removed.
+// 4 indexed, 8 unique, 16 removed, 32 object key (the value is the object's key).
 
 /// One table as the catalogue records it.
 package struct TableInfo: Sendable, Equatable {
@@ -89,6 +89,7 @@ package struct TopState: Sendable {
                 if column.indexed { flags |= 4 }
                 if column.unique { flags |= 8 }
                 if column.removed { flags |= 16 }
+                if column.isObjectKey { flags |= 32 }
                 w.u8(flags)
                 w.u32(column.linkTarget?.value ?? UInt32.max)
                 w.u64(table.indexRoots[c].offset)
@@ -132,6 +133,10 @@ package struct TopState: Sendable {
                                       linkTarget: target == UInt32.max ? nil : TableKey(target))
                 spec.nullable = flags & 1 != 0
                 spec.removed = flags & 16 != 0
+                spec.isObjectKey = flags & 32 != 0
+                guard !spec.isObjectKey || (type == .int && !spec.nullable && !spec.isList && !spec.indexed) else {
+                    throw StorageError(.fileCorrupted, "table \(name): column \(columnName) cannot hold object keys")
+                }
                 columns.append(spec)
                 indexRoots.append(Ref(try r.u64()))
             }

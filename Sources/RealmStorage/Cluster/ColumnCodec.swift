@@ -13,6 +13,8 @@ import CStorageSupport
 //                   float             count × 4 bytes IEEE-754, padded to 8
 //                   double            count × 8 bytes IEEE-754
 //                   timestamp         PackedInts seconds, PackedInts nanoseconds
+//                   decimal, uuid     count × 16 bytes; objectId: count × 12 bytes; padded to 8
+//                   mixed             as binary, each value tagged (MixedCodec)
 //                   string, binary    layout 0: PackedInts end offsets, then the bytes,
 //                                     padded to 8
 //                                     layout 1 (short values): u32 slot width W (4…64, a
@@ -50,7 +52,15 @@ package enum ColumnCodec {
     }
 
     package static func write(_ values: [Value], type: ColumnType, to w: inout NodeWriter) {
-        let slots = type == .string || type == .binary ? slotWidth(values) : nil
+        if type == .mixed {
+            let tagged = values.map { $0.isNull ? Value.null : Value.binary(MixedCodec.encode($0)) }
+            return writeBytes(tagged, type: .mixed, to: &w)
+        }
+        writeBytes(values, type: type, to: &w)
+    }
+
+    private static func writeBytes(_ values: [Value], type: ColumnType, to w: inout NodeWriter) {
+        let slots = type.holdsBytes ? slotWidth(values) : nil
         w.u8(type.rawValue); w.u8(slots == nil ? offsetsLayout : slotsLayout); w.u8(0); w.u8(0)
         w.u32(UInt32(values.count))
         let anyNull = values.contains { $0.isNull }
@@ -74,7 +84,17 @@ package enum ColumnCodec {
         case .timestamp:
             PackedInts.write(values.lazy.map { if case .timestamp(let t) = $0 { return t.seconds } else { return 0 } }, to: &w)
             PackedInts.write(values.lazy.map { if case .timestamp(let t) = $0 { return Int64(t.nanoseconds) } else { return 0 } }, to: &w)
-        case .string, .binary:
+        case .decimal, .objectId, .uuid:
+            let width = type.fixedWidth
+            for v in values {
+                switch v {
+                case .decimal(let x), .uuid(let x): w.u64(x.a); w.u64(x.b)
+                case .objectId(let x): w.u64(x.a); w.u32(UInt32(truncatingIfNeeded: x.b))
+                default: w.raw(repeatElement(0, count: width))
+                }
+            }
+            w.padToAlignment()
+        case .string, .binary, .mixed:
             if let width = slots {
                 w.u32(UInt32(width))
                 w.u32(0)
@@ -113,6 +133,27 @@ package enum ColumnCodec {
         w.u8(listRefsTag); w.u8(0); w.u8(0); w.u8(0)
         w.u32(UInt32(refs.count))
         PackedInts.write(refs.lazy.map { Int64(bitPattern: $0.offset) }, to: &w)
+    }
+
+    /// A decimal, object id or UUID read from its fixed-width slot (checked by the caller).
+    @inline(__always)
+    static func fixedValue(_ type: ColumnType, at p: UnsafeRawPointer) -> Value {
+        let a = UInt64(littleEndian: p.loadUnaligned(as: UInt64.self))
+        switch type {
+        case .objectId: return .objectId(Bytes16(a: a, b: UInt64(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))))
+        case .uuid: return .uuid(Bytes16(a: a, b: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self))))
+        default: return .decimal(Bytes16(a: a, b: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self))))
+        }
+    }
+
+    /// The value of a string, binary or mixed element from its bytes.
+    @inline(__always)
+    static func bytesValue(_ type: ColumnType, _ bytes: UnsafeRawBufferPointer) throws(StorageError) -> Value {
+        switch type {
+        case .string: return .string(String(decoding: bytes, as: UTF8.self))
+        case .mixed: return try MixedCodec.decode(bytes)
+        default: return .binary(Array(bytes))
+        }
     }
 
     @inline(__always)
@@ -184,8 +225,16 @@ package struct ColumnView {
             let nanos = try node.packedInts(at: position)
             position += nanos.byteSize
             ints2 = nanos
+        case .decimal, .objectId, .uuid:
+            ints = nulls
+            let size = NodeLayout.aligned(count * type.fixedWidth)
+            try node.check(position, size)
+            raw = node.base + position
+            rawLength = size
+            position += size
         case .string where node.base.load(fromByteOffset: offset + 1, as: UInt8.self) == ColumnCodec.slotsLayout,
-             .binary where node.base.load(fromByteOffset: offset + 1, as: UInt8.self) == ColumnCodec.slotsLayout:
+             .binary where node.base.load(fromByteOffset: offset + 1, as: UInt8.self) == ColumnCodec.slotsLayout,
+             .mixed where node.base.load(fromByteOffset: offset + 1, as: UInt8.self) == ColumnCodec.slotsLayout:
             let width = Int(try node.u32(position))
             guard width >= 4, width <= ColumnCodec.maxSlotWidth, width & 3 == 0 else {
                 throw StorageError(.fileCorrupted, "node \(node.ref): string slots \(width) bytes wide")
@@ -197,7 +246,7 @@ package struct ColumnView {
             rawLength = count * width
             slotWidth = width
             position += 8 + size
-        case .string, .binary:
+        case .string, .binary, .mixed:
             ints = try node.packedInts(at: position)
             position += ints.byteSize
             guard ints.count == count else {
@@ -245,6 +294,10 @@ package struct ColumnView {
             return .string(String(decoding: try bytes(i), as: UTF8.self))
         case .binary:
             return .binary(Array(try bytes(i)))
+        case .mixed:
+            return try MixedCodec.decode(try bytes(i))
+        case .decimal, .objectId, .uuid:
+            return ColumnCodec.fixedValue(type, at: raw + i * type.fixedWidth)
         }
     }
 
@@ -307,8 +360,13 @@ extension ColumnView {
                 throw StorageError(.fileCorrupted, "node \(node.ref): column arrays disagree on the count")
             }
             return .timestamp(Timestamp(seconds: seconds[row], nanoseconds: Int32(truncatingIfNeeded: nanos[row])))
+        case .decimal, .objectId, .uuid:
+            let width = type.fixedWidth
+            try node.check(payload + row * width, width)
+            return ColumnCodec.fixedValue(type, at: node.base + payload + row * width)
         case .string where header.load(fromByteOffset: 1, as: UInt8.self) == ColumnCodec.slotsLayout,
-             .binary where header.load(fromByteOffset: 1, as: UInt8.self) == ColumnCodec.slotsLayout:
+             .binary where header.load(fromByteOffset: 1, as: UInt8.self) == ColumnCodec.slotsLayout,
+             .mixed where header.load(fromByteOffset: 1, as: UInt8.self) == ColumnCodec.slotsLayout:
             let width = Int(try node.u32(payload))
             guard width >= 4, width <= ColumnCodec.maxSlotWidth, width & 3 == 0 else {
                 throw StorageError(.fileCorrupted, "node \(node.ref): string slots \(width) bytes wide")
@@ -318,8 +376,8 @@ extension ColumnView {
             let length = Int(node.base.load(fromByteOffset: slot, as: UInt8.self))
             guard length < width else { throw StorageError(.fileCorrupted, "node \(node.ref): string slot overflows") }
             let bytes = UnsafeRawBufferPointer(start: node.base + slot + 1, count: length)
-            return type == .string ? .string(String(decoding: bytes, as: UTF8.self)) : .binary(Array(bytes))
-        case .string, .binary:
+            return try ColumnCodec.bytesValue(type, bytes)
+        case .string, .binary, .mixed:
             let ends = try node.packedInts(at: payload)
             guard ends.count == count else { throw StorageError(.fileCorrupted, "node \(node.ref): column arrays disagree on the count") }
             let data = payload + ends.byteSize
@@ -329,7 +387,7 @@ extension ColumnView {
                 throw StorageError(.fileCorrupted, "node \(node.ref): string offsets out of order")
             }
             let bytes = UnsafeRawBufferPointer(start: node.base + data + Int(start), count: Int(end - start))
-            return type == .string ? .string(String(decoding: bytes, as: UTF8.self)) : .binary(Array(bytes))
+            return try ColumnCodec.bytesValue(type, bytes)
         }
     }
 }
@@ -350,9 +408,11 @@ extension ColumnView {
             openrealm_prefetch(ints.data + (row * ints.width) / 8)
         case .double:
             if payload + row * 8 < node.length { openrealm_prefetch(node.base + payload + row * 8) }
+        case .decimal, .objectId, .uuid:
+            if payload + row * type.fixedWidth < node.length { openrealm_prefetch(node.base + payload + row * type.fixedWidth) }
         case .float:
             if payload + row * 4 < node.length { openrealm_prefetch(node.base + payload + row * 4) }
-        case .string, .binary:
+        case .string, .binary, .mixed:
             if node.base.load(fromByteOffset: offset + 1, as: UInt8.self) == ColumnCodec.slotsLayout {
                 guard payload <= node.length - 8 else { return }
                 let width = Int(UInt32(littleEndian: node.base.loadUnaligned(fromByteOffset: payload, as: UInt32.self)))
@@ -369,7 +429,7 @@ extension ColumnView {
     /// offsets are loaded: call after `prefetchValue` for every column).
     @inline(__always)
     package static func prefetchBytes(in node: NodeView, at offset: Int, row: Int, type: ColumnType) {
-        guard type == .string || type == .binary, offset >= 0, offset <= node.length - 8,
+        guard type.holdsBytes, offset >= 0, offset <= node.length - 8,
               node.base.load(fromByteOffset: offset + 1, as: UInt8.self) == ColumnCodec.offsetsLayout,
               let nulls = try? node.packedInts(at: offset + 8), row < nulls.count,
               let ends = try? node.packedInts(at: offset + 8 + nulls.byteSize), row < ends.count else { return }

@@ -9,6 +9,54 @@ package enum ColumnType: UInt8, Sendable, CaseIterable {
     case timestamp = 7
     /// A link to an object of another table (`ColumnSpec.linkTarget`).
     case link = 8
+    /// 16 bytes: an IEEE 754-2008 decimal128 in the BID encoding (the engine only stores it).
+    case decimal = 9
+    /// 12 bytes, ordered by their bytes.
+    case objectId = 10
+    /// 16 bytes, ordered by their bytes.
+    case uuid = 11
+    /// Any single value (`Value.mixedTypes`), tagged with its type; `MixedCodec` has the layout.
+    case mixed = 12
+
+    /// Stored as byte strings (either string layout).
+    package var holdsBytes: Bool { self == .string || self == .binary || self == .mixed }
+
+    /// Bytes each value takes in a fixed-width column block (0 for other types).
+    package var fixedWidth: Int {
+        switch self {
+        case .decimal, .uuid: return 16
+        case .objectId: return 12
+        default: return 0
+        }
+    }
+}
+
+/// Up to 16 bytes held inline, so that decimals, object ids and UUIDs cost no allocation.
+/// `a` holds bytes 0–7 and `b` bytes 8–15, each in memory (little-endian) order.
+package struct Bytes16: Hashable, Sendable {
+    package var a: UInt64
+    package var b: UInt64
+
+    package init(a: UInt64, b: UInt64) {
+        self.a = a
+        self.b = b
+    }
+
+    /// The first `count` bytes of `bytes`, zero-padded to 16.
+    package init(_ bytes: some Collection<UInt8>) {
+        var raw: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &raw) { out in
+            for (i, byte) in bytes.prefix(16).enumerated() { out[i] = byte }
+        }
+        a = UInt64(littleEndian: raw.0)
+        b = UInt64(littleEndian: raw.1)
+    }
+
+    /// The first `count` bytes.
+    package func bytes(_ count: Int) -> [UInt8] {
+        let raw = (a.littleEndian, b.littleEndian)
+        return withUnsafeBytes(of: raw) { Array($0.prefix(count)) }
+    }
 }
 
 /// A point in time with nanosecond precision, as Realm stores dates.
@@ -38,6 +86,13 @@ package enum Value: Hashable, Sendable, CustomStringConvertible {
     case binary([UInt8])
     case timestamp(Timestamp)
     case link(ObjectKey)
+    /// A decimal128's bits: `a` the low word, `b` the high word.
+    case decimal(Bytes16)
+    /// The 12 bytes of an object id (the last 4 of `Bytes16` are zero).
+    case objectId(Bytes16)
+    case uuid(Bytes16)
+    /// A link to an object of any table: only in mixed columns.
+    case typedLink(TableKey, ObjectKey)
 
     package var isNull: Bool { if case .null = self { return true } else { return false } }
 
@@ -46,17 +101,23 @@ package enum Value: Hashable, Sendable, CustomStringConvertible {
         switch (self, type) {
         case (.null, _): return nullable
         case (.int, .int), (.bool, .bool), (.float, .float), (.double, .double), (.string, .string),
-             (.binary, .binary), (.timestamp, .timestamp), (.link, .link):
+             (.binary, .binary), (.timestamp, .timestamp), (.link, .link), (.decimal, .decimal),
+             (.objectId, .objectId), (.uuid, .uuid):
+            return true
+        case (_, .mixed):
+            if case .link = self { return false }
             return true
         default: return false
         }
     }
 
-    /// Stored size of a string or binary payload (0 for other values).
+    /// Stored size of a string, binary or fixed-width payload (0 for values held in integers).
     package var payloadSize: Int {
         switch self {
         case .string(let s): return s.utf8.count
         case .binary(let b): return b.count
+        case .decimal, .uuid: return 16
+        case .objectId, .typedLink: return 12
         default: return 0
         }
     }
@@ -72,6 +133,10 @@ package enum Value: Hashable, Sendable, CustomStringConvertible {
         case .binary(let v): return "<\(v.count) bytes>"
         case .timestamp(let t): return "T(\(t.seconds).\(t.nanoseconds))"
         case .link(let k): return "->\(k.value)"
+        case .decimal(let d): return "D(\(String(d.b, radix: 16)):\(String(d.a, radix: 16)))"
+        case .objectId(let o): return "OID(\(o.bytes(12).map { String($0, radix: 16) }.joined()))"
+        case .uuid(let u): return "UUID(\(u.bytes(16).map { String($0, radix: 16) }.joined()))"
+        case .typedLink(let t, let k): return "->\(t.value):\(k.value)"
         }
     }
 
@@ -87,7 +152,10 @@ package enum Value: Hashable, Sendable, CustomStringConvertible {
         case .string: return .string("")
         case .binary: return .binary([])
         case .timestamp: return .timestamp(Timestamp(seconds: 0, nanoseconds: 0))
-        case .link: return .null
+        case .link, .mixed: return .null
+        case .decimal: return .decimal(Bytes16(a: 0, b: 0x3040_0000_0000_0000))
+        case .objectId: return .objectId(Bytes16(a: 0, b: 0))
+        case .uuid: return .uuid(Bytes16(a: 0, b: 0))
         }
     }
 }
@@ -115,16 +183,27 @@ package struct ColumnSpec: Hashable, Sendable {
     package var linkTarget: TableKey?
     /// A removed column keeps its position so that older leaves stay readable.
     package var removed: Bool = false
+    /// An integer column whose value is each object's key (an integer primary key, as
+    /// SQLite's INTEGER PRIMARY KEY is the rowid): unique by construction, found by a
+    /// descent of the cluster tree, and needing no index. Immutable once the object exists.
+    package var isObjectKey: Bool = false
 
     package init(name: String, type: ColumnType, nullable: Bool = false, isList: Bool = false,
                  indexed: Bool = false, unique: Bool = false, linkTarget: TableKey? = nil) {
         self.name = name
         self.type = type
-        self.nullable = nullable || (type == .link && !isList)
+        self.nullable = nullable || (type == .link && !isList) || type == .mixed
         self.isList = isList
         self.indexed = indexed || unique
         self.unique = unique
         self.linkTarget = linkTarget
+    }
+
+    /// A non-null integer column holding each object's key (see `isObjectKey`).
+    package static func objectKey(name: String) -> ColumnSpec {
+        var spec = ColumnSpec(name: name, type: .int)
+        spec.isObjectKey = true
+        return spec
     }
 }
 
@@ -138,6 +217,7 @@ package struct ColumnLayout: Equatable, Sendable {
     package var unique: Bool
     package var removed: Bool
     package var linkTarget: TableKey?
+    package var isObjectKey: Bool
 
     /// A column holding single values (not a list, not removed).
     package var isValue: Bool { !isList && !removed }
@@ -145,7 +225,8 @@ package struct ColumnLayout: Equatable, Sendable {
 
 extension ColumnSpec {
     package var layout: ColumnLayout {
-        ColumnLayout(type: type, nullable: nullable, isList: isList, indexed: indexed, unique: unique, removed: removed, linkTarget: linkTarget)
+        ColumnLayout(type: type, nullable: nullable, isList: isList, indexed: indexed, unique: unique, removed: removed,
+                     linkTarget: linkTarget, isObjectKey: isObjectKey)
     }
 }
 

@@ -11,6 +11,12 @@
 //   string     50, UTF-8 with 00 written as 00 FF, then 00 00 (so "a" < "a\0" < "ab")
 //   binary     60, as string
 //   link       70, as int
+//   decimal    80, high word then low word big-endian: the raw bits, so equal bit patterns
+//              group together but 1.0 and 1 do not (the object layer indexes no decimal
+//              column; mixed indexes answer equality of decimals by scanning their candidates)
+//   objectId   90, the 12 bytes
+//   uuid       A0, the 16 bytes
+//   typed link B0, table key 4 bytes big-endian, then the object key as int
 //
 // An index entry stores at most `IndexEntry.prefixLimit` bytes of the encoding followed by
 // the object key. Entries whose value was cut are still in value order up to the cut, so
@@ -85,6 +91,10 @@ package enum IndexKey {
         case .string(var s): out.append(0x50); s.withUTF8 { appendEscaped(UnsafeRawBufferPointer($0), &out) }
         case .binary(let b): out.append(0x60); b.withUnsafeBytes { appendEscaped($0, &out) }
         case .link(let k): out.append(0x70); appendInt(k.value, &out)
+        case .decimal(let d): out.append(0x80); appendBigEndian(d.b, &out); appendBigEndian(d.a, &out)
+        case .objectId(let o): out.append(0x90); out.append(contentsOf: o.bytes(12))
+        case .uuid(let u): out.append(0xA0); out.append(contentsOf: u.bytes(16))
+        case .typedLink(let t, let k): out.append(0xB0); appendBigEndian(t.value, &out); appendInt(k.value, &out)
         }
         return out
     }

@@ -141,6 +141,9 @@ struct Verifier {
                         for i in 0..<leaf.count {
                             let value = try column.value(i)
                             try verifier.checkLink(value, spec, top)
+                            if spec.isObjectKey, value != .int(leaf.keys[i]) {
+                                throw StorageError(.fileCorrupted, "table \(info.name): object \(leaf.keys[i]) holds \(value) in its key column \(spec.name)")
+                            }
                             if spec.indexed { indexed[c, default: []].append(IndexEntry(prefix: IndexKey.prefix(value).bytes, key: leaf.keys[i])) }
                         }
                     } else if spec.indexed {
@@ -174,9 +177,20 @@ struct Verifier {
     }
 
     func checkLink(_ value: Value, _ spec: ColumnSpec, _ top: TopState) throws(StorageError) {
-        guard case .link(let target) = value else { return }
-        guard let targetKey = spec.linkTarget, let targetInfo = top.table(targetKey) else {
-            throw StorageError(.fileCorrupted, "link column \(spec.name) names no existing table")
+        let target: ObjectKey, targetInfo: TableInfo
+        switch value {
+        case .link(let key):
+            guard let targetKey = spec.linkTarget, let info = top.table(targetKey) else {
+                throw StorageError(.fileCorrupted, "link column \(spec.name) names no existing table")
+            }
+            (target, targetInfo) = (key, info)
+        case .typedLink(let table, let key):
+            guard let info = top.table(table) else {
+                throw StorageError(.fileCorrupted, "mixed column \(spec.name) links to table \(table), which does not exist")
+            }
+            (target, targetInfo) = (key, info)
+        default:
+            return
         }
         let tree = BTree<ClusterFormat>(root: targetInfo.clusterRoot, context: context.with(columns: targetInfo.columns))
         guard case .clean(let node) = try tree.leaf(for: target.value), try ClusterLeafView(node).row(of: target.value) != nil else {

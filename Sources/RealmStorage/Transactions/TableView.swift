@@ -154,8 +154,19 @@ package struct TableView {
         return tree
     }
 
+    /// Whether `column` holds each object's key: its "index" is the cluster tree itself.
+    @inline(__always)
+    func isObjectKey(_ column: ColumnKey) -> Bool { column.index < layouts.count && layouts[column.index].isObjectKey }
+
+    /// The object whose key is `value`, for an object-key column.
+    func objectKeyLookup(_ value: Value) throws(StorageError) -> ObjectKey? {
+        guard case .int(let v) = value, try contains(ObjectKey(v)) else { return nil }
+        return ObjectKey(v)
+    }
+
     /// The objects whose `column` equals `value`, through the column's index, in key order.
     package func indexLookup(_ column: ColumnKey, _ value: Value) throws(StorageError) -> [ObjectKey] {
+        if isObjectKey(column) { return try objectKeyLookup(value).map { [$0] } ?? [] }
         let tree = try indexTree(column)
         let (prefix, truncated) = IndexKey.prefix(value)
         var result = [ObjectKey]()
@@ -180,6 +191,14 @@ package struct TableView {
 
     /// The objects whose `column` lies between the bounds, in value order (then key order).
     package func indexRange(_ column: ColumnKey, from lower: Bound?, to upper: Bound?) throws(StorageError) -> [ObjectKey] {
+        if isObjectKey(column) {
+            return try keys().filter { key in
+                let v = Value.int(key.value)
+                if let lower, Value.compare(v, lower.value) < (lower.inclusive ? 0 : 1) { return false }
+                if let upper, Value.compare(v, upper.value) > (upper.inclusive ? 0 : -1) { return false }
+                return true
+            }
+        }
         let tree = try indexTree(column)
         let low = lower.map { IndexKey.prefix($0.value) }
         let high = upper.map { IndexKey.prefix($0.value) }
@@ -220,12 +239,14 @@ package struct TableView {
     /// Whether any object's `column` equals `value` (for unique columns; reads no values
     /// unless the value is long enough to be cut in the index).
     package func indexContains(_ column: ColumnKey, _ value: Value) throws(StorageError) -> Bool {
-        try Self.indexContains(try indexTree(column), value, verifyingWith: self, column)
+        if isObjectKey(column) { return try objectKeyLookup(value) != nil }
+        return try Self.indexContains(try indexTree(column), value, verifyingWith: self, column)
     }
 
     /// The first object (lowest key) whose `column` equals `value`, through the index: the
     /// lookup of a primary key. Cheaper than `indexLookup`, which collects every match.
     package func indexFirst(_ column: ColumnKey, _ value: Value) throws(StorageError) -> ObjectKey? {
+        if isObjectKey(column) { return try objectKeyLookup(value) }
         let tree = try indexTree(column)
         let (prefix, truncated) = IndexKey.prefix(value)
         if truncated { return try indexLookup(column, value).first }
@@ -265,7 +286,9 @@ package struct TableView {
     }
 
     /// Number of entries in the column's index (equals the object count).
-    package func indexCount(_ column: ColumnKey) throws(StorageError) -> Int { try indexTree(column).count() }
+    package func indexCount(_ column: ColumnKey) throws(StorageError) -> Int {
+        isObjectKey(column) ? try count() : try indexTree(column).count()
+    }
 
     /// Visits index entries from `start` on, until `body` returns false.
     static func scan(_ tree: BTree<IndexFormat>, from start: IndexEntry,

@@ -17,9 +17,19 @@ extension WriteTransaction {
         }
         let key = TableKey(top.nextTableKey)
         for spec in columns { try checkLinkTarget(spec, newTable: key) }
+        try checkObjectKeyColumns(columns, tableName: name)
         top.nextTableKey += 1
         top.tables.append(TableInfo(key: key, name: name, columns: columns))
         return key
+    }
+
+    /// An object-key column is a plain non-null integer, at most one per table, and only in a
+    /// new table (existing objects' keys are not their values).
+    private func checkObjectKeyColumns(_ columns: [ColumnSpec], tableName: String) throws(StorageError) {
+        let keyColumns = columns.filter { $0.isObjectKey && !$0.removed }
+        guard keyColumns.count <= 1, keyColumns.allSatisfy({ $0.type == .int && !$0.nullable && !$0.isList && !$0.indexed }) else {
+            throw StorageError(.invalidArgument, "table \(tableName): one non-null, unindexed integer column at most can hold the object keys")
+        }
     }
 
     private func checkLinkTarget(_ spec: ColumnSpec, newTable: TableKey?) throws(StorageError) {
@@ -93,6 +103,9 @@ extension WriteTransaction {
             throw StorageError(.invalidArgument, "table \(top.tables[t].name) already has a column \(spec.name)")
         }
         try checkLinkTarget(spec, newTable: nil)
+        if spec.isObjectKey {
+            throw StorageError(.invalidArgument, "\(top.tables[t].name).\(spec.name): only a new table can take its object keys from a column")
+        }
         // The state (trees) as they are before the column exists; extended below.
         let state = state(top.tables[t])
         top.tables[t].columns.append(spec)
@@ -210,8 +223,16 @@ extension WriteTransaction {
         }
         let wanted = indexed || unique
         let spec = top.tables[t].columns[c]
-        guard spec.indexed != wanted || spec.unique != unique else { return }
         let state = state(at: t)
+        if spec.isObjectKey {
+            // Already unique without an index; asked for anything else, it becomes a plain
+            // column (its values stay the keys they were).
+            if unique { return }
+            top.tables[t].columns[c].isObjectKey = false
+            state.layouts = top.tables[t].layouts
+            guard wanted else { return }
+        }
+        guard spec.indexed != wanted || spec.unique != unique else { return }
         if spec.indexed, let index = state.indexes[c] {
             try BTree<IndexFormat>.freeAll(index.root, context) { _ throws(StorageError) in }
         }

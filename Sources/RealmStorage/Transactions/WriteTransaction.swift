@@ -34,18 +34,25 @@ package final class WriteTransaction {
         @exclusivity(unchecked) var changes = TableChanges()
         /// The table's columns as the hot paths read them; kept in step with schema changes.
         @exclusivity(unchecked) var layouts: [ColumnLayout] {
-            didSet { hasIndexes = layouts.contains { $0.indexed && !$0.removed } }
+            didSet { summarize() }
         }
         @exclusivity(unchecked) var hasIndexes = false
+        /// The column whose value is the object key, if any.
+        @exclusivity(unchecked) var objectKeyColumn: Int?
+
+        private func summarize() {
+            hasIndexes = layouts.contains { $0.indexed && !$0.removed }
+            objectKeyColumn = layouts.firstIndex { $0.isObjectKey && !$0.removed }
+        }
 
         init(_ info: TableInfo, _ context: TreeContext) {
             key = info.key
             layouts = info.layouts
-            hasIndexes = layouts.contains { $0.indexed && !$0.removed }
             cluster = BTree(root: info.clusterRoot, context: context.with(columns: info.columns))
             indexes = info.columns.indices.map { c in
                 info.columns[c].indexed && !info.columns[c].removed ? BTree(root: info.indexRoots[c], context: context) : nil
             }
+            summarize()
         }
     }
 
@@ -177,7 +184,13 @@ package final class WriteTransaction {
             try validateList(elements, layouts[c], t, c)
         }
         let nextKey = top.tables[t].nextObjectKey
-        let objectKey = key ?? ObjectKey(nextKey)
+        var objectKey = key ?? ObjectKey(nextKey)
+        if let c = state.objectKeyColumn {
+            guard case .int(let value) = values[c], key == nil || key!.value == value else {
+                throw StorageError(.invalidArgument, "\(columnName(t, c)) is the object key: insert with key \(values[c]) or no explicit key")
+            }
+            objectKey = ObjectKey(value)
+        }
         let isAppend = objectKey.value >= nextKey
         // Index entries are encoded once, for the uniqueness check and the insert.
         var entries: [IndexEntry?] = []
@@ -226,7 +239,8 @@ package final class WriteTransaction {
             }
         }
         guard inserted else {
-            throw StorageError(.duplicateKey, "table \(top.tables[t].name) already has an object with key \(objectKey.value)")
+            let what = state.objectKeyColumn.map { "\(top.tables[t].columns[$0].name) = \(objectKey.value)" } ?? "key \(objectKey.value)"
+            throw StorageError(.duplicateKey, "table \(top.tables[t].name) already has an object with \(what)")
         }
         if isAppend {
             top.tables[t].nextObjectKey = objectKey.value == Int64.max ? Int64.max : objectKey.value + 1
@@ -251,6 +265,9 @@ package final class WriteTransaction {
         try validate(value, spec, t, c)
         let old = try self.table(table).value(key, column)
         if old == value && !(spec.type == .double || spec.type == .float) { return }
+        if spec.isObjectKey {
+            throw StorageError(.invalidArgument, "\(columnName(t, c)) is the object's key and cannot change (from \(old) to \(value))")
+        }
         if spec.unique, Value.compare(old, value) != 0,
            try TableView.indexContains(state.indexes[c]!, value, verifyingWith: self.table(table), column) {
             throw StorageError(.duplicateKey, "table \(top.tables[t].name) already has an object with \(top.tables[t].columns[c].name) = \(value)")
@@ -348,6 +365,10 @@ package final class WriteTransaction {
         case .link(let target):
             guard let targetTable = layout.linkTarget, try self.table(targetTable).contains(target) else {
                 throw StorageError(.invalidArgument, "\(columnName(t, c)) links to \(target), which does not exist")
+            }
+        case .typedLink(let targetTable, let target):
+            guard top.table(targetTable) != nil, try self.table(targetTable).contains(target) else {
+                throw StorageError(.invalidArgument, "\(columnName(t, c)) links to \(target) of table \(targetTable), which does not exist")
             }
         default:
             break

@@ -1,0 +1,110 @@
+import Foundation
+import RealmStorage
+
+/// A property that holds a value of any persisted type, chosen per object (Realm's "mixed").
+///
+/// ```swift
+/// class Note: Object {
+///     @Persisted var value: AnyRealmValue
+/// }
+/// try realm.write {
+///     note.value = .string("hello")
+///     note.value = .int(42)
+///     note.value = .object(dog)   // a link to an object of any class
+/// }
+/// if case .int(let n) = note.value { print(n) }
+/// ```
+///
+/// An `AnyRealmValue` can be indexed (`@Persisted(indexed: true)`) and used in `List`,
+/// `MutableSet` and `Map`. `.none` is its null: the property itself is never optional. Holding
+/// a list or a dictionary inside the value (Realm 10.51) is not supported yet.
+public enum AnyRealmValue: Hashable {
+    case none
+    case int(Int)
+    case bool(Bool)
+    case float(Float)
+    case double(Double)
+    case string(String)
+    case data(Data)
+    case date(Date)
+    /// A link to a managed or unmanaged object of any class; assigning an unmanaged object to a
+    /// managed property adds it, as links do.
+    case object(Object)
+    case objectId(ObjectId)
+    case decimal128(Decimal128)
+    case uuid(UUID)
+
+    public var intValue: Int? { if case .int(let v) = self { return v } else { return nil } }
+    public var boolValue: Bool? { if case .bool(let v) = self { return v } else { return nil } }
+    public var floatValue: Float? { if case .float(let v) = self { return v } else { return nil } }
+    public var doubleValue: Double? { if case .double(let v) = self { return v } else { return nil } }
+    public var stringValue: String? { if case .string(let v) = self { return v } else { return nil } }
+    public var dataValue: Data? { if case .data(let v) = self { return v } else { return nil } }
+    public var dateValue: Date? { if case .date(let v) = self { return v } else { return nil } }
+    public var objectIdValue: ObjectId? { if case .objectId(let v) = self { return v } else { return nil } }
+    public var decimal128Value: Decimal128? { if case .decimal128(let v) = self { return v } else { return nil } }
+    public var uuidValue: UUID? { if case .uuid(let v) = self { return v } else { return nil } }
+
+    /// The linked object when it is of class `objectType`.
+    public func object<T: Object>(_ objectType: T.Type) -> T? {
+        if case .object(let v) = self { return v as? T } else { return nil }
+    }
+
+    /// The linked object, of whatever class.
+    public var dynamicObject: Object? { if case .object(let v) = self { return v } else { return nil } }
+}
+
+extension AnyRealmValue: _Persistable, _IndexablePersistable {
+    public static var _rlmKind: _PropertyKind { _PropertyKind(.mixed, "AnyRealmValue") }
+    public static func _rlmDefault() -> AnyRealmValue { .none }
+
+    public static func _rlmGet(_ stored: _StoredValue) -> AnyRealmValue {
+        switch stored.value {
+        case .null: return .none
+        case .int(let v): return .int(Int(truncatingIfNeeded: v))
+        case .bool(let v): return .bool(v)
+        case .float(let v): return .float(v)
+        case .double(let v): return .double(v)
+        case .string(let v): return .string(v)
+        case .binary(let v): return .data(Data(v))
+        case .timestamp: return .date(Date._rlmGet(stored))
+        case .decimal: return .decimal128(Decimal128._rlmGet(stored))
+        case .objectId: return .objectId(ObjectId._rlmGet(stored))
+        case .uuid: return .uuid(UUID._rlmGet(stored))
+        case .typedLink(let table, let key):
+            guard let realm = stored.realm else { return .none }
+            return .object(realm.materializeLinked(table: table, key))
+        case .link:
+            preconditionFailure("an AnyRealmValue column holds a plain link: the file is damaged")
+        }
+    }
+
+    public func _rlmSet() -> _StoredValue {
+        switch self {
+        case .none: return _StoredValue(.null)
+        case .int(let v): return v._rlmSet()
+        case .bool(let v): return v._rlmSet()
+        case .float(let v): return v._rlmSet()
+        case .double(let v): return v._rlmSet()
+        case .string(let v): return v._rlmSet()
+        case .data(let v): return v._rlmSet()
+        case .date(let v): return v._rlmSet()
+        case .objectId(let v): return v._rlmSet()
+        case .decimal128(let v): return v._rlmSet()
+        case .uuid(let v): return v._rlmSet()
+        case .object(let object):
+            precondition(!(object is EmbeddedObject), "An AnyRealmValue cannot hold an embedded object")
+            return _StoredValue(.null, object: object, typedLink: true)
+        }
+    }
+}
+
+extension Decimal128: _Persistable {
+    public static var _rlmKind: _PropertyKind { _PropertyKind(.decimal, "Decimal128") }
+    public static func _rlmDefault() -> Decimal128 { Decimal128() }
+    public static func _rlmGet(_ stored: _StoredValue) -> Decimal128 {
+        guard case .decimal(let bits) = stored.value else { return Decimal128() }
+        return Decimal128(low: bits.a, high: bits.b)
+    }
+    public func _rlmSet() -> _StoredValue { _StoredValue(.decimal(Bytes16(a: low, b: high))) }
+}

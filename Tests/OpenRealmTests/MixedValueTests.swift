@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+@testable import OpenRealm
+
+@Suite struct MixedValueTests {
+    static let date = Date(timeIntervalSince1970: 1_700_000_000.25)
+    static var values: [AnyRealmValue] { [
+        .none, .int(.min), .int(.max), .bool(true), .float(1.5), .double(-0.25), .string(""), .string("héllo"),
+        .data(Data([0, 1, 2])), .date(date), .objectId(try! ObjectId(string: "65123456789abcdef0123456")),
+        .decimal128(try! Decimal128(string: "12345.6789")), .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!),
+    ] }
+
+    @Test func everyFormRoundTripsThroughReopening() throws {
+        let folder = TestFolder()
+        do {
+            let realm = try Realm(configuration: folder.configuration())
+            try realm.write {
+                for (i, value) in Self.values.enumerated() {
+                    let mixed = Mixed()
+                    mixed.id = i
+                    mixed.value = value
+                    mixed.tag = value
+                    mixed.list.append(objectsIn: Self.values)
+                    mixed.map["v"] = value
+                    realm.add(mixed)
+                }
+            }
+        }
+        let realm = try Realm(configuration: folder.configuration())
+        for (i, value) in Self.values.enumerated() {
+            let mixed = try #require(realm.object(ofType: Mixed.self, forPrimaryKey: i))
+            #expect(mixed.value == value)
+            #expect(mixed.tag == value)
+            #expect(Array(mixed.list) == Self.values)
+            #expect(mixed.map["v"] == value)
+        }
+        #expect(realm.objects(Mixed.self).count == Self.values.count)
+    }
+
+    @Test func aMixedValueLinksToObjectsOfAnyClassAndForgetsDeletedOnes() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let dog = Dog()
+        dog.name = "Rex"
+        let person = Person()
+        person.id = 7
+        try realm.write {
+            let a = realm.create(Mixed.self, value: ["id": 1])
+            a.value = .object(dog)  // unmanaged: added with the link
+            let b = realm.create(Mixed.self, value: ["id": 2])
+            realm.add(person)
+            b.value = .object(person)
+            b.list.append(.object(dog))
+            b.list.append(.int(3))
+        }
+        let a = try #require(realm.object(ofType: Mixed.self, forPrimaryKey: 1))
+        let b = try #require(realm.object(ofType: Mixed.self, forPrimaryKey: 2))
+        #expect(dog.realm === realm)
+        #expect(a.value.object(Dog.self)?.name == "Rex")
+        #expect(a.value.object(Person.self) == nil)
+        #expect(b.value.object(Person.self)?.id == 7)
+        #expect(b.list.first?.dynamicObject is Dog)
+        try realm.write { realm.delete(dog) }
+        #expect(a.value == .none)
+        #expect(Array(b.list) == [.int(3)])
+    }
+
+    @Test func decimalsAndIdentifiersRoundTripAndTheirTypesAreChecked() throws {
+        let folder = TestFolder()
+        let id = ObjectId.generate()
+        let token = UUID()
+        do {
+            let realm = try Realm(configuration: folder.configuration([Money.self]))
+            try realm.write {
+                let money = Money()
+                money.id = id
+                money.amount = try! Decimal128(string: "-0.000000000000000000000000000000001")
+                money.fee = 0.1
+                money.history.append(objectsIn: [1, Decimal128.maximumDecimalNumber, .nan])
+                money.token = token
+                realm.add(money)
+                realm.add(Money())
+            }
+        }
+        let realm = try Realm(configuration: folder.configuration([Money.self]))
+        let money = try #require(realm.object(ofType: Money.self, forPrimaryKey: id))
+        #expect(money.amount == (try Decimal128(string: "-1E-33")))
+        #expect(money.fee == Decimal128(0.1))
+        #expect(money.history.count == 3 && money.history[1] == .maximumDecimalNumber && money.history[2].isNaN)
+        #expect(money.token == token)
+        let other = try #require(realm.object(ofType: Money.self, forPrimaryKey: ObjectId()))
+        #expect(other.amount == 0 && other.fee == nil && other.token == nil)
+        // A UUID column is not an ObjectId column, though both are a few raw bytes.
+        #expect { try Realm(configuration: folder.configuration([MoneyWithObjectIdToken.self])) } throws: { error in
+            (error as? Realm.Error)?.code == .schemaMismatch && (error as? Realm.Error)?.message.contains("token") == true
+        }
+    }
+
+    @Test func integerPrimaryKeysOfAnySignFindTheirObjects() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration([Person.self]))
+        let ids = [0, -1, Int.min, Int.max, 42]
+        try realm.write {
+            for id in ids { realm.create(Person.self, value: ["id": id, "name": "p\(id)"]) }
+            realm.create(Person.self, value: ["id": 42, "name": "updated"], update: .modified)
+        }
+        for id in ids { #expect(realm.object(ofType: Person.self, forPrimaryKey: id)?.id == id) }
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 42)?.name == "updated")
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 43) == nil)
+        #expect(realm.objects(Person.self).count == ids.count)
+    }
+}
