@@ -102,6 +102,12 @@ final class ManagedObject {
     private var cachedRow: Row?
     private var cachedGeneration = -1
 
+    /// Starts the row cache with a row just read at the realm's current version.
+    func adoptRow(_ row: Row) {
+        cachedRow = row
+        cachedGeneration = realm.generation
+    }
+
     @usableFromInline
     func read(_ property: Int) -> _StoredValue {
         precondition(epoch == realm.epoch, "Object has been deleted or invalidated: realm.invalidate() was called after it was read")

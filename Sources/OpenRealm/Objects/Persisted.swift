@@ -1,3 +1,4 @@
+import Foundation
 import RealmStorage
 
 /// Declares a persisted property of an `Object` subclass.
@@ -64,7 +65,11 @@ public struct Persisted<Value: _Persistable> {
         set { preconditionFailure("@Persisted can only be used on a property of a class derived from Object") }
     }
 
-    @inlinable
+    // Always inlined into the model's accessor: there the key path is a literal, and the
+    // optimiser turns `object[keyPath: storageKeyPath]` into a plain field access. Not
+    // inlined, each access instantiates and applies a generic key path (about 1,200
+    // instructions; see BENCHMARKS.md). The managed paths call out of line.
+    @inlinable @inline(__always)
     public static subscript<EnclosingSelf: Object>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
@@ -75,16 +80,18 @@ public struct Persisted<Value: _Persistable> {
                 if case .unmanaged(let value) = object[keyPath: storageKeyPath].storage { return value }
                 return Value._rlmDefault()
             }
-            let index = object[keyPath: storageKeyPath].managedIndex
-            return Value._rlmGet(managed.read(index >= 0 ? index : object.propertyIndex(for: storageKeyPath, managed)))
+            var index = object[keyPath: storageKeyPath].managedIndex
+            if index < 0 { index = object.propertyIndex(for: storageKeyPath, managed) }
+            return Value._rlmGet(managed.read(index))
         }
         set {
             guard let managed = object._managed else {
                 object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
                 return
             }
-            managed.write(object.propertyIndex(for: storageKeyPath, managed), newValue._rlmSet(),
-                          isPrimaryKey: object[keyPath: storageKeyPath].isPrimaryKey)
+            var index = object[keyPath: storageKeyPath].managedIndex
+            if index < 0 { index = object.propertyIndex(for: storageKeyPath, managed) }
+            managed.write(index, newValue._rlmSet(), isPrimaryKey: object[keyPath: storageKeyPath].isPrimaryKey)
         }
     }
 }
@@ -150,6 +157,18 @@ protocol PersistedProperty {
 extension Persisted: PersistedProperty {
     static var wrapperSize: Int { MemoryLayout<Persisted<Value>>.size }
 
+    // `add` calls this through the type-erased `PersistedProperty` metatype, which runs the
+    // unspecialised generic body (value witnesses for every copy and enum projection, about
+    // 1,600 instructions a property). The common property types get specialised bodies the
+    // generic entry point dispatches to.
+    @_specialize(where Value == Int)
+    @_specialize(where Value == Int?)
+    @_specialize(where Value == String)
+    @_specialize(where Value == String?)
+    @_specialize(where Value == Double)
+    @_specialize(where Value == Double?)
+    @_specialize(where Value == Bool)
+    @_specialize(where Value == Date)
     static func unmanagedValue(at address: UnsafeRawPointer) -> _StoredValue {
         address.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue
     }

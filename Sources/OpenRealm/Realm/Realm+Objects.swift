@@ -205,17 +205,33 @@ extension Realm {
     ///
     /// Traps when the type has no primary key, as Realm does.
     public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
+        guard let value = key as? _Persistable else {
+            preconditionFailure("Invalid primary key value \(key) for \(type.className()): use the primary key property's type")
+        }
+        return object(ofType: type, primaryKey: value._rlmSet().value)
+    }
+
+    /// The object with the given primary key, or nil: the same as the unconstrained form, for
+    /// keys whose type is known to be persistable (no dynamic cast).
+    public func object<Element: Object, KeyType: _Persistable>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
+        object(ofType: type, primaryKey: key._rlmSet().value)
+    }
+
+    private func object<Element: Object>(ofType type: Element.Type, primaryKey stored: Value) -> Element? {
         do {
             guard let binding = try binding(for: type) else { return nil }
             guard let primaryKey = binding.schema.primaryKeyProperty else {
                 preconditionFailure("'\(binding.schema.className)' does not have a primary key")
             }
-            guard let value = key as? _Persistable else {
-                preconditionFailure("Invalid primary key value \(key) for \(binding.schema.className).\(primaryKey.name)")
-            }
-            let stored = value._rlmSet().value
             let column = binding.columns[primaryKey.index]
             let table = try tableView(binding.table)
+            if table.info.columns[column.index].isObjectKey {
+                // The key is the object key: one descent finds the row, which the object keeps.
+                guard case .int(let key) = stored, let row = try table.row(ObjectKey(key)) else { return nil }
+                let object = materialize(type, binding, ObjectKey(key))
+                if writeTransaction == nil { object._managed!.adoptRow(row) }
+                return object
+            }
             guard let objectKey = try table.indexFirst(column, stored) else { return nil }
             return materialize(type, binding, objectKey)
         } catch {
