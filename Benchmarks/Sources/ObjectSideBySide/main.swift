@@ -2,7 +2,11 @@
 // W1 bulk insert (10,000 objects per write) and W3 random primary-key lookups reading every
 // field. Prints both figures and the ratio (OpenRealm / GRDB; above 1: OpenRealm is faster).
 //
-//   swift run -c release --package-path Benchmarks ObjectSideBySide [--rows N] [--repeat N]
+//   swift run -c release --package-path Benchmarks ObjectSideBySide [--rows N] [--repeat N] [--keep] [--openrealm-only]
+//
+// --openrealm-only skips GRDB (for profiling: `valgrind --tool=callgrind`).
+// --keep leaves the files in the temporary directory (their paths are printed), for
+// `openrealm inspect` and `sqlite3_analyzer`.
 
 import EngineWorkloads
 import Foundation
@@ -28,11 +32,15 @@ struct PersonRecord: Codable, FetchableRecord, PersistableRecord {
 
 var rows = 1_000_000
 var repeats = 1
+var keepFiles = false
+var openRealmOnly = false
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--rows": rows = Int(arguments.next()!)!
     case "--repeat": repeats = max(1, Int(arguments.next()!)!)
+    case "--keep": keepFiles = true
+    case "--openrealm-only": openRealmOnly = true
     default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
     }
 }
@@ -63,7 +71,7 @@ struct Result { var insert = 0.0, lookup = 0.0, lookupCached = 0.0, bytes = 0 }
 
 @MainActor func runOpenRealm() throws -> Result {
     let dir = folder()
-    defer { try? FileManager.default.removeItem(at: dir) }
+    defer { if keepFiles { print("kept \(dir.path)") } else { try? FileManager.default.removeItem(at: dir) } }
     var result = Result()
     try autoreleasepool {
         let realm = try Realm(configuration: Realm.Configuration(fileURL: dir.appendingPathComponent("bench.realm"), objectTypes: [Person.self]))
@@ -97,7 +105,7 @@ struct Result { var insert = 0.0, lookup = 0.0, lookupCached = 0.0, bytes = 0 }
 
 @MainActor func runGRDB() throws -> Result {
     let dir = folder()
-    defer { try? FileManager.default.removeItem(at: dir) }
+    defer { if keepFiles { print("kept \(dir.path)") } else { try? FileManager.default.removeItem(at: dir) } }
     var configuration = Configuration()
     configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
     let pool = try DatabasePool(path: dir.appendingPathComponent("bench.sqlite").path, configuration: configuration)
@@ -160,7 +168,7 @@ func autoreleasepool<T>(_ body: () throws -> T) rethrows -> T { try body() }
 #endif
 
 let realm = try best(runOpenRealm)
-let grdb = try best(runGRDB)
+let grdb = openRealmOnly ? Result() : try best(runGRDB)
 func format(_ x: Double) -> String { String(Int(x)).padding(toLength: 12, withPad: " ", startingAt: 0) }
 print("| workload | OpenRealm | GRDB | ratio |")
 print("|---|---:|---:|---:|")

@@ -99,30 +99,35 @@ final class ManagedObject {
     /// The object's row at the realm's current version, located once and reused until the
     /// realm moves to another version (reads outside write transactions only: inside one the
     /// transaction's buffers may move under it).
-    private var cachedRow: Row?
+    private var cachedRow: RowHandle?
     private var cachedGeneration = -1
 
     /// Starts the row cache with a row just read at the realm's current version.
     func adoptRow(_ row: Row) {
-        cachedRow = row
+        cachedRow = RowHandle(row)
         cachedGeneration = realm.generation
     }
 
     @usableFromInline
     func read(_ property: Int) -> _StoredValue {
         precondition(epoch == realm.epoch, "Object has been deleted or invalidated: realm.invalidate() was called after it was read")
-        if binding.schema.properties[property].isList || binding.schema.properties[property].isComputed {
+        let kind = binding.readKinds[property]
+        if kind == .collection {
             return _StoredValue(.null, realm: realm, list: (self, property))
         }
         do {
+            let value: Value
             if realm.writeTransaction == nil {
                 if cachedGeneration != realm.generation || cachedRow == nil {
-                    cachedRow = try realm.tableView(table).existingRow(key)
+                    cachedRow = RowHandle(try realm.tableView(table).existingRow(key))
                     cachedGeneration = realm.generation
                 }
-                return _StoredValue(try cachedRow!.value(binding.columns[property]), realm: realm)
+                value = try cachedRow.unsafelyUnwrapped.value(binding.columns[property])
+            } else {
+                value = try realm.tableView(table).value(key, binding.columns[property])
             }
-            return _StoredValue(try realm.tableView(table).value(key, binding.columns[property]), realm: realm)
+            // Only links need the realm (to materialise the object linked to).
+            return kind == .link ? _StoredValue(value, realm: realm) : _StoredValue(value)
         } catch {
             preconditionFailure("Object has been deleted or invalidated: it is no longer in the realm (\(error))")
         }

@@ -220,19 +220,21 @@ extension Realm {
     private func object<Element: Object>(ofType type: Element.Type, primaryKey stored: Value) -> Element? {
         do {
             guard let binding = try binding(for: type) else { return nil }
-            guard let primaryKey = binding.schema.primaryKeyProperty else {
+            guard let primaryKey = binding.primaryKeyIndex else {
                 preconditionFailure("'\(binding.schema.className)' does not have a primary key")
             }
-            let column = binding.columns[primaryKey.index]
-            let table = try tableView(binding.table)
-            if table.info.columns[column.index].isObjectKey {
+            let column = binding.columns[primaryKey]
+            let table = try view(of: binding)
+            if table.view.info.columns[column.index].isObjectKey {
                 // The key is the object key: one descent finds the row, which the object keeps.
-                guard case .int(let key) = stored, let row = try table.row(ObjectKey(key)) else { return nil }
+                guard case .int(let key) = stored, let row = try table.view.row(ObjectKey(key)) else { return nil }
+                // Whoever looks an object up reads its properties next: start loading them.
+                row.prefetchValues()
                 let object = materialize(type, binding, ObjectKey(key))
                 if writeTransaction == nil { object._managed!.adoptRow(row) }
                 return object
             }
-            guard let objectKey = try table.indexFirst(column, stored) else { return nil }
+            guard let objectKey = try table.view.indexFirst(column, stored) else { return nil }
             return materialize(type, binding, objectKey)
         } catch {
             preconditionFailure("\(error)")

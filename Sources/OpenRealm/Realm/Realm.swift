@@ -210,6 +210,17 @@ public final class Realm {
         return binding
     }
 
+    /// The current view of a bound table, reused while the realm stays on one version.
+    func view(of binding: TableBinding) throws(StorageError) -> TableViewBox {
+        if writeTransaction == nil, binding.cachedViewGeneration == generation, let box = binding.cachedView { return box }
+        let box = TableViewBox(try tableView(binding.table))
+        if writeTransaction == nil {
+            binding.cachedView = box
+            binding.cachedViewGeneration = generation
+        }
+        return box
+    }
+
     /// The class this realm has bound to `table`, if any.
     func boundClass(of table: TableKey) -> Object.Type? {
         bindings.values.first { $0.table == table }?.schema.objectType
@@ -313,17 +324,47 @@ public final class Realm {
     }
 }
 
+/// A table view held by reference (see `Realm.view(of:)`).
+final class TableViewBox {
+    let view: TableView
+    init(_ view: TableView) { self.view = view }
+}
+
 /// How a model class maps onto the table of one realm file.
 final class TableBinding {
     let schema: ObjectSchema
     let table: TableKey
     /// Per property of the class, the table's column.
     let columns: [ColumnKey]
+    /// Per property, how a read goes (precomputed: the read path touches no `PropertySchema`).
+    let readKinds: [ReadKind]
+
+    enum ReadKind {
+        /// A value read from the object's row.
+        case value
+        /// A link or mixed value: read from the row, materialised with the realm.
+        case link
+        /// A list, set, map or linking objects: read through the owning object.
+        case collection
+    }
+
+    /// The table's view at the realm's `generation` (outside write transactions), held by
+    /// reference so that lookups borrow it instead of copying its arrays.
+    var cachedView: TableViewBox?
+    var cachedViewGeneration = -1
+
+    /// The primary key property's index, if the class has one.
+    let primaryKeyIndex: Int?
 
     init(schema: ObjectSchema, table: TableKey, columns: [ColumnKey]) {
         self.schema = schema
         self.table = table
         self.columns = columns
+        self.primaryKeyIndex = schema.properties.firstIndex { $0.isPrimaryKey }
+        self.readKinds = schema.properties.map { property in
+            if property.isList || property.isComputed { return .collection }
+            return property.type == .link || property.type == .mixed ? .link : .value
+        }
     }
 
     /// Binds to an existing table, which must have every property as a column of the same

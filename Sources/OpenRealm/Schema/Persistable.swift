@@ -3,30 +3,58 @@ import RealmStorage
 
 /// How a stored value travels between a Swift property and the engine (an implementation
 /// detail of `_Persistable`; not for use outside OpenRealm).
+///
+/// Scalars, the common case, carry only the value (and the realm on reads): the fields links
+/// and collections need live in a box allocated only for them, which keeps this struct small
+/// to build, copy and destroy on the insert and read paths.
 public struct _StoredValue {
     let value: Value
     /// Reads: the realm the value was read from (to materialise linked objects).
     let realm: Realm?
+    private let extras: Extras?
+
+    private final class Extras {
+        let object: Object?
+        let list: (ManagedObject, Int)?
+        let elements: [_StoredValue]?
+        let mapKeys: [String]?
+        let typedLink: Bool
+
+        init(object: Object?, list: (ManagedObject, Int)?, elements: [_StoredValue]?, mapKeys: [String]?, typedLink: Bool) {
+            self.object = object
+            self.list = list
+            self.elements = elements
+            self.mapKeys = mapKeys
+            self.typedLink = typedLink
+        }
+    }
+
     /// Writes of a link: the object linked to, which may still need adding to the realm.
-    let object: Object?
+    var object: Object? { extras?.object }
     /// Reads of a list property: the owning object and property (the list reads live).
-    let list: (ManagedObject, Int)?
+    var list: (ManagedObject, Int)? { extras?.list }
     /// Writes of a list property: the elements.
-    let elements: [_StoredValue]?
+    var elements: [_StoredValue]? { extras?.elements }
     /// Writes of a map property: the keys, parallel to `elements`.
-    let mapKeys: [String]?
+    var mapKeys: [String]? { extras?.mapKeys }
     /// Writes of an `AnyRealmValue` link: store `object` as a typed link (table and key).
-    let typedLink: Bool
+    var typedLink: Bool { extras?.typedLink ?? false }
+
+    init(_ value: Value, realm: Realm? = nil) {
+        self.value = value
+        self.realm = realm
+        self.extras = nil
+    }
 
     init(_ value: Value, realm: Realm? = nil, object: Object? = nil, typedLink: Bool = false, list: (ManagedObject, Int)? = nil,
          elements: [_StoredValue]? = nil, mapKeys: [String]? = nil) {
         self.value = value
         self.realm = realm
-        self.object = object
-        self.typedLink = typedLink
-        self.list = list
-        self.elements = elements
-        self.mapKeys = mapKeys
+        if object == nil && list == nil && elements == nil && mapKeys == nil {
+            self.extras = nil
+        } else {
+            self.extras = Extras(object: object, list: list, elements: elements, mapKeys: mapKeys, typedLink: typedLink)
+        }
     }
 }
 

@@ -322,6 +322,16 @@ package struct TableView {
 }
 
 /// One object's values, located once and read column by column.
+/// A row held by reference, for callers outside this module that read it many times: a call
+/// on `handle.value(_:)` borrows the row, where a `Row` kept in a class property would be
+/// copied (retaining its leaf, layouts and context) for every read.
+package final class RowHandle {
+    package let row: Row
+    package init(_ row: Row) { self.row = row }
+
+    package func value(_ column: ColumnKey) throws(StorageError) -> Value { try row.value(column) }
+}
+
 package struct Row {
     enum Storage {
         case clean(ClusterLeafView, Int)
@@ -365,6 +375,20 @@ package struct Row {
         }
     }
 
+    /// Starts loading every value of the row (and the bytes of its strings), so that the
+    /// reads that follow, one column at a time, find them in cache: their misses overlap
+    /// instead of following one another. Costs a few instructions per column; reads nothing.
+    package func prefetchValues() {
+        guard case .clean(let leaf, let i) = storage else { return }
+        let columns = min(layouts.count, leaf.columnCount)
+        for c in 0..<columns where layouts[c].isValue {
+            if let offset = leaf.columnOffset(c) { ColumnView.prefetchValue(in: leaf.node, at: offset, row: i, type: layouts[c].type) }
+        }
+        for c in 0..<columns where layouts[c].isValue {
+            if let offset = leaf.columnOffset(c) { ColumnView.prefetchBytes(in: leaf.node, at: offset, row: i, type: layouts[c].type) }
+        }
+    }
+
     /// All value columns in order (list and removed columns read as `.null`).
     package func values() throws(StorageError) -> [Value] {
         var result = [Value]()
@@ -379,15 +403,7 @@ package struct Row {
     /// cache misses of the columns overlap instead of following one another.
     package func readValues(into values: inout [Value]) throws(StorageError) {
         values.removeAll(keepingCapacity: true)
-        if case .clean(let leaf, let i) = storage {
-            let columns = min(layouts.count, leaf.columnCount)
-            for c in 0..<columns where layouts[c].isValue {
-                if let offset = leaf.columnOffset(c) { ColumnView.prefetchValue(in: leaf.node, at: offset, row: i, type: layouts[c].type) }
-            }
-            for c in 0..<columns where layouts[c].isValue {
-                if let offset = leaf.columnOffset(c) { ColumnView.prefetchBytes(in: leaf.node, at: offset, row: i, type: layouts[c].type) }
-            }
-        }
+        prefetchValues()
         for c in layouts.indices {
             values.append(layouts[c].isValue ? try value(ColumnKey(c)) : .null)
         }
