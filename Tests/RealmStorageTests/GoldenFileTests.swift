@@ -32,6 +32,26 @@ import Testing
 
     static func tags(_ i: Int64) -> [Value] { (0..<(i % 4)).map { .string("t\($0)") } }
 
+    /// A table keyed by its integer primary key, with the 16-byte and mixed types.
+    static let keyedColumns: [ColumnSpec] = [
+        .objectKey(name: "id"),
+        ColumnSpec(name: "amount", type: .decimal),
+        ColumnSpec(name: "oid", type: .objectId, nullable: true),
+        ColumnSpec(name: "uuid", type: .uuid),
+        ColumnSpec(name: "any", type: .mixed, indexed: true),
+        ColumnSpec(name: "anys", type: .mixed, isList: true),
+    ]
+
+    static func keyedRow(_ i: Int64, things: TableKey) -> [Value] {
+        let mixed: [Value] = [.null, .int(i), .string("s\(i)"), .double(Double(i) / 3), .typedLink(things, ObjectKey(i * 2 + 1)),
+                              .timestamp(Timestamp(seconds: i, nanoseconds: 5)), .bool(i % 2 == 0), .binary([UInt8(i & 0xFF)])]
+        return [.int(i * 1000 - 20_000), .decimal(Bytes16(a: UInt64(i), b: 0x3040_0000_0000_0000)),
+                i % 3 == 0 ? .null : .objectId(Bytes16((0..<12).map { UInt8(truncatingIfNeeded: Int64($0) &* i) })),
+                .uuid(Bytes16((0..<16).map { UInt8(truncatingIfNeeded: Int64($0) &+ i) })), mixed[Int(i) % mixed.count], .null]
+    }
+
+    static func keyedList(_ i: Int64) -> [Value] { [.int(i), .string("x"), .null, .float(1.5)] }
+
     /// Builds the golden contents: 600 objects over three commits, some deleted and updated,
     /// a linked table, and a schema blob.
     static func write(to path: String) throws {
@@ -44,6 +64,8 @@ import Testing
         ])
         for i in Int64(0)..<600 { try tx.insert(things, values: row(i), lists: [8: tags(i)]) }
         for i in Int64(1)..<20 { try tx.insert(owners, values: [.link(ObjectKey(i)), .null], lists: [1: [.link(ObjectKey(i + 1)), .link(ObjectKey(i + 2))]]) }
+        let keyed = try tx.createTable("Keyed", columns: keyedColumns)
+        for i in Int64(0)..<40 { try tx.insert(keyed, values: keyedRow(i, things: things), lists: [5: keyedList(i)]) }
         try tx.setSchemaBlob(Array("golden schema".utf8))
         try tx.commit()
         tx = try store.beginWrite()
@@ -66,7 +88,7 @@ import Testing
         try FileManager.default.copyItem(atPath: Self.path, toPath: copy)
         let store = try Store.open(path: copy, options: StoreOptions(create: false))
         let report = try store.verify()
-        #expect(report.tables == 2)
+        #expect(report.tables == 3)
         let read = store.beginRead()
         #expect(try read.schemaBlob() == Array("golden schema".utf8))
         let things = try #require(try read.table(named: "Thing"))
@@ -90,5 +112,17 @@ import Testing
         #expect(try owners.value(ObjectKey(6), ColumnKey(0)) == .null)
         #expect(try owners.list(ObjectKey(5), ColumnKey(1)) == [.link(ObjectKey(8))])
         #expect(try owners.list(ObjectKey(0), ColumnKey(1)) == [.link(ObjectKey(2)), .link(ObjectKey(3))])
+        let keyed = try #require(try read.table(named: "Keyed"))
+        #expect(try keyed.count() == 40)
+        for i in Int64(0)..<40 {
+            var expected = Self.keyedRow(i, things: things.key)
+            // Mixed links to objects deleted later (every 7th Thing) were cleared.
+            if case .typedLink(_, let target) = expected[4], target.value % 7 == 0 { expected[4] = .null }
+            let key = ObjectKey(i * 1000 - 20_000)
+            #expect(try keyed.row(key)?.values() == expected, "keyed object \(i)")
+            #expect(try keyed.list(key, ColumnKey(5)) == Self.keyedList(i))
+            #expect(try keyed.indexFirst(ColumnKey(0), .int(key.value)) == key)
+        }
+        #expect(try keyed.indexLookup(ColumnKey(4), .string("s2")) == [ObjectKey(-18_000)])
     }
 }

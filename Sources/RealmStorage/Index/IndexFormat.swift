@@ -8,9 +8,17 @@
 // its separator keys.
 //
 // Entry block:
-//   PackedInts end offset of each prefix in the byte area
-//   PackedInts object keys
-//   the prefixes, concatenated, padded to 8
+//   0   4   shared length S: the bytes every prefix of the block begins with
+//   4   4   suffix length F when every prefix is S + F bytes long, else 0xFFFFFFFF
+//   8   S   the shared bytes, padded to 8
+//   ...     PackedInts end offset of each suffix in the byte area (only when F varies)
+//   ...     PackedInts object keys
+//   ...     the suffixes, concatenated, padded to 8
+//
+// Why shared bytes: entries of one leaf are sorted, so their encodings mostly begin alike
+// (an integer index over small values shares 8 of its 9 bytes). Storing those once makes
+// the index of a million small integers about 3.5 bytes an entry instead of 13, and
+// comparisons start with one comparison of the shared bytes.
 
 /// A changed index leaf.
 package final class IndexLeaf: TreeLeafBuffer {
@@ -43,26 +51,78 @@ package final class IndexLeaf: TreeLeafBuffer {
     package func absorb(_ other: IndexLeaf) { entries += other.entries }
 }
 
+/// The prefix of one stored index entry: the block's shared bytes followed by the entry's
+/// own suffix (valid while the node is mapped).
+package struct IndexPrefixView {
+    let shared: UnsafeRawBufferPointer
+    let suffix: UnsafeRawBufferPointer
+
+    var count: Int { shared.count + suffix.count }
+
+    /// -1, 0 or 1 as this prefix compares with `other` (bytewise, shorter first on a tie).
+    @inline(__always)
+    package func compare(_ other: UnsafeRawBufferPointer) -> Int {
+        if shared.count > 0 {
+            let n = min(shared.count, other.count)
+            let c = compareBytes(UnsafeRawBufferPointer(rebasing: shared[..<n]), UnsafeRawBufferPointer(rebasing: other[..<n]))
+            if c != 0 { return c }
+            if other.count < shared.count { return 1 }
+            return compareBytes(suffix, UnsafeRawBufferPointer(rebasing: other[shared.count...]))
+        }
+        return compareBytes(suffix, other)
+    }
+
+    @inline(__always)
+    package func compare(_ other: [UInt8]) -> Int { other.withUnsafeBytes { compare($0) } }
+
+    var bytes: [UInt8] { Array(shared) + Array(suffix) }
+}
+
 /// A committed entry block, read in place.
 package struct EntryBlockView {
-    let ends: PackedInts
+    let shared: UnsafeRawBufferPointer
+    /// Each suffix's length when they are all alike, else -1 (then `ends` locates them).
+    let fixedSuffix: Int
+    let ends: PackedInts?
     let keys: PackedInts
     let bytes: UnsafeRawPointer
     let byteCount: Int
     let ref: Ref
 
+    static let variableSuffix = UInt32.max
+
     init(_ node: NodeView, at offset: Int, count: Int) throws(StorageError) {
-        ends = try node.packedInts(at: offset)
-        keys = try node.packedInts(at: offset + ends.byteSize)
-        guard ends.count == count, keys.count == count else {
-            throw StorageError(.fileCorrupted, "index node \(node.ref): entry block holds \(ends.count) entries, not \(count)")
+        try node.check(offset, 8)
+        let sharedCount = Int(try node.u32(offset))
+        let fixed = try node.u32(offset + 4)
+        guard sharedCount <= IndexEntry.prefixLimit, fixed == Self.variableSuffix || fixed <= UInt32(IndexEntry.prefixLimit) else {
+            throw StorageError(.fileCorrupted, "index node \(node.ref): entry block header holds \(sharedCount) and \(fixed)")
         }
-        let start = offset + ends.byteSize + keys.byteSize
-        let total = count > 0 ? ends[count - 1] : 0
-        guard total >= 0, total <= Int64(node.length - start) else {
+        try node.check(offset + 8, NodeLayout.aligned(sharedCount))
+        shared = UnsafeRawBufferPointer(start: node.base + offset + 8, count: sharedCount)
+        var position = offset + 8 + NodeLayout.aligned(sharedCount)
+        if fixed == Self.variableSuffix {
+            let ends = try node.packedInts(at: position)
+            position += ends.byteSize
+            guard ends.count == count else {
+                throw StorageError(.fileCorrupted, "index node \(node.ref): entry block holds \(ends.count) entries, not \(count)")
+            }
+            self.ends = ends
+            fixedSuffix = -1
+        } else {
+            ends = nil
+            fixedSuffix = Int(fixed)
+        }
+        keys = try node.packedInts(at: position)
+        position += keys.byteSize
+        guard keys.count == count else {
+            throw StorageError(.fileCorrupted, "index node \(node.ref): entry block holds \(keys.count) keys, not \(count)")
+        }
+        let total = fixedSuffix >= 0 ? Int64(fixedSuffix * count) : (count > 0 ? ends![count - 1] : 0)
+        guard total >= 0, total <= Int64(node.length - position) else {
             throw StorageError(.fileCorrupted, "index node \(node.ref): entry block does not fit")
         }
-        bytes = node.base + start
+        bytes = node.base + position
         byteCount = Int(total)
         ref = node.ref
     }
@@ -70,24 +130,26 @@ package struct EntryBlockView {
     var count: Int { keys.count }
 
     @inline(__always)
-    func prefix(_ i: Int) throws(StorageError) -> UnsafeRawBufferPointer {
-        let start = i == 0 ? 0 : ends[i - 1]
-        let end = ends[i]
-        guard start >= 0, start <= end, end <= Int64(byteCount) else {
+    func prefix(_ i: Int) throws(StorageError) -> IndexPrefixView {
+        if fixedSuffix >= 0 {
+            return IndexPrefixView(shared: shared, suffix: UnsafeRawBufferPointer(start: bytes + i * fixedSuffix, count: fixedSuffix))
+        }
+        let start = i == 0 ? 0 : ends![i - 1]
+        let end = ends![i]
+        guard start >= 0, start <= end, end <= Int64(byteCount), shared.count + Int(end - start) <= IndexEntry.prefixLimit else {
             throw StorageError(.fileCorrupted, "index node \(ref): entry offsets out of order")
         }
-        return UnsafeRawBufferPointer(start: bytes + Int(start), count: Int(end - start))
+        return IndexPrefixView(shared: shared, suffix: UnsafeRawBufferPointer(start: bytes + Int(start), count: Int(end - start)))
     }
 
     func entry(_ i: Int) throws(StorageError) -> IndexEntry {
-        IndexEntry(prefix: Array(try prefix(i)), key: keys[i])
+        IndexEntry(prefix: try prefix(i).bytes, key: keys[i])
     }
 
     /// -1, 0 or 1 as entry i compares with `entry`.
     @inline(__always)
     func compare(_ i: Int, _ entry: IndexEntry) throws(StorageError) -> Int {
-        let p = try prefix(i)
-        let c = entry.prefix.withUnsafeBytes { compareBytes(p, $0) }
+        let c = try prefix(i).compare(entry.prefix)
         if c != 0 { return c }
         let k = keys[i]
         return k == entry.key ? 0 : (k < entry.key ? -1 : 1)
@@ -104,16 +166,31 @@ package struct EntryBlockView {
     }
 
     static func write(_ entries: [IndexEntry], to w: inout NodeWriter) {
-        var ends = [Int64]()
-        ends.reserveCapacity(entries.count)
-        var end: Int64 = 0
-        for e in entries {
-            end += Int64(e.prefix.count)
-            ends.append(end)
+        // The shared bytes: the common beginning of the first and last prefix, which (the
+        // entries being sorted) every prefix between them shares too.
+        var shared = 0
+        if let first = entries.first?.prefix, let last = entries.last?.prefix {
+            let n = min(first.count, last.count)
+            while shared < n && first[shared] == last[shared] { shared += 1 }
         }
-        PackedInts.write(ends, to: &w)
+        let firstLength = entries.first?.prefix.count ?? shared
+        let fixed = entries.allSatisfy { $0.prefix.count == firstLength }
+        w.u32(UInt32(shared))
+        w.u32(fixed ? UInt32(firstLength - shared) : Self.variableSuffix)
+        if let first = entries.first, shared > 0 { w.raw(first.prefix[..<shared]) }
+        w.padToAlignment()
+        if !fixed {
+            var ends = [Int64]()
+            ends.reserveCapacity(entries.count)
+            var end: Int64 = 0
+            for e in entries {
+                end += Int64(e.prefix.count - shared)
+                ends.append(end)
+            }
+            PackedInts.write(ends, to: &w)
+        }
         PackedInts.write(entries.lazy.map(\.key), to: &w)
-        for e in entries { w.raw(e.prefix) }
+        for e in entries { w.raw(e.prefix[shared...]) }
         w.padToAlignment()
     }
 }

@@ -171,7 +171,7 @@ package struct TableView {
         let (prefix, truncated) = IndexKey.prefix(value)
         var result = [ObjectKey]()
         try Self.scan(tree, from: IndexEntry(prefix: prefix, key: Int64.min)) { (entry, key) throws(StorageError) -> Bool in
-            guard prefix.withUnsafeBytes({ compareBytes(entry, $0) }) == 0 else { return false }
+            guard entry.compare(prefix) == 0 else { return false }
             if truncated {
                 let actual = try self.value(ObjectKey(key), column)
                 if Value.compare(actual, value) != 0 { return true }
@@ -207,13 +207,13 @@ package struct TableView {
         try Self.scan(tree, from: start) { (entry, key) throws(StorageError) -> Bool in
             var uncertain = false
             if let lower, let low {
-                let c = low.bytes.withUnsafeBytes { compareBytes(entry, $0) }
+                let c = entry.compare(low.bytes)
                 if c == 0 {
                     if low.truncated { uncertain = true } else if !lower.inclusive { return true }
                 }
             }
             if let upper, let high {
-                let c = high.bytes.withUnsafeBytes { compareBytes(entry, $0) }
+                let c = entry.compare(high.bytes)
                 if c > 0 { return false }
                 if c == 0 {
                     if high.truncated { uncertain = true } else if !upper.inclusive { return false }
@@ -273,13 +273,12 @@ package struct TableView {
             let block = try IndexLeafView(node).entries
             let i = try block.lowerBound(start)
             if i < block.count {
-                let found = try block.prefix(i)
-                return prefix.withUnsafeBytes { compareBytes(found, $0) } == 0 ? ObjectKey(block.keys[i]) : nil
+                return try block.prefix(i).compare(prefix) == 0 ? ObjectKey(block.keys[i]) : nil
             }
         }
         var result: ObjectKey?
         try scan(tree, from: start) { (entry, key) throws(StorageError) -> Bool in
-            if prefix.withUnsafeBytes({ compareBytes(entry, $0) }) == 0 { result = ObjectKey(key) }
+            if entry.compare(prefix) == 0 { result = ObjectKey(key) }
             return false
         }
         return result
@@ -292,7 +291,7 @@ package struct TableView {
 
     /// Visits index entries from `start` on, until `body` returns false.
     static func scan(_ tree: BTree<IndexFormat>, from start: IndexEntry,
-                     _ body: (UnsafeRawBufferPointer, Int64) throws(StorageError) -> Bool) throws(StorageError) {
+                     _ body: (IndexPrefixView, Int64) throws(StorageError) -> Bool) throws(StorageError) {
         var started = false
         try tree.forEachLeaf(from: start) { (location) throws(StorageError) -> Bool in
             switch location {
@@ -310,7 +309,7 @@ package struct TableView {
                 while i < leaf.entries.count {
                     let entry = leaf.entries[i]
                     let more = entry.prefix.withUnsafeBytes { bytes in
-                        Result { () throws(StorageError) in try body(bytes, entry.key) }
+                        Result { () throws(StorageError) in try body(IndexPrefixView(shared: UnsafeRawBufferPointer(start: nil, count: 0), suffix: bytes), entry.key) }
                     }
                     if !(try more.get()) { return false }
                     i += 1
@@ -321,7 +320,6 @@ package struct TableView {
     }
 }
 
-/// One object's values, located once and read column by column.
 /// A row held by reference, for callers outside this module that read it many times: a call
 /// on `handle.value(_:)` borrows the row, where a `Row` kept in a class property would be
 /// copied (retaining its leaf, layouts and context) for every read.
@@ -332,6 +330,7 @@ package final class RowHandle {
     package func value(_ column: ColumnKey) throws(StorageError) -> Value { try row.value(column) }
 }
 
+/// One object's values, located once and read column by column.
 package struct Row {
     enum Storage {
         case clean(ClusterLeafView, Int)
