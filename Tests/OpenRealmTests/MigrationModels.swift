@@ -94,6 +94,14 @@ final class ReindexedLabel: Object {
     @Persisted(indexed: true) var code = 0
 }
 
+/// `Label`, later: the index moved from `name` to `code`, and a new property.
+final class ColoredLabel: Object {
+    override class func className() -> String { "Label" }
+    @Persisted var name = ""
+    @Persisted(indexed: true) var code = 0
+    @Persisted var color = ""
+}
+
 // MARK: Primary keys
 
 final class Gadget: Object {

@@ -253,21 +253,97 @@ extension MigrationTests {
 
     // MARK: Indexes and primary keys
 
-    @Test func anIndexIsAddedAndAnotherRemoved() throws {
-        let folder = TestFolder()
+    /// The names of the indexed columns of `table` in the test file (primary keys included).
+    static func indexedColumns(_ folder: TestFolder, _ table: String) throws -> [String] {
+        let snapshot = try EngineStore(path: folder.configuration().fileURL!.path).read()
+        let info = try #require(snapshot.transaction.tables.first { $0.name == table })
+        return info.columns.filter { $0.indexed && !$0.removed }.map(\.name)
+    }
+
+    static func writeLabels(_ folder: TestFolder) throws {
         try Self.write(folder, [Label.self]) { realm in
             for (name, code) in [("a", 1), ("b", 2), ("c", 2)] { realm.create(Label.self, value: ["name": name, "code": code]) }
         }
-        Self.expectMigrationRequired(folder, [ReindexedLabel.self], naming: ["index removed from name", "index added to code"])
+        #expect(try indexedColumns(folder, "Label") == ["name"])
+    }
 
+    @Test func anIndexIsAddedAndAnotherRemovedWithoutAMigration() throws {
+        let folder = TestFolder()
+        try Self.writeLabels(folder)
+        // As in Realm: same schema version, no migration block.
         do {
-            let realm = try Self.open(folder, [ReindexedLabel.self], version: 2)
+            let realm = try Self.open(folder, [ReindexedLabel.self])
+            #expect(try Self.indexedColumns(folder, "Label") == ["code"])
             #expect(realm.objects(ReindexedLabel.self).map { "\($0.name)\($0.code)" } == ["a1", "b2", "c2"])
             try realm.write { realm.create(ReindexedLabel.self, value: ["name": "d", "code": 2]) }
+            #expect(realm.schemaVersionOfFile == 1)
         }
-        // The file has the new indexes now: the first class no longer matches it.
-        Self.expectMigrationRequired(folder, [Label.self], version: 2, naming: ["index added to name", "index removed from code"])
-        #expect(try Self.open(folder, [ReindexedLabel.self], version: 2).objects(ReindexedLabel.self).count == 4)
+        try Self.verifiedTables(folder)
+        // And back, with a higher version and no block: the version is recorded too.
+        do {
+            let realm = try Self.open(folder, [Label.self], version: 2)
+            #expect(realm.objects(Label.self).count == 4)
+            #expect(realm.schemaVersionOfFile == 2)
+        }
+        #expect(try Self.indexedColumns(folder, "Label") == ["name"])
+        try Self.verifiedTables(folder)
+    }
+
+    @Test func aReadOnlyRealmReadsWithoutItsIndexChanges() throws {
+        let folder = TestFolder()
+        try Self.writeLabels(folder)
+        var configuration = folder.configuration([ReindexedLabel.self])
+        configuration.schemaVersion = 1
+        configuration.readOnly = true
+        let realm = try Realm(configuration: configuration)
+        #expect(realm.objects(ReindexedLabel.self).filter { $0.code == 2 }.map(\.name) == ["b", "c"])
+        // The file is as it was.
+        #expect(try Self.indexedColumns(folder, "Label") == ["name"])
+        try Self.verifiedTables(folder)
+    }
+
+    @Test func aClassBoundOnFirstUseGetsItsIndexChangesWithTheNextWrite() throws {
+        let folder = TestFolder()
+        try Self.writeLabels(folder)
+        var configuration = folder.configuration()
+        configuration.schemaVersion = 1
+        let realm = try Realm(configuration: configuration)
+        // Binding for a read changes nothing yet: no write transaction is opened behind the
+        // reader's back.
+        #expect(realm.objects(ReindexedLabel.self).count == 3)
+        #expect(try Self.indexedColumns(folder, "Label") == ["name"])
+        // A cancelled write does not lose the change.
+        try realm.write { realm.cancelWrite() }
+        #expect(try Self.indexedColumns(folder, "Label") == ["name"])
+        try realm.write { realm.create(ReindexedLabel.self, value: ["name": "d", "code": 4]) }
+        #expect(try Self.indexedColumns(folder, "Label") == ["code"])
+        try Self.verifiedTables(folder)
+    }
+
+    @Test func aClassFirstUsedInsideAWriteGetsItsIndexChangesInThatWrite() throws {
+        let folder = TestFolder()
+        try Self.writeLabels(folder)
+        var configuration = folder.configuration()
+        configuration.schemaVersion = 1
+        let realm = try Realm(configuration: configuration)
+        try realm.write { realm.create(ReindexedLabel.self, value: ["name": "d", "code": 4]) }
+        #expect(try Self.indexedColumns(folder, "Label") == ["code"])
+        #expect(realm.objects(ReindexedLabel.self).count == 4)
+        try Self.verifiedTables(folder)
+    }
+
+    @Test func indexChangesAreNotNamedAmongChangesThatNeedAMigration() throws {
+        let folder = TestFolder()
+        try Self.writeLabels(folder)
+        #expect { try Self.open(folder, [ColoredLabel.self]) } throws: { error in
+            guard let error = error as? Realm.Error, error.code == .schemaMismatch else { return false }
+            return error.message.contains("color was added") && !error.message.contains("index")
+        }
+        // The refused open changed nothing; the migration makes both changes.
+        #expect(try Self.indexedColumns(folder, "Label") == ["name"])
+        let realm = try Self.open(folder, [ColoredLabel.self], version: 2)
+        #expect(realm.objects(ColoredLabel.self).map(\.color) == ["", "", ""])
+        #expect(try Self.indexedColumns(folder, "Label") == ["code"])
         try Self.verifiedTables(folder)
     }
 

@@ -80,3 +80,12 @@ extension List: _Persistable {
     /// Assigning a list to a managed property replaces its elements.
     public func _rlmSet() -> _StoredValue { storage.stored }
 }
+
+extension List: UnmanagedCollectionConvertible {
+    /// An unmanaged list of an array's elements (`create(_:value:)`).
+    static func converted(from value: Any, objects: LinkedObjectMaker) throws(ValueMismatch) -> List<Element> {
+        let list = List()
+        list.storage.elements = try ValueConversion.elements(of: value, as: Element.self, objects: objects)
+        return list
+    }
+}

@@ -104,3 +104,22 @@ extension Map: _Persistable {
         return _StoredValue(.null, elements: entries.map { $0.value._rlmSet() }, mapKeys: entries.map(\.key._rlmKeyString))
     }
 }
+
+extension Map: UnmanagedCollectionConvertible {
+    /// An unmanaged map of a `[String: Value]` dictionary's entries, in key order (a
+    /// dictionary has no order of its own; `create(_:value:)`).
+    static func converted(from value: Any, objects: LinkedObjectMaker) throws(ValueMismatch) -> Map<Key, Value> {
+        guard let dictionary = value as? [String: Any?] else {
+            throw ValueMismatch(detail: "expected a [String: \(Value._rlmKind.name)] dictionary")
+        }
+        let map = Map()
+        for (key, entry) in dictionary.sorted(by: { $0.key < $1.key }) {
+            do {
+                map.entries.append((Key(_rlmKeyString: key), try ValueConversion.convert(entry, to: Value.self, objects: objects)))
+            } catch {
+                throw ValueMismatch(detail: "the value '\(ValueConversion.describe(entry))' for key '\(key)' is not of type \(Value._rlmKind.name)")
+            }
+        }
+        return map
+    }
+}

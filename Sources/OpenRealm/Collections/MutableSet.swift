@@ -65,3 +65,14 @@ extension MutableSet: _Persistable {
 
     public func _rlmSet() -> _StoredValue { storage.stored }
 }
+
+extension MutableSet: UnmanagedCollectionConvertible {
+    /// An unmanaged set of an array's or set's distinct elements, first occurrence first
+    /// (`create(_:value:)`).
+    static func converted(from value: Any, objects: LinkedObjectMaker) throws(ValueMismatch) -> MutableSet<Element> {
+        let set = MutableSet()
+        var seen = Set<Element>()
+        set.storage.elements = try ValueConversion.elements(of: value, as: Element.self, objects: objects).filter { seen.insert($0).inserted }
+        return set
+    }
+}

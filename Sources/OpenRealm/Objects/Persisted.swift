@@ -149,7 +149,9 @@ protocol PersistedProperty {
     static func restore(_ saved: Any, at address: UnsafeMutableRawPointer)
     /// Where `managedIndex` lies within a wrapper of this type.
     static var managedIndexOffset: Int { get }
-    static func setUnmanaged(_ value: Any?, at address: UnsafeMutableRawPointer) -> Bool
+    /// Sets the unmanaged value of the wrapper of this type at `address` from a loosely typed
+    /// value (see ValueConversion.swift); `objects` makes the objects nested values stand for.
+    static func setUnmanaged(_ value: Any?, at address: UnsafeMutableRawPointer, objects: LinkedObjectMaker) throws(ValueMismatch)
     /// The property's Swift value on `object`, whether managed or not.
     func value(in object: Object) -> Any?
 }
@@ -190,24 +192,9 @@ extension Persisted: PersistedProperty {
         return nil
     }
 
-    /// Sets the unmanaged value of the wrapper at `address` from a value of any type that
-    /// stores the same way (an `Int` for an `Int8` property, a `String` for a `String?`, nil for
-    /// an optional). Returns false when the value does not fit the property.
-    static func setUnmanaged(_ value: Any?, at address: UnsafeMutableRawPointer) -> Bool {
-        let converted: Value
-        if let value = value as? Value {
-            converted = value
-        } else if value == nil {
-            guard Value._rlmIsOptional else { return false }
-            converted = Value._rlmDefault()
-        } else if let value = value as? _Persistable, type(of: value)._rlmKind.type == Value._rlmKind.type,
-                  type(of: value)._rlmKind.linkTarget == nil, !type(of: value)._rlmKind.isList {
-            converted = Value._rlmGet(value._rlmSet())
-        } else {
-            return false
-        }
+    static func setUnmanaged(_ value: Any?, at address: UnsafeMutableRawPointer, objects: LinkedObjectMaker) throws(ValueMismatch) {
+        let converted = try ValueConversion.convert(value, to: Value.self, objects: objects)
         address.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .unmanaged(converted)
-        return true
     }
 
     static var managedIndexOffset: Int { MemoryLayout<Persisted<Value>>.offset(of: \Persisted<Value>.managedIndex)! }

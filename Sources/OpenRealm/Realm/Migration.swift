@@ -236,7 +236,7 @@ public final class Migration {
             preconditionFailure("Invalid property name '\(name)' for '\(className)'")
         }
         let spec = info.columns[column.index]
-        let value = MigrationObject.unwrapped(value)
+        let value = ValueConversion.unwrapped(value)
         guard spec.isList else { return [(column, .value(stored(value, in: spec, "\(className).\(name)")))] }
         if let keysColumn = target.columns[MigrationObject.mapKeysPrefix + name] {
             guard value != nil else { return [(column, .list([])), (keysColumn, .list([]))] }
@@ -244,14 +244,14 @@ public final class Migration {
                 preconditionFailure("Invalid value '\(value!)' for \(className).\(name): a Map takes a [String: Value] dictionary")
             }
             let entries = dictionary.sorted { $0.key < $1.key }
-            return [(column, .list(entries.map { stored(MigrationObject.unwrapped($0.value), in: spec, "\(className).\(name)") })),
+            return [(column, .list(entries.map { stored(ValueConversion.unwrapped($0.value), in: spec, "\(className).\(name)") })),
                     (keysColumn, .list(entries.map { .string($0.key) }))]
         }
         guard let value else { return [(column, .list([]))] }
         guard !(value is String), let sequence = value as? any Sequence else {
             preconditionFailure("Invalid value '\(value)' for \(className).\(name): a list takes an array")
         }
-        func elements<S: Sequence>(_ sequence: S) -> [Any?] { sequence.map { MigrationObject.unwrapped($0) } }
+        func elements<S: Sequence>(_ sequence: S) -> [Any?] { sequence.map { ValueConversion.unwrapped($0) } }
         return [(column, .list(elements(sequence).map { stored($0, in: spec, "\(className).\(name)") }))]
     }
 
@@ -391,21 +391,4 @@ public final class MigrationObject: CustomStringConvertible {
         case .link(let k), .typedLink(_, let k): return k.value
         }
     }
-
-    /// `value` without the optionals wrapped around it (an `Any?` holding an `Int?` is still
-    /// one optional away from the Int).
-    static func unwrapped(_ value: Any?) -> Any? {
-        guard let value else { return nil }
-        guard let optional = value as? any OptionalValue else { return value }
-        return unwrapped(optional.wrappedValue)
-    }
-}
-
-/// An optional seen through `Any`, so that `MigrationObject.unwrapped` can open it.
-private protocol OptionalValue {
-    var wrappedValue: Any? { get }
-}
-
-extension Optional: OptionalValue {
-    fileprivate var wrappedValue: Any? { self.map { $0 } }
 }

@@ -18,7 +18,9 @@ extension Realm {
         /// Opens an in-memory realm with this name instead of a file: every `Realm` with the
         /// same identifier in this process shares it, and it is gone when the last one closes.
         public var inMemoryIdentifier: String?
-        /// Open without writing.
+        /// Open without writing. The file is read as it is: indexes the model classes add or
+        /// drop are not applied (lookups work without them, only slower), and nothing else
+        /// that needs a write, such as a migration, can happen.
         public var readOnly = false
         /// The version of the schema the model classes describe.
         public var schemaVersion: UInt64 = 0

@@ -97,44 +97,80 @@ extension Realm {
     /// (missing properties keep their defaults), an array of values in property order, or an
     /// object of the same class to copy. Returns the managed object.
     ///
-    /// Traps, as Realm does, on a value that does not fit a property, or a duplicate primary
-    /// key with `.error`.
+    /// A `List` or `MutableSet` property takes an array, a `Map` a `[String: V]` dictionary. A
+    /// link, or an element of a list of links, takes an object or a dictionary or array of the
+    /// target's values: the target is then created the same way (with the same update policy,
+    /// so with `.modified` an existing object with that primary key is updated), or, for an
+    /// embedded object, made for its parent.
+    ///
+    /// ```swift
+    /// let shelter = realm.create(Shelter.self, value: [
+    ///     "name": "North",
+    ///     "tags": ["dogs", "cats"],
+    ///     "pets": [["name": "Rex"], ["name": "Fido"]],
+    /// ])
+    /// ```
+    ///
+    /// Traps, as Realm does, on a value that does not fit a property (naming the property and
+    /// its type), or a duplicate primary key with `.error`.
     @discardableResult
     public func create<T: Object>(_ type: T.Type, value: Any = [:], update: UpdatePolicy = .error) -> T {
         _ = requireWriteTransaction("create objects")
-        let object = T()
+        // `type.init()`, not `T()`: called with an `Object.Type` variable, T is only `Object`.
+        let object = type.init()
+        fill(object, from: value, copying: value as? T, update: update)
+        add(object, update: update)
+        return object
+    }
+
+    /// Sets the properties of a new unmanaged object from `create`'s value: `source`, when
+    /// given, is an object to copy; else `value` is a dictionary or an array.
+    private func fill(_ object: Object, from value: Any, copying source: Object?, update: UpdatePolicy) {
+        let schema: ObjectSchema
         do {
-            let schema = try ObjectSchema.of(type)
-            guard let layout = schema.wrapperLayout else {
-                preconditionFailure("create(_:value:) cannot fill \(schema.className): its layout could not be confirmed; set the properties and use add")
-            }
-            let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
-            func set(_ property: PropertySchema, _ value: Any?) {
-                guard layout[property.index].type.setUnmanaged(value, at: base + layout[property.index].offset) else {
-                    preconditionFailure("Invalid value '\(value.map { "\($0)" } ?? "nil")' for property '\(schema.className).\(property.name)' of type \(property.typeName)")
-                }
-            }
+            schema = try ObjectSchema.of(Swift.type(of: object))
+        } catch {
+            preconditionFailure("\(error)")
+        }
+        guard let layout = schema.wrapperLayout else {
+            preconditionFailure("create(_:value:) cannot fill \(schema.className): its layout could not be confirmed; set the properties and use add")
+        }
+        let entries: [(PropertySchema, Any?)]
+        if let source {
+            entries = zip(schema.properties, schema.unmanagedValuesOrManaged(of: source)).filter { $0.0.isStored }
+        } else {
             switch value {
             case let dictionary as [String: Any?]:
-                for property in schema.properties where property.isStored {
-                    if let entry = dictionary[property.name] { set(property, entry) }
-                }
+                entries = schema.properties.filter(\.isStored).compactMap { property in dictionary[property.name].map { (property, $0) } }
             case let array as [Any?]:
                 let stored = schema.properties.filter { $0.isStored && !$0.isHidden }
                 precondition(array.count == stored.count,
                              "Invalid array for \(schema.className): \(array.count) values for \(stored.count) properties")
-                for (property, value) in zip(stored, array) { set(property, value) }
-            case let source as T:
-                for (property, stored) in zip(schema.properties, schema.unmanagedValuesOrManaged(of: source)) where property.isStored {
-                    set(property, stored)
-                }
+                entries = Array(zip(stored, array))
             default:
                 preconditionFailure("Invalid value for create(\(schema.className).self, value:): pass a dictionary, an array or a \(schema.className)")
             }
-        } catch {
-            preconditionFailure("\(error)")
         }
-        add(object, update: update)
+        let linked: LinkedObjectMaker = { type, value in self.linkedObject(type, from: value, update: update) }
+        // The layout was confirmed for this class: each offset is the wrapper of its property.
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        for (property, value) in entries {
+            do {
+                try layout[property.index].type.setUnmanaged(value, at: base + layout[property.index].offset, objects: linked)
+            } catch {
+                preconditionFailure("Invalid value '\(ValueConversion.describe(value))' for property '\(schema.className).\(property.name)' "
+                                    + "of type \(property.typeName)" + (error.detail.map { ": \($0)" } ?? ""))
+            }
+        }
+    }
+
+    /// The object a dictionary or array stands for as the value of a link (or an element of a
+    /// list of links) in `create`'s value: created in the realm as `create` would, or, for an
+    /// embedded object, left unmanaged for its parent's `add` to take in.
+    private func linkedObject(_ type: Object.Type, from value: Any, update: UpdatePolicy) -> Object {
+        let object = type.init()
+        fill(object, from: value, copying: nil, update: update)
+        if !(object is EmbeddedObject) { add(object, update: update, asChild: false) }
         return object
     }
 

@@ -20,6 +20,9 @@ public final class Realm {
     private(set) var readTransaction: ReadTransaction
     private(set) var writeTransaction: WriteTransaction?
     private var bindings: [ObjectIdentifier: TableBinding] = [:]
+    /// Index additions (true) and removals (false) that bound classes ask of the file and
+    /// that no committed write of this realm has made yet (see `scheduleIndexChanges`).
+    private var pendingIndexChanges: [(table: TableKey, column: String, indexed: Bool)] = []
     /// Table views of the current read version, by table (rebuilt when the version moves).
     private var views: [TableKey: TableView] = [:]
     /// Changes whenever what the realm reads may have changed (a refresh, a write beginning or
@@ -42,6 +45,11 @@ public final class Realm {
     }
 
     /// Opens a realm.
+    ///
+    /// As in Realm, model classes that only add or drop `@Persisted(indexed: true)` need no
+    /// migration: the indexes change when the realm opens (or, for classes not listed in
+    /// `objectTypes`, with the first write after the class is first used). A read-only realm
+    /// leaves the file as it is and reads without the new indexes.
     ///
     /// - Throws: `Realm.Error`: `fileNotFound` (read-only and missing), `invalidDatabase`,
     ///   `fileCorrupted`, `alreadyOpen` (another process), `schemaMismatch`, `invalidSchema`,
@@ -88,7 +96,7 @@ public final class Realm {
         readTransaction = read
         if migrate { try self.migrate(from: stored?.schemaVersion ?? 0) }
         for type in configuration.objectTypes ?? [] { _ = try binding(for: type) }
-        try recordSchemaVersion()
+        try recordSchemaVersionAndIndexes()
     }
 
     /// Compacts the file before opening it when `shouldCompact` asks for it. Only when no
@@ -131,12 +139,16 @@ public final class Realm {
         return problems
     }
 
-    /// Stores the configuration's schema version in the file when it changed.
-    private func recordSchemaVersion() throws {
+    /// Stores the configuration's schema version in the file when it changed, and makes the
+    /// index changes of the configured classes: one write transaction, only when needed.
+    private func recordSchemaVersionAndIndexes() throws {
         guard !configuration.readOnly else { return }
         let stored = try engine { () throws(StorageError) in try readTransaction.schemaBlob() }.flatMap(SchemaRecord.init)
-        guard stored?.schemaVersion != configuration.schemaVersion else { return }
+        let versionChanged = stored?.schemaVersion != configuration.schemaVersion
+        guard versionChanged || !pendingIndexChanges.isEmpty else { return }
+        // `beginWrite` makes the pending index changes.
         try write {
+            guard versionChanged else { return }
             try engine { () throws(StorageError) in
                 try writeTransaction!.setSchemaBlob(SchemaRecord(schemaVersion: configuration.schemaVersion).encoded)
             }
@@ -207,7 +219,41 @@ public final class Realm {
             tables.first { $0.key == key }?.name
         }
         bindings[ObjectIdentifier(type)] = binding
+        if !binding.indexChanges.isEmpty && !configuration.readOnly { try scheduleIndexChanges(of: binding) }
         return binding
+    }
+
+    /// Queues a newly bound class's index changes. Inside a write transaction they are made
+    /// at once; outside one they wait for the next (`beginWrite` makes every pending change).
+    ///
+    /// Waiting, rather than opening a write transaction here, keeps binding free of side
+    /// effects: a write would move the realm to the newest version in the middle of a read,
+    /// and would wait forever for the write lane if this thread holds it through another
+    /// `Realm` of the same file. An index only speeds lookups, so the file is correct either
+    /// way. A change in a write that is cancelled stays pending for the next one.
+    private func scheduleIndexChanges(of binding: TableBinding) throws(Realm.Error) {
+        for change in binding.indexChanges {
+            pendingIndexChanges.removeAll { $0.table == binding.table && $0.column == change.column }
+            pendingIndexChanges.append((binding.table, change.column, change.indexed))
+        }
+        try makePendingIndexChanges()
+    }
+
+    /// Adds and drops the pending indexes in the open write transaction (if any).
+    private func makePendingIndexChanges() throws(Realm.Error) {
+        guard let transaction = writeTransaction, !pendingIndexChanges.isEmpty else { return }
+        try engine { () throws(StorageError) in
+            for change in pendingIndexChanges {
+                // Looked up again: the write began from the newest version, which another
+                // realm may have changed since the class was bound.
+                guard let info = transaction.tables.first(where: { $0.key == change.table }),
+                      let column = info.column(named: change.column) else { continue }
+                let spec = info.columns[column.index]
+                // A primary key (object key or unique index) is the migration's business.
+                guard !spec.isList, !spec.unique, !spec.isObjectKey, spec.indexed != change.indexed else { continue }
+                try transaction.setIndex(change.table, column, indexed: change.indexed, unique: false)
+            }
+        }
     }
 
     /// The current view of a bound table, reused while the realm stays on one version.
@@ -293,6 +339,12 @@ public final class Realm {
         writeTransaction = try engine { () throws(StorageError) in try store.beginWrite() }
         views = [:]
         generation += 1
+        do {
+            try makePendingIndexChanges()
+        } catch {
+            cancelWrite()
+            throw error
+        }
     }
 
     /// Commits the open write transaction.
@@ -303,6 +355,8 @@ public final class Realm {
         writeTransaction = nil
         defer { _ = refresh() }
         _ = try engine { () throws(StorageError) in try transaction.commit() }
+        // Every pending index change was made in this transaction (see `scheduleIndexChanges`).
+        pendingIndexChanges.removeAll()
     }
 
     /// Discards the open write transaction.
@@ -356,10 +410,15 @@ final class TableBinding {
     /// The primary key property's index, if the class has one.
     let primaryKeyIndex: Int?
 
-    init(schema: ObjectSchema, table: TableKey, columns: [ColumnKey]) {
+    /// Indexes the class declares and the file lacks (true), or the reverse (false), by
+    /// column name. Realm adds and drops indexes without a migration (`Realm.scheduleIndexChanges`).
+    let indexChanges: [(column: String, indexed: Bool)]
+
+    init(schema: ObjectSchema, table: TableKey, columns: [ColumnKey], indexChanges: [(column: String, indexed: Bool)] = []) {
         self.schema = schema
         self.table = table
         self.columns = columns
+        self.indexChanges = indexChanges
         self.primaryKeyIndex = schema.properties.firstIndex { $0.isPrimaryKey }
         self.readKinds = schema.properties.map { property in
             if property.isList || property.isComputed { return .collection }
@@ -368,10 +427,12 @@ final class TableBinding {
     }
 
     /// Binds to an existing table, which must have every property as a column of the same
-    /// type (migrations come later).
+    /// type and primary key (else a migration is needed). Indexes may differ: the binding
+    /// lists the changes, for the realm to apply.
     convenience init(schema: ObjectSchema, info: TableInfo, path: String, linkTargetName: (TableKey?) -> String?) throws(Realm.Error) {
         var columns: [ColumnKey] = []
         var differences: [String] = []
+        var indexChanges: [(column: String, indexed: Bool)] = []
         for property in schema.properties {
             guard property.isStored else {
                 columns.append(ColumnKey(-1))
@@ -388,7 +449,8 @@ final class TableBinding {
             } else if (spec.unique || spec.isObjectKey) != property.isPrimaryKey {
                 differences.append("primary key changed on \(property.name)")
             } else if (spec.indexed || spec.isObjectKey) != property.isIndexed {
-                differences.append("index \(property.isIndexed ? "added to" : "removed from") \(property.name)")
+                // Not a primary key (compared above): a plain index, which only speeds lookups.
+                indexChanges.append((property.columnName, property.isIndexed))
             }
             columns.append(column)
         }
@@ -400,6 +462,6 @@ final class TableBinding {
             throw Realm.Error(.schemaMismatch, "the schema of \(schema.className) differs from the file: "
                               + differences.joined(separator: "; ") + ". Increase schemaVersion and migrate", path: path)
         }
-        self.init(schema: schema, table: info.key, columns: columns)
+        self.init(schema: schema, table: info.key, columns: columns, indexChanges: indexChanges)
     }
 }

@@ -57,8 +57,6 @@ package struct IndexPrefixView {
     let shared: UnsafeRawBufferPointer
     let suffix: UnsafeRawBufferPointer
 
-    var count: Int { shared.count + suffix.count }
-
     /// -1, 0 or 1 as this prefix compares with `other` (bytewise, shorter first on a tie).
     @inline(__always)
     package func compare(_ other: UnsafeRawBufferPointer) -> Int {
@@ -74,8 +72,6 @@ package struct IndexPrefixView {
 
     @inline(__always)
     package func compare(_ other: [UInt8]) -> Int { other.withUnsafeBytes { compare($0) } }
-
-    var bytes: [UInt8] { Array(shared) + Array(suffix) }
 }
 
 /// A committed entry block, read in place.
@@ -143,13 +139,15 @@ package struct EntryBlockView {
     }
 
     func entry(_ i: Int) throws(StorageError) -> IndexEntry {
-        IndexEntry(prefix: try prefix(i).bytes, key: keys[i])
+        let p = try prefix(i)
+        return IndexEntry(shared: p.shared, suffix: p.suffix, key: keys[i])
     }
 
     /// -1, 0 or 1 as entry i compares with `entry`.
     @inline(__always)
     func compare(_ i: Int, _ entry: IndexEntry) throws(StorageError) -> Int {
-        let c = try prefix(i).compare(entry.prefix)
+        let p = try prefix(i)
+        let c = entry.withPrefixBytes { p.compare($0) }
         if c != 0 { return c }
         let k = keys[i]
         return k == entry.key ? 0 : (k < entry.key ? -1 : 1)
@@ -169,28 +167,32 @@ package struct EntryBlockView {
         // The shared bytes: the common beginning of the first and last prefix, which (the
         // entries being sorted) every prefix between them shares too.
         var shared = 0
-        if let first = entries.first?.prefix, let last = entries.last?.prefix {
-            let n = min(first.count, last.count)
-            while shared < n && first[shared] == last[shared] { shared += 1 }
+        if let first = entries.first, let last = entries.last {
+            first.withPrefixBytes { a in
+                last.withPrefixBytes { b in
+                    let n = min(a.count, b.count)
+                    while shared < n && a[shared] == b[shared] { shared += 1 }
+                }
+            }
         }
-        let firstLength = entries.first?.prefix.count ?? shared
-        let fixed = entries.allSatisfy { $0.prefix.count == firstLength }
+        let firstLength = entries.first?.prefixCount ?? shared
+        let fixed = entries.allSatisfy { $0.prefixCount == firstLength }
         w.u32(UInt32(shared))
         w.u32(fixed ? UInt32(firstLength - shared) : Self.variableSuffix)
-        if let first = entries.first, shared > 0 { w.raw(first.prefix[..<shared]) }
+        if let first = entries.first, shared > 0 { first.withPrefixBytes { w.raw(UnsafeRawBufferPointer(rebasing: $0[..<shared])) } }
         w.padToAlignment()
         if !fixed {
             var ends = [Int64]()
             ends.reserveCapacity(entries.count)
             var end: Int64 = 0
             for e in entries {
-                end += Int64(e.prefix.count - shared)
+                end += Int64(e.prefixCount - shared)
                 ends.append(end)
             }
             PackedInts.write(ends, to: &w)
         }
         PackedInts.write(entries.lazy.map(\.key), to: &w)
-        for e in entries { w.raw(e.prefix[shared...]) }
+        for e in entries { e.withPrefixBytes { w.raw(UnsafeRawBufferPointer(rebasing: $0[shared...])) } }
         w.padToAlignment()
     }
 }

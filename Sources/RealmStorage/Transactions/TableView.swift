@@ -268,7 +268,9 @@ package struct TableView {
         switch try tree.leaf(for: start) {
         case .dirty(let leaf):
             let i = leaf.position(of: start).index
-            if i < leaf.entries.count { return leaf.entries[i].prefix == prefix ? ObjectKey(leaf.entries[i].key) : nil }
+            if i < leaf.entries.count {
+                return prefix.withUnsafeBytes { leaf.entries[i].comparePrefix($0) } == 0 ? ObjectKey(leaf.entries[i].key) : nil
+            }
         case .clean(let node):
             let block = try IndexLeafView(node).entries
             let i = try block.lowerBound(start)
@@ -308,7 +310,7 @@ package struct TableView {
                 started = true
                 while i < leaf.entries.count {
                     let entry = leaf.entries[i]
-                    let more = entry.prefix.withUnsafeBytes { bytes in
+                    let more = entry.withPrefixBytes { bytes in
                         Result { () throws(StorageError) in try body(IndexPrefixView(shared: UnsafeRawBufferPointer(start: nil, count: 0), suffix: bytes), entry.key) }
                     }
                     if !(try more.get()) { return false }

@@ -402,8 +402,8 @@ package final class WriteTransaction {
     /// one (ascending primary keys) is decided by the last entry alone: entries are sorted by
     /// value, then key, so an equal value would have to be that last entry.
     func isDuplicate(_ entry: IndexEntry, in state: TableState, _ c: Int, _ value: Value, _ table: TableKey) throws(StorageError) -> Bool {
-        if entry.prefix.count < IndexEntry.prefixLimit, let last = state.indexes[c]!.lastEntryOfBufferedEdge(), last < entry {
-            return last.prefix == entry.prefix
+        if entry.prefixCount < IndexEntry.prefixLimit, let last = state.indexes[c]!.lastEntryOfBufferedEdge(), last < entry {
+            return last.comparePrefix(entry) == 0
         }
         return try TableView.indexContains(state.indexes[c]!, value, verifyingWith: self.table(table), ColumnKey(c))
     }

@@ -16,7 +16,13 @@ extension BTree {
     /// `body` on it and adds the entries it appended to the counts on the path. Returns nil
     /// when the fast path does not apply; the caller then uses `modifyLeaf`.
     package mutating func appendToLastLeaf<R>(fits: (F.Leaf) -> Bool, _ body: (F.Leaf) -> R) -> R? {
-        if rightEdge == nil { rightEdge = Self.findRightEdge(root) }
+        if rightEdge == nil {
+            // After an edit elsewhere the edge is forgotten; inserts in random order would
+            // rebuild it (an allocation) only to find the entry does not go at the end, so
+            // look at the last leaf first.
+            guard let last = Self.lastBufferedLeaf(root), last.count > 0, fits(last) else { return nil }
+            rightEdge = Self.findRightEdge(root)
+        }
         guard let edge = rightEdge, edge.leaf.count > 0, fits(edge.leaf) else { return nil }
         let before = edge.leaf.count
         let result = body(edge.leaf)
@@ -30,6 +36,18 @@ extension BTree {
     package mutating func lastEntryOfBufferedEdge() -> F.Key? where F == IndexFormat {
         if rightEdge == nil { rightEdge = Self.findRightEdge(root) }
         return rightEdge?.leaf.entries.last
+    }
+
+    /// The last leaf when the whole path to it is buffers, else nil (allocates nothing).
+    static func lastBufferedLeaf(_ root: TreeNode<F>) -> F.Leaf? {
+        var node = root
+        while true {
+            switch node {
+            case .clean: return nil
+            case .leaf(let leaf): return leaf
+            case .inner(let inner): node = inner.children[inner.children.count - 1]
+            }
+        }
     }
 
     /// The buffers on the path to the last leaf, or nil when part of it is committed.

@@ -1,0 +1,106 @@
+// Loosely typed values, as `Realm.create(_:value:update:)` receives them, converted to the
+// Swift types of persisted properties.
+//
+// `create` takes a dictionary of property values by name, an array in property order, or an
+// object to copy; inside those, Realm accepts
+//   - for a scalar: a value of the property's type, or of any type stored the same way (an
+//     `Int` for an `Int8`, a `String` for a `String?` or a `PersistableEnum` with String raw
+//     values), or nil for an optional;
+//   - for a link: an object of the target class, or a dictionary or array of the target's
+//     property values, from which the target object is made as `create` would make it;
+//   - for a `List` or `MutableSet`: an array (or, for a set, a `Set`) of such element values;
+//   - for a `Map`: a `[String: V]` dictionary of such values.
+// The rules apply element by element, so a list of objects may be given as an array of
+// dictionaries, and embedded objects nest to any depth.
+
+/// Makes the object a dictionary or array of property values stands for, when it is the value
+/// of a link or an element of a list of links (`Realm.create` supplies it).
+typealias LinkedObjectMaker = (_ type: Object.Type, _ value: Any) -> Object
+
+/// Why a value given to `create(_:value:update:)` does not fit a property: `detail` says which
+/// part (an element, an entry) is wrong, when the value is a collection.
+struct ValueMismatch: Error {
+    var detail: String?
+}
+
+/// A collection property type (`List`, `MutableSet`, `Map`) that can be built, unmanaged, from
+/// a Swift array or dictionary of element values.
+protocol UnmanagedCollectionConvertible {
+    /// A new unmanaged collection holding `value`'s elements, each converted as
+    /// `ValueConversion.convert` does.
+    static func converted(from value: Any, objects: LinkedObjectMaker) throws(ValueMismatch) -> Self
+}
+
+enum ValueConversion {
+    /// `value` as a `T`, by the rules at the top of this file.
+    ///
+    /// - Throws: `ValueMismatch` when the value does not fit.
+    static func convert<T: _Persistable>(_ value: Any?, to type: T.Type, objects: LinkedObjectMaker) throws(ValueMismatch) -> T {
+        if let value = value as? T { return value }
+        guard let value = unwrapped(value) else {
+            guard T._rlmIsOptional else { throw ValueMismatch() }
+            return T._rlmDefault()
+        }
+        if let value = value as? T { return value }
+        if let collection = T.self as? any UnmanagedCollectionConvertible.Type {
+            guard let converted = try collection.converted(from: value, objects: objects) as? T else { throw ValueMismatch() }
+            return converted
+        }
+        let kind = T._rlmKind
+        if let target = kind.linkTarget, !kind.isList {
+            guard value is [String: Any?] || value is [Any?] else { throw ValueMismatch() }
+            guard let object = objects(target, value) as? T else { throw ValueMismatch() }
+            return object
+        }
+        if let value = value as? _Persistable, Swift.type(of: value)._rlmKind.type == kind.type,
+           Swift.type(of: value)._rlmKind.linkTarget == nil, !Swift.type(of: value)._rlmKind.isList {
+            return T._rlmGet(value._rlmSet())
+        }
+        throw ValueMismatch()
+    }
+
+    /// The elements of an array given for a `List` or `MutableSet` of `Element`, converted.
+    static func elements<Element: _Persistable>(of value: Any, as type: Element.Type,
+                                                objects: LinkedObjectMaker) throws(ValueMismatch) -> [Element] {
+        let array: [Any?]
+        if let value = value as? [Any?] {
+            array = value
+        } else if let set = value as? Set<AnyHashable> {
+            array = set.map(\.base)
+        } else {
+            throw ValueMismatch(detail: "expected an array of \(Element._rlmKind.name)")
+        }
+        var elements: [Element] = []
+        elements.reserveCapacity(array.count)
+        for (position, element) in array.enumerated() {
+            do {
+                elements.append(try convert(element, to: Element.self, objects: objects))
+            } catch {
+                throw ValueMismatch(detail: "element \(position) ('\(describe(element))') is not of type \(Element._rlmKind.name)")
+            }
+        }
+        return elements
+    }
+
+    /// How a value appears in a trap's message.
+    static func describe(_ value: Any?) -> String {
+        unwrapped(value).map { "\($0)" } ?? "nil"
+    }
+
+    /// The value inside any number of optionals, or nil (an `Int?` nil arrives boxed as `Any`
+    /// from an array of optionals).
+    static func unwrapped(_ value: Any?) -> Any? {
+        guard let value else { return nil }
+        guard let optional = value as? any OptionalValue else { return value }
+        return unwrapped(optional.wrappedAny)
+    }
+}
+
+/// `Optional` seen through `Any`, to tell a boxed nil from a value.
+private protocol OptionalValue {
+    var wrappedAny: Any? { get }
+}
+
+extension Optional: OptionalValue {
+    fileprivate var wrappedAny: Any? { self.map { $0 as Any } }
+}
