@@ -144,6 +144,8 @@ protocol PersistedProperty {
     var unmanagedValue: _StoredValue { get }
     /// The unmanaged value of the wrapper of this type stored at `address`.
     static func unmanagedValue(at address: UnsafeRawPointer) -> _StoredValue
+    /// The same, as a function that reads without type metadata lookups where it can.
+    static var unmanagedReader: (UnsafeRawPointer) -> _StoredValue { get }
     /// Marks the wrapper at `address` as a probe; returns what was there, for `restore`.
     static func markProbe(at address: UnsafeMutableRawPointer) -> Any
     static func restore(_ saved: Any, at address: UnsafeMutableRawPointer)
@@ -159,20 +161,34 @@ protocol PersistedProperty {
 extension Persisted: PersistedProperty {
     static var wrapperSize: Int { MemoryLayout<Persisted<Value>>.size }
 
-    // `add` calls this through the type-erased `PersistedProperty` metatype, which runs the
-    // unspecialised generic body (value witnesses for every copy and enum projection, about
-    // 1,600 instructions a property). The common property types get specialised bodies the
-    // generic entry point dispatches to.
-    @_specialize(where Value == Int)
-    @_specialize(where Value == Int?)
-    @_specialize(where Value == String)
-    @_specialize(where Value == String?)
-    @_specialize(where Value == Double)
-    @_specialize(where Value == Double?)
-    @_specialize(where Value == Bool)
-    @_specialize(where Value == Date)
     static func unmanagedValue(at address: UnsafeRawPointer) -> _StoredValue {
         address.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue
+    }
+
+    // `add` reads unmanaged values through the type-erased `PersistedProperty` metatype. The
+    // generic body asks the runtime for `Persisted<Value>`'s metadata on every call (a cache
+    // lookup of about 460 instructions, more than the read itself), so schema discovery takes
+    // a reader once per property: for the common types a function compiled for that type,
+    // which needs no metadata; for the others the generic body.
+    static var unmanagedReader: (UnsafeRawPointer) -> _StoredValue {
+        switch ObjectIdentifier(Value.self) {
+        case ObjectIdentifier(Int.self): return reader(Int.self)
+        case ObjectIdentifier(Int?.self): return reader(Int?.self)
+        case ObjectIdentifier(Int64.self): return reader(Int64.self)
+        case ObjectIdentifier(String.self): return reader(String.self)
+        case ObjectIdentifier(String?.self): return reader(String?.self)
+        case ObjectIdentifier(Double.self): return reader(Double.self)
+        case ObjectIdentifier(Double?.self): return reader(Double?.self)
+        case ObjectIdentifier(Float.self): return reader(Float.self)
+        case ObjectIdentifier(Bool.self): return reader(Bool.self)
+        case ObjectIdentifier(Bool?.self): return reader(Bool?.self)
+        case ObjectIdentifier(Date.self): return reader(Date.self)
+        case ObjectIdentifier(Date?.self): return reader(Date?.self)
+        case ObjectIdentifier(Data.self): return reader(Data.self)
+        case ObjectIdentifier(ObjectId.self): return reader(ObjectId.self)
+        case ObjectIdentifier(UUID.self): return reader(UUID.self)
+        default: return { unmanagedValue(at: $0) }
+        }
     }
 
     static func markProbe(at address: UnsafeMutableRawPointer) -> Any {
@@ -206,4 +222,10 @@ extension Persisted: PersistedProperty {
         if case .unmanaged(let value) = storage { return value._rlmSet() }
         return Value._rlmDefault()._rlmSet()
     }
+}
+
+/// A reader of unmanaged `Persisted<V>` values, specialised for the `V` it is called with
+/// (a top-level function: nested in `Persisted` it would capture the generic context).
+private func reader<V: _Persistable>(_: V.Type) -> (UnsafeRawPointer) -> _StoredValue {
+    { $0.assumingMemoryBound(to: Persisted<V>.self).pointee.unmanagedValue }
 }

@@ -29,8 +29,10 @@ extension Realm {
         }
         do {
             let binding = try bindingCreatingTable(for: type(of: object))
-            let table = try engine { () throws(StorageError) in try transaction.table(binding.table) }
-            var values = [Value](repeating: .null, count: table.info.columns.count)
+            // The value array is the binding's, reused from one add to the next (an add of a
+            // linked object in between finds it taken and makes its own).
+            var values = binding.takeScratchValues(count: try engine { () throws(StorageError) in try transaction.columnCount(binding.table) })
+            defer { binding.returnScratchValues(&values) }
             var links: [(column: ColumnKey, link: _StoredValue)] = []
             var lists: [(column: ColumnKey, elements: [_StoredValue])] = []
             for (index, value) in binding.schema.unmanagedValues(of: object).enumerated() where binding.schema.properties[index].isStored {
@@ -65,6 +67,7 @@ extension Realm {
                 }
             }
             if update != .error, let primaryKey = binding.schema.primaryKeyProperty {
+                let table = try engine { () throws(StorageError) in try transaction.table(binding.table) }
                 let column = binding.columns[primaryKey.index]
                 if let existing = try engine({ () throws(StorageError) in try table.indexFirst(column, values[column.index]) }) {
                     for property in binding.schema.properties where !property.isPrimaryKey && property.isStored && !property.isList {

@@ -407,6 +407,23 @@ final class TableBinding {
     var cachedView: TableViewBox?
     var cachedViewGeneration = -1
 
+    /// A value array for `add`, kept between calls so that adding objects allocates none.
+    private var scratchValues: [Value] = []
+
+    /// The scratch array, emptied and filled with `count` nulls (a new one when it is taken).
+    func takeScratchValues(count: Int) -> [Value] {
+        var values: [Value] = []
+        swap(&values, &scratchValues)
+        values.removeAll(keepingCapacity: true)
+        values.append(contentsOf: repeatElement(.null, count: count))
+        return values
+    }
+
+    func returnScratchValues(_ values: inout [Value]) {
+        values.removeAll(keepingCapacity: true)
+        swap(&values, &scratchValues)
+    }
+
     /// The primary key property's index, if the class has one.
     let primaryKeyIndex: Int?
 

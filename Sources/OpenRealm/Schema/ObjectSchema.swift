@@ -84,6 +84,8 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     /// read an unmanaged object's values without `Mirror` (nil when the layout could not be
     /// confirmed; `add` then uses `Mirror`).
     let wrapperLayout: [(offset: Int, type: PersistedProperty.Type)]?
+    /// Per property, where its wrapper lies and a function reading its unmanaged value.
+    private let unmanagedReaders: [(offset: Int, read: (UnsafeRawPointer) -> _StoredValue)]?
     /// Per property, where its wrapper's `managedIndex` lies in an instance.
     private let managedIndexOffsets: [Int]?
 
@@ -94,6 +96,7 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
         self.objectType = objectType
         self.wrapperLayout = wrapperLayout
         self.managedIndexOffsets = wrapperLayout?.map { $0.offset + $0.type.managedIndexOffset }
+        self.unmanagedReaders = wrapperLayout?.map { (offset: $0.offset, read: $0.type.unmanagedReader) }
     }
 
     /// Points every wrapper of a managed object at its property (when the layout is known),
@@ -113,11 +116,11 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
 
     /// The values of an unmanaged object's properties, in property order.
     func unmanagedValues(of object: Object) -> [_StoredValue] {
-        guard let layout = wrapperLayout else {
+        guard let readers = unmanagedReaders else {
             return Self.persistedChildren(of: object).map { $0.1.unmanagedValue }
         }
         let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        return layout.map { $0.type.unmanagedValue(at: base + $0.offset) }
+        return readers.map { $0.read(base + $0.offset) }
     }
 
     public var description: String {

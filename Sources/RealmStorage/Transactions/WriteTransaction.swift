@@ -116,6 +116,13 @@ package final class WriteTransaction {
         }
     }
 
+    /// The number of columns of a table (removed ones included: `insert` takes a value for
+    /// each).
+    package func columnCount(_ key: TableKey) throws(StorageError) -> Int {
+        try ensureActive()
+        return top.tables[try tableIndex(key)].columns.count
+    }
+
     package func table(named name: String) throws(StorageError) -> TableView? {
         guard let info = top.table(named: name) else { return nil }
         return try table(info.key)
