@@ -19,7 +19,11 @@ public final class Realm {
     let store: Store
     private(set) var readTransaction: ReadTransaction
     private(set) var writeTransaction: WriteTransaction?
-    private var bindings: [ObjectIdentifier: TableBinding] = [:]
+    private var bindings: [ObjectIdentifier: TableBinding] = [:] {
+        didSet { lastBinding = nil }
+    }
+    /// The binding found last (see `binding(for:)`); forgotten whenever `bindings` changes.
+    private var lastBinding: TableBinding?
     /// Index additions (true) and removals (false) that bound classes ask of the file and
     /// that no committed write of this realm has made yet (see `scheduleIndexChanges`).
     private var pendingIndexChanges: [(table: TableKey, column: String, indexed: Bool)] = []
@@ -210,7 +214,12 @@ public final class Realm {
     /// How `type` maps onto its table; creates the table (in a write transaction) when the
     /// file has none yet.
     func binding(for type: Object.Type) throws(Realm.Error) -> TableBinding? {
-        if let existing = bindings[ObjectIdentifier(type)] { return existing }
+        // Lookups and adds usually repeat one class: skip the dictionary for it.
+        if let last = lastBinding, last.schema.objectType == type { return last }
+        if let existing = bindings[ObjectIdentifier(type)] {
+            lastBinding = existing
+            return existing
+        }
         let schema = try ObjectSchema.of(type)
         let info = writeTransaction?.tables.first { $0.name == schema.className } ?? readTransaction.top.table(named: schema.className)
         guard let info else { return nil }
