@@ -14,7 +14,8 @@ enum Demo {
         let path = directory + "/demo.realm"
         let copyPath = directory + "/demo-compacted.realm"
         unlink(path); unlink(path + ".lock"); unlink(copyPath)
-        print("OpenRealm storage demo in \(directory)")
+        try ObjectDemo.run(directory: directory)
+        print("\nOpenRealm storage engine demo in \(directory)")
         let store = try Store.open(path: path)
 
         let count = 100_000
