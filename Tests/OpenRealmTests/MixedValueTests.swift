@@ -109,4 +109,20 @@ import Testing
         #expect(realm.object(ofType: Person.self, forPrimaryKey: 43) == nil)
         #expect(realm.objects(Person.self).count == ids.count)
     }
+
+    @Test func createTakesPlainValuesForMixedProperties() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let dog = Dog()
+        try realm.write {
+            realm.create(Mixed.self, value: ["id": 1, "value": "text", "tag": Int8(5), "list": [1, "a", nil, 2.5, dog],
+                                             "map": ["k": true]])
+        }
+        let mixed = try #require(realm.object(ofType: Mixed.self, forPrimaryKey: 1))
+        #expect(mixed.value == .string("text"))
+        #expect(mixed.tag == .int(5))
+        #expect(Array(mixed.list.prefix(4)) == [.int(1), .string("a"), .none, .double(2.5)])
+        #expect(mixed.list[4].object(Dog.self) != nil)
+        #expect(mixed.map["k"] == .bool(true))
+    }
 }

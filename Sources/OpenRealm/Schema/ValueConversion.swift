@@ -9,7 +9,9 @@
 //   - for a link: an object of the target class, or a dictionary or array of the target's
 //     property values, from which the target object is made as `create` would make it;
 //   - for a `List` or `MutableSet`: an array (or, for a set, a `Set`) of such element values;
-//   - for a `Map`: a `[String: V]` dictionary of such values.
+//   - for a `Map`: a `[String: V]` dictionary of such values;
+//   - for an `AnyRealmValue`: any value a mixed property can hold (an `Int`, a `String`, an
+//     object, …), or nil for `.none`.
 // The rules apply element by element, so a list of objects may be given as an array of
 // dictionaries, and embedded objects nest to any depth.
 
@@ -37,6 +39,11 @@ enum ValueConversion {
     /// - Throws: `ValueMismatch` when the value does not fit.
     static func convert<T: _Persistable>(_ value: Any?, to type: T.Type, objects: LinkedObjectMaker) throws(ValueMismatch) -> T {
         if let value = value as? T { return value }
+        if T.self == AnyRealmValue.self {
+            // A mixed property takes any persistable value, nil as `.none`.
+            guard let mixed = AnyRealmValue(wrapping: unwrapped(value)) else { throw ValueMismatch() }
+            return mixed as! T
+        }
         guard let value = unwrapped(value) else {
             guard T._rlmIsOptional else { throw ValueMismatch() }
             return T._rlmDefault()

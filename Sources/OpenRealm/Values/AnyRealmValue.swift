@@ -52,6 +52,30 @@ public enum AnyRealmValue: Hashable {
 
     /// The linked object, of whatever class.
     public var dynamicObject: Object? { if case .object(let v) = self { return v } else { return nil } }
+
+    /// `value` as a mixed value: nil is `.none`; integers of any size, `Bool`, `Float`,
+    /// `Double`, `String`, `Data`, `Date`, `ObjectId`, `Decimal128`, `UUID` and objects become
+    /// their case. Nil for anything else.
+    init?(wrapping value: Any?) {
+        switch value {
+        case nil: self = .none
+        case let v as AnyRealmValue: self = v
+        case let v as Bool: self = .bool(v)
+        case let v as any BinaryInteger:
+            guard let int = Int(exactly: v) else { return nil }
+            self = .int(int)
+        case let v as Float: self = .float(v)
+        case let v as Double: self = .double(v)
+        case let v as String: self = .string(v)
+        case let v as Data: self = .data(v)
+        case let v as Date: self = .date(v)
+        case let v as ObjectId: self = .objectId(v)
+        case let v as Decimal128: self = .decimal128(v)
+        case let v as UUID: self = .uuid(v)
+        case let v as Object where !(v is EmbeddedObject): self = .object(v)
+        default: return nil
+        }
+    }
 }
 
 extension AnyRealmValue: _Persistable, _IndexablePersistable {
