@@ -191,15 +191,25 @@ extension Date: _Persistable, _IndexablePersistable {
     }
 
     /// Seconds since 1970 and nanoseconds, as Realm stores dates (sub-microsecond detail of
-    /// the Double inside `Date` is rounded to the nanosecond).
+    /// the Double inside `Date` is rounded to the nanosecond). Dates beyond about ±2.9e11
+    /// years are stored as the furthest second the file holds, infinite ones too; a NaN date
+    /// (no time at all) is stored as 1970, as Realm stores it.
     public func _rlmSet() -> _StoredValue {
         let interval = timeIntervalSince1970
+        // Converting NaN or infinity to an integer traps, so these never reach the arithmetic.
+        guard interval.isFinite else {
+            let seconds: Int64 = interval.isNaN ? 0 : interval > 0 ? Self.furthestSecond : -Self.furthestSecond
+            return _StoredValue(.timestamp(Timestamp(seconds: seconds, nanoseconds: 0)))
+        }
         var seconds = interval.rounded(.down)
         var nanoseconds = ((interval - seconds) * 1e9).rounded()
         if nanoseconds >= 1e9 { seconds += 1; nanoseconds -= 1e9 }
-        let clamped = min(max(seconds, -9.2e18), 9.2e18)
+        let clamped = min(max(seconds, -Double(Self.furthestSecond)), Double(Self.furthestSecond))
         return _StoredValue(.timestamp(Timestamp(seconds: Int64(clamped), nanoseconds: Int32(nanoseconds))))
     }
+
+    /// The furthest second from 1970 a date is stored as: within Int64, and exactly a Double.
+    private static var furthestSecond: Int64 { 9_200_000_000_000_000_000 }
 }
 
 // MARK: Optionals
