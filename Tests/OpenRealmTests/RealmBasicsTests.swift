@@ -433,6 +433,22 @@ final class Cat: Animal {
 }
 
 @Suite struct ListPropertyTests {
+    @Test func aLongListIsReadOnceWhileWalkedByIndexAndStaysLive() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let shelter = Shelter()
+        shelter.scores.append(objectsIn: (0..<100_000).map { Optional($0) })
+        try realm.write { realm.add(shelter) }
+        // Walking by index decodes the list once per version, not once per element.
+        var sum = 0
+        for i in shelter.scores.indices { sum += shelter.scores[i] ?? 0 }
+        #expect(sum == (0..<100_000).reduce(0, +))
+        #expect(Array(shelter.scores).count == 100_000)
+        try realm.write { shelter.scores[0] = -1 }
+        #expect(shelter.scores[0] == -1)
+        #expect(shelter.scores.count == 100_000)
+    }
+
     @Test func listsOfValuesAndObjectsAreLive() throws {
         let folder = TestFolder()
         do {

@@ -99,6 +99,8 @@ final class ManagedObject {
     /// The object's row at the realm's current version, located once and reused until the
     /// realm moves to another version (reads outside write transactions only: inside one the
     /// transaction's buffers may move under it).
+    private var cachedLists: [Int: [Value]] = [:]
+    private var cachedListsGeneration = -1
     private var cachedRow: RowHandle?
     private var cachedGeneration = -1
 
@@ -136,6 +138,19 @@ final class ManagedObject {
     /// The elements of list property `property`.
     func readList(_ property: Int) -> [Value] {
         do {
+            // Outside write transactions a list cannot change until the realm moves to another
+            // version: keep the decoded elements, so that walking a list by index reads it
+            // once, not once per element.
+            if realm.writeTransaction == nil {
+                if cachedListsGeneration != realm.generation {
+                    cachedLists = [:]
+                    cachedListsGeneration = realm.generation
+                }
+                if let cached = cachedLists[property] { return cached }
+                let values = try realm.tableView(table).list(key, binding.columns[property])
+                cachedLists[property] = values
+                return values
+            }
             return try realm.tableView(table).list(key, binding.columns[property])
         } catch {
             preconditionFailure("Object has been deleted or invalidated: it is no longer in the realm (\(error))")
