@@ -22,6 +22,7 @@ import Darwin
         ColumnSpec(name: "check", type: .int),
         ColumnSpec(name: "payload", type: .string),
         ColumnSpec(name: "bucket", type: .int, indexed: true),
+        ColumnSpec(name: "any", type: .mixed, indexed: true),
     ]
 
     /// The values of object `id`: the check column and payload are functions of the id, so a
@@ -29,7 +30,13 @@ import Darwin
     static func values(_ id: Int64) -> [Value] {
         var mix = ReplayableRandom(seed: UInt64(id))
         let check = Int64(bitPattern: mix.next())
-        return [.int(id), .int(check), .string("object \(id) " + String(repeating: "x", count: Int(id % 97))), .int(id % 13)]
+        let mixed: Value = switch id % 4 {
+        case 0: .string("mixed \(id)")
+        case 1: .int(check)
+        case 2: .decimal(Bytes16(a: UInt64(id), b: 0x3040_0000_0000_0000))
+        default: .null
+        }
+        return [.int(id), .int(check), .string("object \(id) " + String(repeating: "x", count: Int(id % 97))), .int(id % 13), mixed]
     }
 
     /// The child: commits batches until killed. `killAfterFirstCommit` starts the killer once

@@ -46,6 +46,14 @@ final class WorkloadMutator {
                     for case .link(let key) in row.lists[c] ?? [] { linked.insert(key.value) }
                 }
             }
+            // Mixed values may link to any table.
+            for (c, spec) in other.columns.enumerated() where spec.type == .mixed && !spec.removed {
+                for row in other.rows.values {
+                    for value in [row.values[c]] + (row.lists[c] ?? []) {
+                        if case .typedLink(let t, let key) = value, t == table { linked.insert(key.value) }
+                    }
+                }
+            }
         }
         return linked
     }
@@ -140,9 +148,10 @@ struct WorkloadStep: Sendable {
     let body: @Sendable (WorkloadMutator) throws(StorageError) -> Void
 }
 
-/// The workload the crash and fault suites replay: twelve commits that insert, update and
+/// The workload the crash and fault suites replay: thirteen commits that insert, update and
 /// delete objects, replace lists, maintain a unique and a plain index, add an indexed column,
-/// remove a column, add a linked table, rename and clear it, store large strings (the file
+/// remove a column, add a linked table, rename and clear it, keep a table keyed by its integer
+/// id with decimal, id and (indexed) mixed columns that link to other objects, store large strings (the file
 /// grows) and free them again (space is reused). Small tree capacities make every commit
 /// split or merge nodes.
 enum CrashWorkload {
@@ -155,6 +164,15 @@ enum CrashWorkload {
         ColumnSpec(name: "n", type: .int, indexed: true),
         ColumnSpec(name: "tags", type: .string, isList: true),
         ColumnSpec(name: "note", type: .string, nullable: true),
+    ]
+
+    static let keyedColumns: [ColumnSpec] = [
+        .objectKey(name: "id"),
+        ColumnSpec(name: "amount", type: .decimal),
+        ColumnSpec(name: "oid", type: .objectId, nullable: true),
+        ColumnSpec(name: "uuid", type: .uuid),
+        ColumnSpec(name: "any", type: .mixed, indexed: true),
+        ColumnSpec(name: "anys", type: .mixed, isList: true),
     ]
 
     static func ownerColumns(item: TableKey) -> [ColumnSpec] {
@@ -228,6 +246,30 @@ enum CrashWorkload {
                     }
                 }
             }
+        },
+        WorkloadStep(name: "a table keyed by its integer id, with decimal, id and mixed columns") { m throws(StorageError) in
+            let item = m.table(named: "Item")
+            let keyed = try m.createTable("Keyed", columns: keyedColumns)
+            for _ in 0..<12 {
+                let key = m.model.tables[keyed.value]!.nextObjectKey
+                let target = m.randomKeys(item, 1).first
+                let mixed: [Value] = [.null, .int(key), .string("k\(key)"), .double(Double(key) / 3),
+                                      target.map { .typedLink(item, ObjectKey($0)) } ?? .null,
+                                      .decimal(Bytes16(a: UInt64(key), b: 0x3040_0000_0000_0000))]
+                let choice = m.random.below(mixed.count)
+                try m.insert(keyed, lists: ["anys": [.bool(true), mixed[choice]]]) { spec in
+                    switch spec.name {
+                    case "id": return .int(key)
+                    case "amount": return .decimal(Bytes16(a: UInt64(key) * 25, b: 0x3040_0000_0000_0000))
+                    case "oid": return key % 3 == 0 ? .null : .objectId(Bytes16((0..<12).map { UInt8(truncatingIfNeeded: Int64($0) &* key) }))
+                    case "uuid": return .uuid(Bytes16((0..<16).map { UInt8(truncatingIfNeeded: Int64($0) &+ key) }))
+                    case "any": return mixed[choice]
+                    default: return .null
+                    }
+                }
+            }
+            for key in m.randomKeys(keyed, 4) { try m.set(keyed, key, "any", .string("changed\(key)")) }
+            for key in m.randomKeys(keyed, 2) { try m.delete(keyed, key) }
         },
         WorkloadStep(name: "add an indexed column, remove another") { m throws(StorageError) in
             let item = m.table(named: "Item")
