@@ -26,12 +26,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
     public var endIndex: Int { storage.count }
 
     public subscript(position: Int) -> Element {
-        get {
-            guard let owner = storage.owner else { return storage.elements[position] }
-            let values = owner.readList(storage.property)
-            precondition(position >= 0 && position < values.count, "Index \(position) is out of bounds (must be less than \(values.count))")
-            return Element._rlmGet(_StoredValue(values[position], realm: owner.realm))
-        }
+        get { storage.element(position) }
         set {
             storage.modify { $0[position] = newValue }
         }

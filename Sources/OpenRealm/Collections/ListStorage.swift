@@ -26,6 +26,14 @@ struct ListStorage<Element: _Persistable> {
 
     var count: Int { owner.map { $0.readList(property).count } ?? elements.count }
 
+    /// Element `position`, decoding only that one (the owner keeps the list's values).
+    func element(_ position: Int) -> Element {
+        guard let owner else { return elements[position] }
+        let values = owner.readList(property)
+        precondition(position >= 0 && position < values.count, "Index \(position) is out of bounds (must be less than \(values.count))")
+        return Element._rlmGet(_StoredValue(values[position], realm: owner.realm))
+    }
+
     /// Applies a change: in place while unmanaged, else read, change and write back the
     /// whole list (a write transaction is required).
     mutating func modify(_ change: (inout [Element]) -> Void) {

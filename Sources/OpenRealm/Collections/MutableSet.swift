@@ -17,12 +17,7 @@ public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCol
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { storage.count }
-    public subscript(position: Int) -> Element {
-        guard let owner = storage.owner else { return storage.elements[position] }
-        let values = owner.readList(storage.property)
-        precondition(position >= 0 && position < values.count, "Index \(position) is out of bounds (must be less than \(values.count))")
-        return Element._rlmGet(_StoredValue(values[position], realm: owner.realm))
-    }
+    public subscript(position: Int) -> Element { storage.element(position) }
     public var description: String { "MutableSet<\(Element._rlmKind.name)> \(storage.current)" }
 
     public func contains(_ element: Element) -> Bool { storage.current.contains(element) }
