@@ -125,4 +125,53 @@ import Testing
         #expect(mixed.list[4].object(Dog.self) != nil)
         #expect(mixed.map["k"] == .bool(true))
     }
+
+    @Test func aPrimaryKeyDeletedAndAddedAgainInOneWriteKeepsItsNewLinks() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let old = Person()
+        old.id = 5
+        old.name = "old"
+        try realm.write {
+            let a = realm.create(Mixed.self, value: ["id": 1])
+            a.value = .object(old)
+        }
+        try realm.write {
+            realm.delete(old)
+            let new = realm.create(Person.self, value: ["id": 5, "name": "new"])
+            let b = realm.create(Mixed.self, value: ["id": 2])
+            b.value = .object(new)
+            b.list.append(.object(new))
+        }
+        #expect(realm.object(ofType: Mixed.self, forPrimaryKey: 1)?.value == AnyRealmValue.none)
+        let b = try #require(realm.object(ofType: Mixed.self, forPrimaryKey: 2))
+        #expect(b.value.object(Person.self)?.name == "new")
+        #expect(b.list.first?.object(Person.self)?.name == "new")
+        // The deleted object does not turn into the new one with its key.
+        #expect(old.isInvalidated)
+    }
+
+    @Test func aDeletionThatIsCancelledLeavesTheObjectLive() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let person = Person()
+        person.id = 9
+        try realm.write { realm.add(person) }
+        try realm.beginWrite()
+        realm.delete(person)
+        #expect(person.isInvalidated)
+        realm.cancelWrite()
+        #expect(!person.isInvalidated)
+        #expect(person.id == 9)
+    }
+
+    @Test func aMixedZeroKeepsItsSign() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let mixed = Mixed()
+        mixed.value = .double(0)
+        try realm.write { realm.add(mixed) }
+        try realm.write { mixed.value = .double(-0.0) }
+        #expect(mixed.value.doubleValue?.sign == .minus)
+    }
 }

@@ -94,7 +94,11 @@ final class ManagedObject {
     var schema: ObjectSchema { binding.schema }
     var table: TableKey { binding.table }
 
-    var isInvalidated: Bool { epoch != realm.epoch || (try? realm.tableView(table).contains(key)) != true }
+    /// Set when this object was deleted through its realm. An integer primary key is the
+    /// object's key, so a new object with the same key could otherwise answer for this one.
+    var wasDeleted = false
+
+    var isInvalidated: Bool { wasDeleted || epoch != realm.epoch || (try? realm.tableView(table).contains(key)) != true }
 
     /// The object's row at the realm's current version, located once and reused until the
     /// realm moves to another version (reads outside write transactions only: inside one the
@@ -113,6 +117,7 @@ final class ManagedObject {
     @usableFromInline
     func read(_ property: Int) -> _StoredValue {
         precondition(epoch == realm.epoch, "Object has been deleted or invalidated: realm.invalidate() was called after it was read")
+        precondition(!wasDeleted, "Object has been deleted or invalidated: it was deleted from the realm")
         let kind = binding.readKinds[property]
         if kind == .collection {
             return _StoredValue(.null, realm: realm, list: (self, property))
@@ -182,6 +187,7 @@ final class ManagedObject {
 
     @usableFromInline
     func write(_ property: Int, _ value: _StoredValue, isPrimaryKey: Bool) {
+        precondition(!wasDeleted, "Object has been deleted or invalidated: it was deleted from the realm")
         precondition(!binding.schema.properties[property].isComputed,
                      "LinkingObjects properties are read-only: change the links of the objects pointing here instead")
         if let elements = value.elements {

@@ -190,6 +190,7 @@ extension Realm {
         } catch {
             preconditionFailure("Cannot delete \(managed.schema.className): \(error)")
         }
+        markDeleted(managed)
     }
 
     /// Deletes the embedded objects an object owns (they go with it).

@@ -363,9 +363,29 @@ public final class Realm {
         }
         writeTransaction = nil
         defer { _ = refresh() }
-        _ = try engine { () throws(StorageError) in try transaction.commit() }
+        do {
+            _ = try engine { () throws(StorageError) in try transaction.commit() }
+        } catch {
+            undoDeletionMarks()
+            throw error
+        }
+        deletedInWrite.removeAll()
         // Every pending index change was made in this transaction (see `scheduleIndexChanges`).
         pendingIndexChanges.removeAll()
+    }
+
+    /// The objects deleted through this realm in the open write transaction: they read as
+    /// deleted at once, and again as live if the transaction does not commit.
+    private(set) var deletedInWrite: [ManagedObject] = []
+
+    func markDeleted(_ managed: ManagedObject) {
+        managed.wasDeleted = true
+        deletedInWrite.append(managed)
+    }
+
+    private func undoDeletionMarks() {
+        for managed in deletedInWrite { managed.wasDeleted = false }
+        deletedInWrite.removeAll()
     }
 
     /// Discards the open write transaction.
@@ -373,6 +393,7 @@ public final class Realm {
         guard let transaction = writeTransaction else { return }
         writeTransaction = nil
         transaction.rollback()
+        undoDeletionMarks()
         // Tables created in the cancelled transaction no longer exist.
         bindings = bindings.filter { readTransaction.top.table($0.value.table) != nil }
         _ = refresh()

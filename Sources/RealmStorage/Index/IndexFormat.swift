@@ -91,7 +91,8 @@ package struct EntryBlockView {
         try node.check(offset, 8)
         let sharedCount = Int(try node.u32(offset))
         let fixed = try node.u32(offset + 4)
-        guard sharedCount <= IndexEntry.prefixLimit, fixed == Self.variableSuffix || fixed <= UInt32(IndexEntry.prefixLimit) else {
+        guard sharedCount <= IndexEntry.prefixLimit,
+              fixed == Self.variableSuffix || sharedCount + Int(fixed) <= IndexEntry.prefixLimit else {
             throw StorageError(.fileCorrupted, "index node \(node.ref): entry block header holds \(sharedCount) and \(fixed)")
         }
         try node.check(offset + 8, NodeLayout.aligned(sharedCount))
@@ -164,14 +165,19 @@ package struct EntryBlockView {
     }
 
     static func write(_ entries: [IndexEntry], to w: inout NodeWriter) {
-        // The shared bytes: the common beginning of the first and last prefix, which (the
-        // entries being sorted) every prefix between them shares too.
-        var shared = 0
-        if let first = entries.first, let last = entries.last {
+        // The shared bytes: the common beginning of every prefix. Sorted entries share what
+        // the first and last share, but a damaged leaf need not be sorted, so every entry is
+        // compared (each comparison can only shorten the shared part).
+        var shared = entries.first?.prefixCount ?? 0
+        if let first = entries.first {
             first.withPrefixBytes { a in
-                last.withPrefixBytes { b in
-                    let n = min(a.count, b.count)
-                    while shared < n && a[shared] == b[shared] { shared += 1 }
+                for entry in entries.dropFirst() where shared > 0 {
+                    entry.withPrefixBytes { b in
+                        var n = 0
+                        let limit = min(shared, b.count)
+                        while n < limit && a[n] == b[n] { n += 1 }
+                        shared = n
+                    }
                 }
             }
         }

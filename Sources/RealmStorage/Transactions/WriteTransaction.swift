@@ -198,6 +198,11 @@ package final class WriteTransaction {
             }
             objectKey = ObjectKey(value)
         }
+        // A key deleted earlier in this transaction comes back (a primary key reused): clear
+        // the links to the deleted object now, or the commit would clear links to the new one.
+        if !deletedLinkTargets.isEmpty, deletedLinkTargets[table]?.contains(objectKey.value) == true {
+            try clearLinksToDeletedObjects()
+        }
         let isAppend = objectKey.value >= nextKey
         // Index entries are encoded once, for the uniqueness check and the insert.
         var entries: [IndexEntry?] = []
@@ -271,7 +276,9 @@ package final class WriteTransaction {
         let spec = state.layouts[c]
         try validate(value, spec, t, c)
         let old = try self.table(table).value(key, column)
-        if old == value && !(spec.type == .double || spec.type == .float) { return }
+        // Floating-point values compare equal across signs of zero (and never for NaN): only
+        // skip a write when nothing could differ.
+        if old == value && !(spec.type == .double || spec.type == .float || spec.type == .mixed) { return }
         if spec.isObjectKey {
             throw StorageError(.invalidArgument, "\(columnName(t, c)) is the object's key and cannot change (from \(old) to \(value))")
         }
