@@ -115,4 +115,20 @@ import Testing
             #expect(try bytes.withUnsafeBytes { raw throws(StorageError) in try MixedCodec.decode(raw) } == value)
         }
     }
+
+    @Test func removingATableClearsMixedLinksToItsObjects() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store.open(path: dir.path(), options: StoreOptions(durability: .unsafe))
+        let tx = try store.beginWrite()
+        let target = try tx.createTable("Target", columns: [ColumnSpec(name: "n", type: .int)])
+        let origin = try tx.createTable("Origin", columns: [ColumnSpec(name: "any", type: .mixed), ColumnSpec(name: "many", type: .mixed, isList: true)])
+        let a = try tx.insert(target, values: [.int(1)])
+        let o = try tx.insert(origin, values: [.typedLink(target, a), .null], lists: [1: [.typedLink(target, a), .int(2)]])
+        try tx.removeTable(target)
+        try tx.commit()
+        let view = try store.beginRead().table(origin)
+        #expect(try view.value(o, ColumnKey(0)) == .null)
+        #expect(try view.list(o, ColumnKey(1)) == [.int(2)])
+        try store.verify()
+    }
 }

@@ -56,6 +56,12 @@ extension WriteTransaction {
         if let linking = top.tables.first(where: { $0.key != key && $0.columns.contains { !$0.removed && $0.linkTarget == key } }) {
             throw StorageError(.invalidArgument, "table \(linking.name) links to \(info.name); remove that column first")
         }
+        // Mixed values elsewhere may link to its objects: clear those links now, while the
+        // objects still exist to be named.
+        if top.tables.contains(where: { $0.key != key && $0.columns.contains { !$0.removed && $0.type == .mixed } }) {
+            for objectKey in try self.table(key).keys() { noteDeleted(key, objectKey) }
+            try clearLinksToDeletedObjects()
+        }
         try dropTrees(of: info)
         top.tables.remove(at: t)
         resetState(key, dropChanges: true)
