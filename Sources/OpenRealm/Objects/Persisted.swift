@@ -142,9 +142,8 @@ protocol PersistedProperty {
     var isProbe: Bool { get }
     /// The unmanaged value, as the engine stores it.
     var unmanagedValue: _StoredValue { get }
-    /// The unmanaged value of the wrapper of this type stored at `address`.
-    static func unmanagedValue(at address: UnsafeRawPointer) -> _StoredValue
-    /// The same, as a function that reads without type metadata lookups where it can.
+    /// A function reading the unmanaged value of a wrapper of this type at an address,
+    /// without type metadata lookups where it can.
     static var unmanagedReader: (UnsafeRawPointer) -> _StoredValue { get }
     /// Marks the wrapper at `address` as a probe; returns what was there, for `restore`.
     static func markProbe(at address: UnsafeMutableRawPointer) -> Any
@@ -159,12 +158,6 @@ protocol PersistedProperty {
 }
 
 extension Persisted: PersistedProperty {
-    static var wrapperSize: Int { MemoryLayout<Persisted<Value>>.size }
-
-    static func unmanagedValue(at address: UnsafeRawPointer) -> _StoredValue {
-        address.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue
-    }
-
     // `add` reads unmanaged values through the type-erased `PersistedProperty` metatype. The
     // generic body asks the runtime for `Persisted<Value>`'s metadata on every call (a cache
     // lookup of about 460 instructions, more than the read itself), so schema discovery takes
@@ -187,7 +180,7 @@ extension Persisted: PersistedProperty {
         case ObjectIdentifier(Data.self): return reader(Data.self)
         case ObjectIdentifier(ObjectId.self): return reader(ObjectId.self)
         case ObjectIdentifier(UUID.self): return reader(UUID.self)
-        default: return { unmanagedValue(at: $0) }
+        default: return reader(Value.self)
         }
     }
 
@@ -225,7 +218,8 @@ extension Persisted: PersistedProperty {
 }
 
 /// A reader of unmanaged `Persisted<V>` values, specialised for the `V` it is called with
-/// (a top-level function: nested in `Persisted` it would capture the generic context).
+/// (a top-level function: nested in `Persisted` it would capture the generic context). Called
+/// with a generic `V`, it is the generic body.
 private func reader<V: _Persistable>(_: V.Type) -> (UnsafeRawPointer) -> _StoredValue {
     { $0.assumingMemoryBound(to: Persisted<V>.self).pointee.unmanagedValue }
 }

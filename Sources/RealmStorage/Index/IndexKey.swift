@@ -37,7 +37,7 @@ package struct IndexEntry: Comparable, Sendable {
     package init(prefix: [UInt8], key: Int64) {
         self.key = key
         if prefix.count <= Self.inlineCapacity {
-            prefix.withUnsafeBytes { store($0) }
+            prefix.withUnsafeBytes { storeInline($0, UnsafeRawBufferPointer(start: nil, count: 0)) }
         } else {
             heap = prefix
         }
@@ -46,31 +46,26 @@ package struct IndexEntry: Comparable, Sendable {
     /// An entry whose prefix is `shared` followed by `suffix` (a stored entry's two parts).
     init(shared: UnsafeRawBufferPointer, suffix: UnsafeRawBufferPointer, key: Int64) {
         self.key = key
-        let count = shared.count + suffix.count
-        if count <= Self.inlineCapacity {
-            var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
-            withUnsafeMutableBytes(of: &words) { out in
-                if shared.count > 0 { out.baseAddress!.copyMemory(from: shared.baseAddress!, byteCount: shared.count) }
-                if suffix.count > 0 { (out.baseAddress! + shared.count).copyMemory(from: suffix.baseAddress!, byteCount: suffix.count) }
-            }
-            (w0, w1, w2) = words
-            inlineCount = UInt8(count)
+        if shared.count + suffix.count <= Self.inlineCapacity {
+            storeInline(shared, suffix)
         } else {
             var bytes = [UInt8]()
-            bytes.reserveCapacity(count)
+            bytes.reserveCapacity(shared.count + suffix.count)
             bytes.append(contentsOf: shared)
             bytes.append(contentsOf: suffix)
             heap = bytes
         }
     }
 
-    private mutating func store(_ bytes: UnsafeRawBufferPointer) {
+    /// Keeps `first` then `second` (together at most `inlineCapacity` bytes) inline.
+    private mutating func storeInline(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) {
         var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
         withUnsafeMutableBytes(of: &words) { out in
-            if bytes.count > 0 { out.baseAddress!.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+            if first.count > 0 { out.baseAddress!.copyMemory(from: first.baseAddress!, byteCount: first.count) }
+            if second.count > 0 { (out.baseAddress! + first.count).copyMemory(from: second.baseAddress!, byteCount: second.count) }
         }
         (w0, w1, w2) = words
-        inlineCount = UInt8(bytes.count)
+        inlineCount = UInt8(first.count + second.count)
     }
 
     /// Calls `body` with the prefix's bytes (do not let the pointer escape).
