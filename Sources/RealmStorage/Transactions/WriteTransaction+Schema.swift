@@ -114,6 +114,7 @@ extension WriteTransaction {
         }
         // The state (trees) as they are before the column exists; extended below.
         let state = state(top.tables[t])
+        try flushIndexEntries(state)
         top.tables[t].columns.append(spec)
         top.tables[t].indexRoots.append(.none)
         let info = top.tables[t]
@@ -145,6 +146,7 @@ extension WriteTransaction {
         }
         let info = top.tables[t]
         let state = state(info)
+        try flushIndexEntries(state)
         if let index = state.indexes[c] {
             try BTree<IndexFormat>.freeAll(index.root, context) { _ throws(StorageError) in }
             state.indexes[c] = nil
@@ -230,6 +232,7 @@ extension WriteTransaction {
         let wanted = indexed || unique
         let spec = top.tables[t].columns[c]
         let state = state(at: t)
+        try flushIndexEntries(state)
         if spec.isObjectKey {
             // Already unique without an index; asked for anything else, it becomes a plain
             // column (its values stay the keys they were).
@@ -260,6 +263,6 @@ extension WriteTransaction {
             entries.append(IndexEntry(prefix: IndexKey.prefix(value).bytes, key: row.key.value))
             return true
         }
-        for entry in entries.sorted() { try indexInsert(state, c, entry) }
+        try state.indexes[c]!.insertSorted(entries.sorted()[...])
     }
 }

@@ -31,6 +31,11 @@ package final class WriteTransaction {
         @exclusivity(unchecked) var cluster: BTree<ClusterFormat>
         /// Per column, the index tree of indexed columns.
         @exclusivity(unchecked) var indexes: [BTree<IndexFormat>?]
+        /// Per column, entries of non-unique indexes not yet in their tree: inserts are
+        /// batched and merged before anything reads or reshapes the table's indexes
+        /// (`flushIndexEntries`). Empty, or one array per column.
+        @exclusivity(unchecked) var pendingIndexEntries: [[IndexEntry]] = []
+        @exclusivity(unchecked) var hasPendingIndexEntries = false
         @exclusivity(unchecked) var changes = TableChanges()
         /// The table's columns as the hot paths read them; kept in step with schema changes.
         @exclusivity(unchecked) var layouts: [ColumnLayout] {
@@ -84,7 +89,16 @@ package final class WriteTransaction {
     package func table(_ key: TableKey) throws(StorageError) -> TableView {
         let info = try tableInfo(key)
         let state = state(info)
+        try flushIndexEntries(state)
         return TableView(info: info, context: state.cluster.context, cluster: state.cluster, indexes: state.indexes, layouts: state.layouts)
+    }
+
+    /// A view for reading objects' values, not their indexes: pending index entries stay
+    /// pending (edits read the old values through it).
+    func valueView(_ key: TableKey) throws(StorageError) -> TableView {
+        let info = try tableInfo(key)
+        let state = state(info)
+        return TableView(info: info, context: state.cluster.context, cluster: state.cluster, indexes: [], layouts: state.layouts)
     }
 
     /// The state of a table, created on first use.
@@ -275,7 +289,7 @@ package final class WriteTransaction {
         }
         let spec = state.layouts[c]
         try validate(value, spec, t, c)
-        let old = try self.table(table).value(key, column)
+        let old = try valueView(table).value(key, column)
         // Floating-point values compare equal across signs of zero (and never for NaN): only
         // skip a write when nothing could differ.
         if old == value && !(spec.type == .double || spec.type == .float || spec.type == .mixed) { return }
@@ -330,7 +344,7 @@ package final class WriteTransaction {
         let t = try tableIndex(table)
         let state = state(at: t)
         let layouts = state.layouts
-        guard let row = try self.table(table).row(key) else { return false }
+        guard let row = try valueView(table).row(key) else { return false }
         var indexed: [(Int, Value)] = []
         for c in layouts.indices where layouts[c].indexed && !layouts[c].removed {
             indexed.append((c, try row.value(ColumnKey(c))))
@@ -423,6 +437,14 @@ package final class WriteTransaction {
     }
 
     func indexInsert(_ state: TableState, _ c: Int, _ entry: IndexEntry) throws(StorageError) {
+        if !state.layouts[c].unique {
+            deferIndexInsert(state, c, entry)
+            return
+        }
+        try insertIntoIndexTree(state, c, entry)
+    }
+
+    func insertIntoIndexTree(_ state: TableState, _ c: Int, _ entry: IndexEntry) throws(StorageError) {
         let limits = context.limits
         let appended: Void? = state.indexes[c]!.appendToLastLeaf(fits: { leaf in
             leaf.entries.count < limits.leafCapacity && leaf.entries[leaf.entries.count - 1] < entry
@@ -441,6 +463,7 @@ package final class WriteTransaction {
 
     func indexRemove(_ state: TableState, _ c: Int, _ value: Value, _ key: ObjectKey) throws(StorageError) {
         let entry = IndexEntry(prefix: IndexKey.prefix(value).bytes, key: key.value)
+        if try removePendingIndexEntry(state, c, entry) { return }
         let removed = try state.indexes[c]!.modifyLeaf(for: entry) { (leaf) throws(StorageError) -> Bool in
             let (i, found) = leaf.position(of: entry)
             if found { leaf.entries.remove(at: i) }
@@ -469,6 +492,7 @@ package final class WriteTransaction {
     package func commit() throws(StorageError) -> VersionID {
         try ensureActive()
         try clearLinksToDeletedObjects()
+        for state in states.values { try flushIndexEntries(state) }
         isActive = false
         defer { store.lane.release() }
         try store.commit(self)

@@ -1,0 +1,80 @@
+// Inserting many index entries at once. A bulk insert adds one entry per object to each
+// non-unique index, at positions spread over the whole tree (ages, names). One at a time, each
+// entry pays a descent, a binary search and a shift of the leaf's tail; sorted and merged, each
+// touched leaf is edited once per batch (see WriteTransaction's pending index entries).
+
+extension IndexLeaf {
+    /// Merges sorted `run` into the entries; entries already present are skipped.
+    func merge(_ run: ArraySlice<IndexEntry>) {
+        guard let first = run.first else { return }
+        if entries.isEmpty || entries[entries.count - 1] < first {
+            entries.append(contentsOf: run)
+            appendedAtEnd = true
+            return
+        }
+        var merged: [IndexEntry] = []
+        merged.reserveCapacity(entries.count + run.count)
+        var i = 0
+        var j = run.startIndex
+        while i < entries.count, j < run.endIndex {
+            if entries[i] < run[j] {
+                merged.append(entries[i]); i += 1
+            } else if run[j] < entries[i] {
+                merged.append(run[j]); j += 1
+            } else {
+                j += 1  // already present
+            }
+        }
+        merged.append(contentsOf: entries[i...])
+        merged.append(contentsOf: run[j...])
+        entries = merged
+        appendedAtEnd = false
+    }
+}
+
+extension BTree where F == IndexFormat {
+    /// Inserts `entries` (sorted ascending, no two equal) with one descent per leaf they
+    /// reach; entries already in the tree are skipped.
+    package mutating func insertSorted(_ entries: ArraySlice<IndexEntry>) throws(StorageError) {
+        guard !entries.isEmpty else { return }
+        rightEdge = nil
+        try Self.makeDirty(&root, context)
+        try Self.insert(entries, into: root, context)
+        try fixRoot()
+    }
+
+    private static func insert(_ run: ArraySlice<IndexEntry>, into node: TreeNode<F>, _ context: TreeContext) throws(StorageError) {
+        switch node {
+        case .leaf(let leaf):
+            leaf.merge(run)
+        case .inner(let inner):
+            // Children right to left: a split child's new pieces go in after it, and a merge
+            // leaves a node covering both ranges at the lower position, so the children still
+            // to visit keep their positions and separators.
+            var end = run.endIndex
+            var i = inner.children.count - 1
+            while end > run.startIndex, i >= 0 {
+                let start = i == 0 ? run.startIndex : firstIndex(in: run[..<end], notBelow: inner.keys[i])
+                if start < end {
+                    try makeDirty(&inner.children[i], context)
+                    try insert(run[start..<end], into: inner.children[i], context)
+                    try fixChild(inner, i, context)
+                }
+                end = start
+                i -= 1
+            }
+        case .clean:
+            preconditionFailure("insert reached a committed node: makeDirty must run first")
+        }
+    }
+
+    /// The position of the first entry of sorted `run` that is not below `bound`.
+    private static func firstIndex(in run: ArraySlice<IndexEntry>, notBelow bound: IndexEntry) -> Int {
+        var low = run.startIndex, high = run.endIndex
+        while low < high {
+            let mid = (low + high) >> 1
+            if run[mid] < bound { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+}

@@ -1,0 +1,136 @@
+import Testing
+@testable import RealmStorage
+
+/// Non-unique indexes take inserts in batches (pending entries merged before the next read,
+/// schema change or commit). Random edits with long runs of inserts between reads; every read
+/// inside the transaction and after each commit must find exactly what a scan finds.
+@Suite struct IndexBatchTests {
+    static let columns: [ColumnSpec] = [
+        ColumnSpec(name: "id", type: .int, unique: true),
+        ColumnSpec(name: "bucket", type: .int, indexed: true),
+        ColumnSpec(name: "name", type: .string, nullable: true, indexed: true),
+        ColumnSpec(name: "score", type: .double),
+    ]
+
+    /// The engine's view of the two indexed columns against the model, value by value.
+    static func check(_ view: TableView, _ model: [Int64: [Value]], extra: ColumnKey?, seed: UInt64, _ when: String) throws {
+        var buckets: [Value: Set<Int64>] = [:], names: [Value: Set<Int64>] = [:]
+        for (key, values) in model {
+            buckets[values[1], default: []].insert(key)
+            names[values[2], default: []].insert(key)
+        }
+        for bucket in 0..<8 {
+            let value = Value.int(Int64(bucket))
+            let viaIndex = Set(try view.indexLookup(ColumnKey(1), value).map(\.value))
+            #expect(viaIndex == buckets[value] ?? [], "bucket \(bucket) \(when) — seed \(seed)")
+        }
+        for name: Value in [.null, .string("n0"), .string("n3"), .string(String(repeating: "long-", count: 8) + "1")] {
+            let viaIndex = Set(try view.indexLookup(ColumnKey(2), name).map(\.value))
+            #expect(viaIndex == names[name] ?? [], "name \(name) \(when) — seed \(seed)")
+        }
+        if let extra {
+            // A column added with an index holds its default for every object.
+            #expect(Set(try view.indexLookup(extra, .int(0)).map(\.value)) == Set(model.keys), "added column \(when) — seed \(seed)")
+        }
+        #expect(try view.count() == model.count, "count \(when) — seed \(seed)")
+    }
+
+    @Test(arguments: [(TreeLimits(leafCapacity: 3, innerCapacity: 3, leafBytes: 4096), UInt64(11)),
+                      (TreeLimits(leafCapacity: 16, innerCapacity: 4), UInt64(12)),
+                      (TreeLimits.standard, UInt64(13))])
+    func batchedInsertsMatchAScan(limits: TreeLimits, seed: UInt64) throws {
+        var random = ReplayableRandom(seed: seed)
+        let dir = TemporaryDirectory()
+        let store = try Store.open(path: dir.path(), options: StoreOptions(limits: limits))
+        var tx = try store.beginWrite()
+        let table = try tx.createTable("Thing", columns: Self.columns)
+        try tx.commit()
+
+        var committed: [Int64: [Value]] = [:]
+        var working: [Int64: [Value]] = [:]
+        var committedExtra: ColumnKey?
+        var extra: ColumnKey?
+        var nextID: Int64 = 0
+        var lastInserted: ObjectKey?
+        tx = try store.beginWrite()
+
+        func randomName() -> Value {
+            switch random.below(10) {
+            case 0: return .null
+            case 1: return .string(String(repeating: "long-", count: 8) + "\(random.below(3))")
+            default: return .string("n\(random.below(6))")
+            }
+        }
+        /// Values for every column; removed columns (their places stay) take null.
+        func row(columns: Int) -> [Value] {
+            nextID += 1
+            var values: [Value] = [.int(nextID), .int(Int64(random.below(8))), randomName(), .double(Double(random.below(100)))]
+            for c in 4..<columns { values.append(c == extra?.index ? .int(0) : .null) }
+            return values
+        }
+
+        for step in 0..<2_500 {
+            let keys = Array(working.keys)
+            switch random.below(100) {
+            case 0..<55:
+                // Runs of inserts with no read in between: the entries stay pending.
+                for _ in 0..<(1 + random.below(random.chance(10) ? 300 : 20)) {
+                    let values = row(columns: try tx.columnCount(table))
+                    let key = try tx.insert(table, values: values)
+                    working[key.value] = Array(values.prefix(4))
+                    lastInserted = key
+                }
+            case 55..<60 where lastInserted != nil && working[lastInserted!.value] != nil:
+                // The newest object goes again (its entries are the last pending ones).
+                #expect(try tx.delete(table, lastInserted!))
+                working[lastInserted!.value] = nil
+                lastInserted = nil
+            case 60..<66 where !keys.isEmpty:
+                let key = keys.randomElement(using: &random)!
+                #expect(try tx.delete(table, ObjectKey(key)))
+                working[key] = nil
+            case 66..<74 where !keys.isEmpty:
+                let key = keys.randomElement(using: &random)!
+                let column = 1 + random.below(2)
+                let value: Value = column == 1 ? .int(Int64(random.below(8))) : randomName()
+                try tx.set(table, ObjectKey(key), ColumnKey(column), value)
+                working[key]![column] = value
+            case 74..<82:
+                try Self.check(tx.table(table), working, extra: extra, seed: seed, "inside the write at step \(step)")
+            case 82..<88:
+                try tx.commit()
+                committed = working
+                committedExtra = extra
+                try Self.check(store.beginRead().table(table), committed, extra: committedExtra, seed: seed, "after the commit at step \(step)")
+                if random.chance(20) { try store.verify() }
+                tx = try store.beginWrite()
+            case 88..<91:
+                tx.rollback()
+                working = committed
+                extra = committedExtra
+                lastInserted = nil
+                tx = try store.beginWrite()
+            case 91..<94:
+                // Dropping and rebuilding an index with entries pending.
+                try tx.setIndex(table, ColumnKey(1), indexed: false, unique: false)
+                try tx.setIndex(table, ColumnKey(1), indexed: true, unique: false)
+            case 94..<96:
+                if let column = extra {
+                    try tx.removeColumn(table, column)
+                    extra = nil
+                } else {
+                    extra = try tx.addColumn(table, ColumnSpec(name: "extra\(step)", type: .int, indexed: true))
+                }
+            case 96..<97:
+                try tx.clear(table)
+                working = [:]
+                lastInserted = nil
+            default:
+                break
+            }
+        }
+        try tx.commit()
+        try store.verify()
+        try Self.check(store.beginRead().table(table), working, extra: extra, seed: seed, "at the end")
+    }
+}
