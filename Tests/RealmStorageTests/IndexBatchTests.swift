@@ -133,4 +133,22 @@ import Testing
         try store.verify()
         try Self.check(store.beginRead().table(table), working, extra: extra, seed: seed, "at the end")
     }
+
+    /// Entries compare their inline prefixes word by word; that must equal byte order
+    /// (shorter first on a tie), including against prefixes kept on the heap.
+    @Test func entryOrderIsByteOrder() {
+        var random = ReplayableRandom(seed: 21)
+        func prefix() -> [UInt8] {
+            // Few distinct bytes and many zeros, so that ties and zero padding are common.
+            (0..<random.below(random.chance(20) ? 40 : 26)).map { _ in [0, 0, 1, 0xFF, 0x50][random.below(5)] }
+        }
+        for _ in 0..<20_000 {
+            let a = prefix(), b = random.chance(30) ? prefix() : a + prefix().prefix(random.below(3))
+            let x = IndexEntry(prefix: a, key: 1), y = IndexEntry(prefix: b, key: 1)
+            let expected = compareBytes(a, b)
+            #expect(x.comparePrefix(y) == expected, "\(a) vs \(b)")
+            #expect(y.comparePrefix(x) == -expected, "\(b) vs \(a)")
+            #expect((x < y) == (expected < 0) && (x == y) == (expected == 0))
+        }
+    }
 }

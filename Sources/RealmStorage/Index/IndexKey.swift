@@ -84,6 +84,12 @@ package struct IndexEntry: Comparable, Sendable {
 
     package var prefixCount: Int { heap?.count ?? Int(inlineCount) }
 
+    /// For an inline prefix: its words as big-endian numbers and its length, which order
+    /// like the bytes (see `comparePrefix`); nil for a prefix on the heap.
+    var inlineOrderWords: (UInt64, UInt64, UInt64, UInt8)? {
+        heap == nil ? (UInt64(bigEndian: w0), UInt64(bigEndian: w1), UInt64(bigEndian: w2), inlineCount) : nil
+    }
+
     /// -1, 0 or 1 as this entry's prefix compares with `other`.
     @inline(__always)
     package func comparePrefix(_ other: UnsafeRawBufferPointer) -> Int {
@@ -92,14 +98,24 @@ package struct IndexEntry: Comparable, Sendable {
 
     @inline(__always)
     package func comparePrefix(_ other: IndexEntry) -> Int {
-        other.withPrefixBytes { comparePrefix($0) }
+        if heap == nil, other.heap == nil {
+            // Both inline: the words are zero-padded, so comparing them as big-endian numbers
+            // compares the bytes, and on a tie the shorter prefix comes first.
+            if w0 != other.w0 { return UInt64(bigEndian: w0) < UInt64(bigEndian: other.w0) ? -1 : 1 }
+            if w1 != other.w1 { return UInt64(bigEndian: w1) < UInt64(bigEndian: other.w1) ? -1 : 1 }
+            if w2 != other.w2 { return UInt64(bigEndian: w2) < UInt64(bigEndian: other.w2) ? -1 : 1 }
+            return inlineCount == other.inlineCount ? 0 : (inlineCount < other.inlineCount ? -1 : 1)
+        }
+        return other.withPrefixBytes { comparePrefix($0) }
     }
 
+    @inline(__always)
     package static func < (a: IndexEntry, b: IndexEntry) -> Bool {
         let c = a.comparePrefix(b)
         return c != 0 ? c < 0 : a.key < b.key
     }
 
+    @inline(__always)
     package static func == (a: IndexEntry, b: IndexEntry) -> Bool { a.key == b.key && a.comparePrefix(b) == 0 }
 }
 

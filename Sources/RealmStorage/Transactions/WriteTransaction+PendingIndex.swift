@@ -27,17 +27,36 @@ extension WriteTransaction {
     }
 
     private func flushIndexEntries(_ state: TableState, _ c: Int) throws(StorageError) {
-        var entries = state.pendingIndexEntries[c]
+        let entries = state.pendingIndexEntries[c]
         state.pendingIndexEntries[c] = []
         guard state.indexes[c] != nil else { return }
-        // Inserts arrive in object-key order; within one value they are already sorted.
-        entries.sort()
-        var distinct = 0
-        for i in entries.indices where i == 0 || entries[i] != entries[distinct - 1] {
-            entries[distinct] = entries[i]
-            distinct += 1
+        try state.indexes[c]!.insertSorted(Self.sortedDistinct(entries)[...])
+    }
+
+    /// `entries` in order without repeats. Skips the sort when they are in order already (an
+    /// index on an ever-growing value such as a creation date). Sorts plain numbers when every
+    /// prefix is inline (the usual case), else positions: moving the entries themselves (48
+    /// bytes with a reference) costs more than comparing them.
+    static func sortedDistinct(_ entries: [IndexEntry]) -> [IndexEntry] {
+        var inOrder = true
+        for i in entries.indices.dropFirst() where !(entries[i - 1] < entries[i]) {
+            inOrder = false
+            break
         }
-        try state.indexes[c]!.insertSorted(entries[..<distinct])
+        if inOrder { return entries }
+        var order: [Int32]
+        if let keys = InlineSortKey.keys(entries) {
+            order = keys.sorted().map(\.position)
+        } else {
+            order = (0..<Int32(entries.count)).map { $0 }
+            entries.withUnsafeBufferPointer { buffer in order.sort { buffer[Int($0)] < buffer[Int($1)] } }
+        }
+        var sorted: [IndexEntry] = []
+        sorted.reserveCapacity(entries.count)
+        for i in order where sorted.isEmpty || sorted[sorted.count - 1] != entries[Int(i)] {
+            sorted.append(entries[Int(i)])
+        }
+        return sorted
     }
 
     /// Takes `entry` back out of the pending entries when it is the last one (an object
@@ -52,5 +71,32 @@ extension WriteTransaction {
         }
         try flushIndexEntries(state, c)
         return false
+    }
+}
+
+/// An inline index entry as plain numbers that order like the entry.
+struct InlineSortKey: Comparable {
+    var w0: UInt64, w1: UInt64, w2: UInt64
+    var count: UInt8
+    var key: Int64
+    var position: Int32
+
+    /// The keys of `entries`, or nil when a prefix is not inline.
+    static func keys(_ entries: [IndexEntry]) -> [InlineSortKey]? {
+        var keys: [InlineSortKey] = []
+        keys.reserveCapacity(entries.count)
+        for (i, entry) in entries.enumerated() {
+            guard let (w0, w1, w2, count) = entry.inlineOrderWords else { return nil }
+            keys.append(InlineSortKey(w0: w0, w1: w1, w2: w2, count: count, key: entry.key, position: Int32(i)))
+        }
+        return keys
+    }
+
+    static func < (a: InlineSortKey, b: InlineSortKey) -> Bool {
+        if a.w0 != b.w0 { return a.w0 < b.w0 }
+        if a.w1 != b.w1 { return a.w1 < b.w1 }
+        if a.w2 != b.w2 { return a.w2 < b.w2 }
+        if a.count != b.count { return a.count < b.count }
+        return a.key < b.key
     }
 }
