@@ -151,4 +151,25 @@ import Testing
             #expect((x < y) == (expected < 0) && (x == y) == (expected == 0))
         }
     }
+
+    /// A view that leaves index inserts pending answers through unique indexes and refuses
+    /// the indexes it lacks entries for; a flushing view then answers through every index.
+    @Test func unflushedViewsRefuseIncompleteIndexes() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store.open(path: dir.path())
+        let tx = try store.beginWrite()
+        let table = try tx.createTable("Thing", columns: Self.columns)
+        let key = try tx.insert(table, values: [.int(7), .int(3), .string("n0"), .double(1)])
+        let unflushed = try tx.table(table, flushingIndexes: false)
+        #expect(try unflushed.indexFirst(ColumnKey(0), .int(7)) == key)
+        #expect(try unflushed.value(key, ColumnKey(2)) == .string("n0"))
+        let refused = Result { () throws(StorageError) in try unflushed.indexLookup(ColumnKey(1), .int(3)) }
+        guard case .failure(let error) = refused else {
+            Issue.record("a lookup through an index with pending entries was answered")
+            return
+        }
+        #expect(error.code == .invalidArgument)
+        #expect(try tx.table(table).indexLookup(ColumnKey(1), .int(3)) == [key])
+        try tx.commit()
+    }
 }

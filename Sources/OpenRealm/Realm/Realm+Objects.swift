@@ -67,7 +67,7 @@ extension Realm {
                 }
             }
             if update != .error, let primaryKey = binding.schema.primaryKeyProperty {
-                let table = try engine { () throws(StorageError) in try transaction.table(binding.table) }
+                let table = try engine { () throws(StorageError) in try transaction.table(binding.table, flushingIndexes: false) }
                 let column = binding.columns[primaryKey.index]
                 if let existing = try engine({ () throws(StorageError) in try table.indexFirst(column, values[column.index]) }) {
                     for property in binding.schema.properties where !property.isPrimaryKey && property.isStored && !property.isList {

@@ -203,8 +203,10 @@ public final class Realm {
     // MARK: Tables
 
     /// The current view of a table: the write transaction's, or the pinned version's.
+    /// Reading objects and primary-key lookups need no other index, so inside a write the
+    /// view leaves the batched index inserts pending (see WriteTransaction+PendingIndex).
     func tableView(_ table: TableKey) throws(StorageError) -> TableView {
-        if let writeTransaction { return try writeTransaction.table(table) }
+        if let writeTransaction { return try writeTransaction.table(table, flushingIndexes: false) }
         if let view = views[table] { return view }
         let view = try readTransaction.table(table)
         views[table] = view

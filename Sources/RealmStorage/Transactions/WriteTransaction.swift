@@ -87,18 +87,22 @@ package final class WriteTransaction {
     // MARK: Reading
 
     package func table(_ key: TableKey) throws(StorageError) -> TableView {
-        let info = try tableInfo(key)
-        let state = state(info)
-        try flushIndexEntries(state)
-        return TableView(info: info, context: state.cluster.context, cluster: state.cluster, indexes: state.indexes, layouts: state.layouts)
+        try table(key, flushingIndexes: true)
     }
 
-    /// A view for reading objects' values, not their indexes: pending index entries stay
-    /// pending (edits read the old values through it).
-    func valueView(_ key: TableKey) throws(StorageError) -> TableView {
+    /// A view of a table. Without `flushingIndexes`, pending index entries stay pending
+    /// (reading objects then costs no merge) and the view leaves out the index trees that
+    /// lack them: lookups through unique indexes and object keys work, the others are refused
+    /// (`invalidArgument`) rather than answered wrongly.
+    package func table(_ key: TableKey, flushingIndexes: Bool) throws(StorageError) -> TableView {
         let info = try tableInfo(key)
         let state = state(info)
-        return TableView(info: info, context: state.cluster.context, cluster: state.cluster, indexes: [], layouts: state.layouts)
+        if flushingIndexes { try flushIndexEntries(state) }
+        var indexes = state.indexes
+        if !flushingIndexes, state.hasPendingIndexEntries {
+            for c in state.pendingIndexEntries.indices where !state.pendingIndexEntries[c].isEmpty { indexes[c] = nil }
+        }
+        return TableView(info: info, context: state.cluster.context, cluster: state.cluster, indexes: indexes, layouts: state.layouts)
     }
 
     /// The state of a table, created on first use.
@@ -289,7 +293,7 @@ package final class WriteTransaction {
         }
         let spec = state.layouts[c]
         try validate(value, spec, t, c)
-        let old = try valueView(table).value(key, column)
+        let old = try self.table(table, flushingIndexes: false).value(key, column)
         // Floating-point values compare equal across signs of zero (and never for NaN): only
         // skip a write when nothing could differ.
         if old == value && !(spec.type == .double || spec.type == .float || spec.type == .mixed) { return }
@@ -344,7 +348,7 @@ package final class WriteTransaction {
         let t = try tableIndex(table)
         let state = state(at: t)
         let layouts = state.layouts
-        guard let row = try valueView(table).row(key) else { return false }
+        guard let row = try self.table(table, flushingIndexes: false).row(key) else { return false }
         var indexed: [(Int, Value)] = []
         for c in layouts.indices where layouts[c].indexed && !layouts[c].removed {
             indexed.append((c, try row.value(ColumnKey(c))))
