@@ -135,7 +135,8 @@ import Testing
     }
 
     /// Entries compare their inline prefixes word by word; that must equal byte order
-    /// (shorter first on a tie), including against prefixes kept on the heap.
+    /// (shorter first on a tie), including against prefixes kept on the heap; so must the
+    /// length of the bytes two prefixes share.
     @Test func entryOrderIsByteOrder() {
         var random = ReplayableRandom(seed: 21)
         func prefix() -> [UInt8] {
@@ -149,6 +150,9 @@ import Testing
             #expect(x.comparePrefix(y) == expected, "\(a) vs \(b)")
             #expect(y.comparePrefix(x) == -expected, "\(b) vs \(a)")
             #expect((x < y) == (expected < 0) && (x == y) == (expected == 0))
+            let limit = random.below(30)
+            let common = zip(a, b).prefix { $0 == $1 }.count
+            #expect(x.sharedPrefixLength(with: y, limit: limit) == min(limit, common), "shared \(a) \(b) \(limit)")
         }
     }
 

@@ -170,15 +170,8 @@ package struct EntryBlockView {
         // compared (each comparison can only shorten the shared part).
         var shared = entries.first?.prefixCount ?? 0
         if let first = entries.first {
-            first.withPrefixBytes { a in
-                for entry in entries.dropFirst() where shared > 0 {
-                    entry.withPrefixBytes { b in
-                        var n = 0
-                        let limit = min(shared, b.count)
-                        while n < limit && a[n] == b[n] { n += 1 }
-                        shared = n
-                    }
-                }
+            for entry in entries.dropFirst() where shared > 0 {
+                shared = first.sharedPrefixLength(with: entry, limit: min(shared, entry.prefixCount))
             }
         }
         let firstLength = entries.first?.prefixCount ?? shared
@@ -198,7 +191,17 @@ package struct EntryBlockView {
             PackedInts.write(ends, to: &w)
         }
         PackedInts.write(entries.lazy.map(\.key), to: &w)
-        for e in entries { e.withPrefixBytes { w.raw(UnsafeRawBufferPointer(rebasing: $0[shared...])) } }
+        let suffixBytes = entries.reduce(0) { $0 + $1.prefixCount - shared }
+        w.reserve(suffixBytes) { out in
+            var at = out
+            for e in entries {
+                e.withPrefixBytes { bytes in
+                    let n = bytes.count - shared
+                    if n > 0 { at.copyMemory(from: bytes.baseAddress! + shared, byteCount: n) }
+                    at += n
+                }
+            }
+        }
         w.padToAlignment()
     }
 }

@@ -84,6 +84,29 @@ package struct IndexEntry: Comparable, Sendable {
 
     package var prefixCount: Int { heap?.count ?? Int(inlineCount) }
 
+    /// How many leading bytes this entry's prefix shares with `other`'s, at most `limit`.
+    func sharedPrefixLength(with other: IndexEntry, limit: Int) -> Int {
+        if heap == nil, other.heap == nil {
+            // Inline words hold the bytes in memory order: the first differing byte is the
+            // lowest set byte of the little-endian XOR. Zero padding may match, hence the cap.
+            let cap = min(limit, Int(inlineCount), Int(other.inlineCount))
+            let x0 = UInt64(littleEndian: w0) ^ UInt64(littleEndian: other.w0)
+            if x0 != 0 { return min(cap, x0.trailingZeroBitCount / 8) }
+            let x1 = UInt64(littleEndian: w1) ^ UInt64(littleEndian: other.w1)
+            if x1 != 0 { return min(cap, 8 + x1.trailingZeroBitCount / 8) }
+            let x2 = UInt64(littleEndian: w2) ^ UInt64(littleEndian: other.w2)
+            return min(cap, x2 != 0 ? 16 + x2.trailingZeroBitCount / 8 : 24)
+        }
+        return withPrefixBytes { a in
+            other.withPrefixBytes { b in
+                var n = 0
+                let end = min(limit, a.count, b.count)
+                while n < end && a[n] == b[n] { n += 1 }
+                return n
+            }
+        }
+    }
+
     /// For an inline prefix: its words as big-endian numbers and its length, which order
     /// like the bytes (see `comparePrefix`); nil for a prefix on the heap.
     var inlineOrderWords: (UInt64, UInt64, UInt64, UInt8)? {

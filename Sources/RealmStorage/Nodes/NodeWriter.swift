@@ -33,6 +33,13 @@ package struct NodeWriter {
 
     package mutating func raw(_ data: UnsafeRawBufferPointer) { bytes.append(contentsOf: data) }
 
+    /// Appends `count` bytes that `body` fills (one growth for many small pieces).
+    package mutating func reserve(_ count: Int, _ body: (UnsafeMutableRawPointer) -> Void) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: count))
+        bytes.withUnsafeMutableBytes { body($0.baseAddress! + start) }
+    }
+
     /// A length-prefixed byte string (u32 length).
     package mutating func lengthPrefixed<C: Collection>(_ data: C) where C.Element == UInt8 {
         u32(UInt32(data.count))
