@@ -209,12 +209,16 @@ package final class WriteTransaction {
             try validateList(elements, layouts[c], t, c)
         }
         let nextKey = top.tables[t].nextObjectKey
-        var objectKey = key ?? ObjectKey(nextKey)
+        // Lets, not vars: the closures below capture them, and a captured var costs a
+        // dynamic exclusivity check on every use.
+        let objectKey: ObjectKey
         if let c = state.objectKeyColumn {
             guard case .int(let value) = values[c], key == nil || key!.value == value else {
                 throw StorageError(.invalidArgument, "\(columnName(t, c)) is the object key: insert with key \(values[c]) or no explicit key")
             }
             objectKey = ObjectKey(value)
+        } else {
+            objectKey = key ?? ObjectKey(nextKey)
         }
         // A key deleted earlier in this transaction comes back (a primary key reused): clear
         // the links to the deleted object now, or the commit would clear links to the new one.
@@ -235,9 +239,8 @@ package final class WriteTransaction {
             }
         }
 
-        var estimate = 8
-        for c in layouts.indices where !layouts[c].removed {
-            estimate += layouts[c].isList ? 8 : ClusterLeaf.estimate(values[c])
+        let estimate = layouts.indices.reduce(8) { sum, c in
+            layouts[c].removed ? sum : sum + (layouts[c].isList ? 8 : ClusterLeaf.estimate(values[c]))
         }
         /// Puts the object at position `i` of `leaf`.
         func place(in leaf: ClusterLeaf, at i: Int) {
