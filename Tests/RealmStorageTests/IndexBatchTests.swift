@@ -176,4 +176,20 @@ import Testing
         #expect(try tx.table(table).indexLookup(ColumnKey(1), .int(3)) == [key])
         try tx.commit()
     }
+
+    /// The direct encoding of integers and links equals the general one.
+    @Test func directEntriesEqualEncodedOnes() {
+        var random = ReplayableRandom(seed: 31)
+        var values: [Value] = [.int(.min), .int(.max), .int(0), .int(-1), .link(ObjectKey(0)), .link(ObjectKey(.max)), .null, .string("x")]
+        for _ in 0..<2_000 {
+            let bits = Int64(bitPattern: random.next())
+            values.append(.int(bits))
+            values.append(.link(ObjectKey(bits)))
+        }
+        for value in values {
+            let direct = IndexEntry(value: value, key: 5)
+            let encoded = IndexEntry(prefix: IndexKey.prefix(value).bytes, key: 5)
+            #expect(direct == encoded && direct.prefix == encoded.prefix, "\(value)")
+        }
+    }
 }

@@ -43,6 +43,28 @@ package struct IndexEntry: Comparable, Sendable {
         }
     }
 
+    /// The entry of `value` (its encoding, cut to `prefixLimit` bytes) for object `key`.
+    /// Integers and links, the usual indexed values, skip the byte array.
+    package init(value: Value, key: Int64) {
+        switch value {
+        case .int(let i): self.init(tag: 0x20, orderedBits: UInt64(bitPattern: i) ^ (1 << 63), key: key)
+        case .link(let k): self.init(tag: 0x70, orderedBits: UInt64(bitPattern: k.value) ^ (1 << 63), key: key)
+        default: self.init(prefix: IndexKey.prefix(value).bytes, key: key)
+        }
+    }
+
+    /// The 9-byte encoding `tag` then `bits` big-endian (see IndexKey.encode).
+    private init(tag: UInt8, orderedBits bits: UInt64, key: Int64) {
+        self.key = key
+        var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &words) { out in
+            out[0] = tag
+            out.storeBytes(of: bits.bigEndian, toByteOffset: 1, as: UInt64.self)
+        }
+        (w0, w1, w2) = words
+        inlineCount = 9
+    }
+
     /// An entry whose prefix is `shared` followed by `suffix` (a stored entry's two parts).
     init(shared: UnsafeRawBufferPointer, suffix: UnsafeRawBufferPointer, key: Int64) {
         self.key = key

@@ -260,7 +260,7 @@ extension WriteTransaction {
             if unique && !seen.insert(encoded).inserted {
                 throw StorageError(.duplicateKey, "\(self.top.tables[t].name).\(spec.name) cannot be unique: two objects hold \(value)")
             }
-            entries.append(IndexEntry(prefix: IndexKey.prefix(value).bytes, key: row.key.value))
+            entries.append(IndexEntry(value: value, key: row.key.value))
             return true
         }
         try state.indexes[c]!.insertSorted(entries.sorted()[...])

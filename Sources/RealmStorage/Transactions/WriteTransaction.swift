@@ -227,16 +227,15 @@ package final class WriteTransaction {
         }
         let isAppend = objectKey.value >= nextKey
         // Index entries are encoded once, for the uniqueness check and the insert.
-        var entries: [IndexEntry?] = []
-        if state.hasIndexes {
-            entries = layouts.indices.map { c in
-                layouts[c].indexed && !layouts[c].removed ? IndexEntry(prefix: IndexKey.prefix(values[c]).bytes, key: objectKey.value) : nil
-            }
-        }
+        // Unique columns are checked before anything changes; their entries are encoded once,
+        // for the check and the insert.
+        var uniqueEntries: [(column: Int, entry: IndexEntry)] = []
         for c in layouts.indices where layouts[c].unique && !layouts[c].removed {
-            if try isDuplicate(entries[c]!, in: state, c, values[c], table) {
+            let entry = IndexEntry(value: values[c], key: objectKey.value)
+            if try isDuplicate(entry, in: state, c, values[c], table) {
                 throw StorageError(.duplicateKey, "table \(top.tables[t].name) already has an object with \(top.tables[t].columns[c].name) = \(values[c])")
             }
+            uniqueEntries.append((c, entry))
         }
 
         let estimate = layouts.indices.reduce(8) { sum, c in
@@ -278,8 +277,9 @@ package final class WriteTransaction {
         if isAppend {
             top.tables[t].nextObjectKey = objectKey.value == Int64.max ? Int64.max : objectKey.value + 1
         }
-        for c in layouts.indices where layouts[c].indexed && !layouts[c].removed {
-            try indexInsert(state, c, entries[c]!)
+        for (c, entry) in uniqueEntries { try indexInsert(state, c, entry) }
+        for c in layouts.indices where layouts[c].indexed && !layouts[c].unique && !layouts[c].removed {
+            try indexInsert(state, c, IndexEntry(value: values[c], key: objectKey.value))
         }
         state.changes.recordInsert(objectKey.value)
         return objectKey
@@ -430,7 +430,7 @@ package final class WriteTransaction {
     // MARK: Index maintenance
 
     func indexInsert(_ state: TableState, _ c: Int, _ value: Value, _ key: ObjectKey) throws(StorageError) {
-        try indexInsert(state, c, IndexEntry(prefix: IndexKey.prefix(value).bytes, key: key.value))
+        try indexInsert(state, c, IndexEntry(value: value, key: key.value))
     }
 
     /// Whether a unique column already holds the value of `entry`. An entry above the last
@@ -469,7 +469,7 @@ package final class WriteTransaction {
     }
 
     func indexRemove(_ state: TableState, _ c: Int, _ value: Value, _ key: ObjectKey) throws(StorageError) {
-        let entry = IndexEntry(prefix: IndexKey.prefix(value).bytes, key: key.value)
+        let entry = IndexEntry(value: value, key: key.value)
         if try removePendingIndexEntry(state, c, entry) { return }
         let removed = try state.indexes[c]!.modifyLeaf(for: entry) { (leaf) throws(StorageError) -> Bool in
             let (i, found) = leaf.position(of: entry)
