@@ -98,14 +98,16 @@ package enum ColumnCodec {
             if let width = slots {
                 w.u32(UInt32(width))
                 w.u32(0)
-                for v in values {
-                    let start = w.count
-                    switch v {
-                    case .string(var s): s.withUTF8 { w.u8(UInt8($0.count)); w.raw($0) }
-                    case .binary(let b): w.u8(UInt8(b.count)); w.raw(b)
-                    default: w.u8(0)
+                // One growth of the node, then each slot filled in place: its length, its
+                // bytes, zeros to the slot width.
+                w.reserve(values.count * width) { out in
+                    for (i, v) in values.enumerated() {
+                        withPayload(v) { bytes in
+                            let slot = out + i * width
+                            slot.storeBytes(of: UInt8(bytes.count), as: UInt8.self)
+                            if bytes.count > 0 { (slot + 1).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+                        }
                     }
-                    w.raw(repeatElement(0, count: width - (w.count - start)))
                 }
                 w.padToAlignment()
                 return
@@ -118,14 +120,29 @@ package enum ColumnCodec {
                 ends.append(end)
             }
             PackedInts.write(ends, to: &w)
-            for v in values {
-                switch v {
-                case .string(var s): s.withUTF8 { w.raw($0) }
-                case .binary(let b): w.raw(b)
-                default: break
+            w.reserve(Int(end)) { out in
+                var at = out
+                for v in values {
+                    withPayload(v) { bytes in
+                        if bytes.count > 0 { at.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+                        at += bytes.count
+                    }
                 }
             }
             w.padToAlignment()
+        }
+    }
+
+    /// Calls `body` with the bytes a string or binary value stores (none for others).
+    @inline(__always)
+    private static func withPayload(_ value: Value, _ body: (UnsafeRawBufferPointer) -> Void) {
+        switch value {
+        case .string(let s):
+            if s.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) == nil {
+                Array(s.utf8).withUnsafeBytes(body)
+            }
+        case .binary(let b): b.withUnsafeBytes(body)
+        default: body(UnsafeRawBufferPointer(start: nil, count: 0))
         }
     }
 
