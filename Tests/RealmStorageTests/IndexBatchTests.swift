@@ -192,4 +192,20 @@ import Testing
             #expect(direct == encoded && direct.prefix == encoded.prefix, "\(value)")
         }
     }
+
+    /// The radix sort of pending entries (object keys ascending) orders like a comparison
+    /// sort, whichever bytes of the prefixes vary.
+    @Test func radixSortOrdersLikeComparison() {
+        var random = ReplayableRandom(seed: 41)
+        for round in 0..<200 {
+            // Each round varies a different mix of words, bytes and lengths.
+            let masks = (0..<3).map { _ in random.chance(50) ? UInt64(0) : (random.chance(50) ? 0xFF : random.next()) }
+            let keys = (0..<(1 + random.below(300))).map { i in
+                InlineSortKey(w0: random.next() & masks[0], w1: random.next() & masks[1], w2: random.next() & masks[2],
+                              count: round % 3 == 0 ? UInt8(random.below(25)) : 9, key: Int64(i * 3), position: Int32(i))
+            }
+            #expect(InlineSortKey.sorted(keys) == keys.sorted(), "round \(round)")
+            #expect(InlineSortKey.sorted(keys.reversed()) == keys.sorted(), "round \(round), keys descending")
+        }
+    }
 }

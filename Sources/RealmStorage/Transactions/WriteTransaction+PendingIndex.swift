@@ -46,7 +46,7 @@ extension WriteTransaction {
         if inOrder { return entries }
         var order: [Int32]
         if let keys = InlineSortKey.keys(entries) {
-            order = keys.sorted().map(\.position)
+            order = InlineSortKey.sorted(keys).map(\.position)
         } else {
             order = (0..<Int32(entries.count)).map { $0 }
             entries.withUnsafeBufferPointer { buffer in order.sort { buffer[Int($0)] < buffer[Int($1)] } }
@@ -71,32 +71,5 @@ extension WriteTransaction {
         }
         try flushIndexEntries(state, c)
         return false
-    }
-}
-
-/// An inline index entry as plain numbers that order like the entry.
-struct InlineSortKey: Comparable {
-    var w0: UInt64, w1: UInt64, w2: UInt64
-    var count: UInt8
-    var key: Int64
-    var position: Int32
-
-    /// The keys of `entries`, or nil when a prefix is not inline.
-    static func keys(_ entries: [IndexEntry]) -> [InlineSortKey]? {
-        var keys: [InlineSortKey] = []
-        keys.reserveCapacity(entries.count)
-        for (i, entry) in entries.enumerated() {
-            guard let (w0, w1, w2, count) = entry.inlineOrderWords else { return nil }
-            keys.append(InlineSortKey(w0: w0, w1: w1, w2: w2, count: count, key: entry.key, position: Int32(i)))
-        }
-        return keys
-    }
-
-    static func < (a: InlineSortKey, b: InlineSortKey) -> Bool {
-        if a.w0 != b.w0 { return a.w0 < b.w0 }
-        if a.w1 != b.w1 { return a.w1 < b.w1 }
-        if a.w2 != b.w2 { return a.w2 < b.w2 }
-        if a.count != b.count { return a.count < b.count }
-        return a.key < b.key
     }
 }
