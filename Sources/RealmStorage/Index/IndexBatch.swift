@@ -14,16 +14,21 @@ extension IndexLeaf {
         }
         var merged: [IndexEntry] = []
         merged.reserveCapacity(entries.count + run.count)
+        // Runs of either side between two elements of the other are copied whole: new
+        // entries usually land in a few places (the end of each value's run of keys).
         var i = 0
         var j = run.startIndex
         while i < entries.count, j < run.endIndex {
-            if entries[i] < run[j] {
-                merged.append(entries[i]); i += 1
-            } else if run[j] < entries[i] {
-                merged.append(run[j]); j += 1
-            } else {
+            let p = lowerBound(entries, from: i, run[j])
+            merged.append(contentsOf: entries[i..<p])
+            i = p
+            if i < entries.count, entries[i] == run[j] {
                 j += 1  // already present
+                continue
             }
+            let q = i < entries.count ? lowerBound(run, from: j, entries[i]) : run.endIndex
+            merged.append(contentsOf: run[j..<q])
+            j = q
         }
         merged.append(contentsOf: entries[i...])
         merged.append(contentsOf: run[j...])
@@ -54,7 +59,7 @@ extension BTree where F == IndexFormat {
             var end = run.endIndex
             var i = inner.children.count - 1
             while end > run.startIndex, i >= 0 {
-                let start = i == 0 ? run.startIndex : firstIndex(in: run[..<end], notBelow: inner.keys[i])
+                let start = i == 0 ? run.startIndex : lowerBound(run[..<end], from: run.startIndex, inner.keys[i])
                 if start < end {
                     try makeDirty(&inner.children[i], context)
                     try insert(run[start..<end], into: inner.children[i], context)
@@ -67,14 +72,15 @@ extension BTree where F == IndexFormat {
             preconditionFailure("insert reached a committed node: makeDirty must run first")
         }
     }
+}
 
-    /// The position of the first entry of sorted `run` that is not below `bound`.
-    private static func firstIndex(in run: ArraySlice<IndexEntry>, notBelow bound: IndexEntry) -> Int {
-        var low = run.startIndex, high = run.endIndex
-        while low < high {
-            let mid = (low + high) >> 1
-            if run[mid] < bound { low = mid + 1 } else { high = mid }
-        }
-        return low
+/// The first position at or after `start` whose entry is not below `entry`.
+private func lowerBound<C: RandomAccessCollection>(_ sorted: C, from start: C.Index, _ entry: IndexEntry) -> C.Index
+where C.Element == IndexEntry, C.Index == Int {
+    var low = start, high = sorted.endIndex
+    while low < high {
+        let mid = (low + high) >> 1
+        if sorted[mid] < entry { low = mid + 1 } else { high = mid }
     }
+    return low
 }
