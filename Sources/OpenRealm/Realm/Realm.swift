@@ -439,20 +439,20 @@ final class TableBinding {
     var cachedView: TableViewBox?
     var cachedViewGeneration = -1
 
-    /// A value array for `add`, kept between calls so that adding objects allocates none.
+    /// A value array for `add`, kept between calls so that adding objects allocates none and
+    /// resets nothing: each add overwrites every scalar column, and the others (links and
+    /// lists, set after the insert; removed columns) are never written, so they stay null.
     private var scratchValues: [Value] = []
 
-    /// The scratch array, emptied and filled with `count` nulls (a new one when it is taken).
+    /// The scratch array (a new one of nulls when it is taken or the columns changed).
     func takeScratchValues(count: Int) -> [Value] {
+        guard scratchValues.count == count else { return Array(repeating: .null, count: count) }
         var values: [Value] = []
         swap(&values, &scratchValues)
-        values.removeAll(keepingCapacity: true)
-        values.append(contentsOf: repeatElement(.null, count: count))
         return values
     }
 
     func returnScratchValues(_ values: inout [Value]) {
-        values.removeAll(keepingCapacity: true)
         swap(&values, &scratchValues)
     }
 
