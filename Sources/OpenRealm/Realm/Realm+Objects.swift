@@ -35,7 +35,8 @@ extension Realm {
             defer { binding.returnScratchValues(&values) }
             var links: [(column: ColumnKey, link: _StoredValue)] = []
             var lists: [(column: ColumnKey, elements: [_StoredValue])] = []
-            for (index, value) in binding.schema.unmanagedValues(of: object).enumerated() where binding.schema.properties[index].isStored {
+            let isFlat = binding.schema.writeFlatValues(of: object, columns: binding.columns, into: &values)
+            for (index, value) in (isFlat ? [] : binding.schema.unmanagedValues(of: object)).enumerated() where binding.schema.properties[index].isStored {
                 let column = binding.columns[index]
                 if let elements = value.elements {
                     lists.append((column, elements))

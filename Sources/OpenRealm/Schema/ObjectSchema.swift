@@ -88,6 +88,9 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     private let unmanagedReaders: [(offset: Int, read: (UnsafeRawPointer) -> _StoredValue)]?
     /// Per property, where its wrapper's `managedIndex` lies in an instance.
     private let managedIndexOffsets: [Int]?
+    /// The readers again when every property is a plain value (no link, list, map, mixed
+    /// value or computed property): `add` then copies the values straight into its array.
+    private let flatReaders: [(offset: Int, read: (UnsafeRawPointer) -> _StoredValue)]?
 
     init(className: String, properties: [PropertySchema], objectType: Object.Type,
          wrapperLayout: [(offset: Int, type: PersistedProperty.Type)]?) {
@@ -97,6 +100,19 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
         self.wrapperLayout = wrapperLayout
         self.managedIndexOffsets = wrapperLayout?.map { $0.offset + $0.type.managedIndexOffset }
         self.unmanagedReaders = wrapperLayout?.map { (offset: $0.offset, read: $0.type.unmanagedReader) }
+        let flat = properties.allSatisfy {
+            $0.isStored && !$0.isHidden && !$0.isList && $0.mapKeysIndex == nil && $0.linkTarget == nil && $0.type != .link && $0.type != .mixed
+        }
+        self.flatReaders = flat && unmanagedReaders?.count == properties.count ? unmanagedReaders : nil
+    }
+
+    /// Stores the unmanaged values of `object` into `values` at `columns` (one per property)
+    /// when every property is a plain value; false, touching nothing, otherwise.
+    func writeFlatValues(of object: Object, columns: [ColumnKey], into values: inout [Value]) -> Bool {
+        guard let readers = flatReaders else { return false }
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        for i in readers.indices { values[columns[i].index] = readers[i].read(base + readers[i].offset).value }
+        return true
     }
 
     /// Points every wrapper of a managed object at its property (when the layout is known),
