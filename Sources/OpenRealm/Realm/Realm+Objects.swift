@@ -266,16 +266,16 @@ extension Realm {
             }
             let column = binding.columns[primaryKey]
             let table = try view(of: binding)
-            if table.view.info.columns[column.index].isObjectKey {
+            if table.isObjectKey(column) {
                 // The key is the object key: one descent finds the row, which the object keeps.
-                guard case .int(let key) = stored, let row = try table.view.row(ObjectKey(key)) else { return nil }
+                guard case .int(let key) = stored, let row = try table.row(ObjectKey(key)) else { return nil }
                 // Whoever looks an object up reads its properties next: start loading them.
                 row.prefetchValues()
                 let object = materialize(type, binding, ObjectKey(key))
                 if writeTransaction == nil { object._managed!.adoptRow(row) }
                 return object
             }
-            guard let objectKey = try table.view.indexFirst(column, stored) else { return nil }
+            guard let objectKey = try table.indexFirst(column, stored) else { return nil }
             return materialize(type, binding, objectKey)
         } catch {
             preconditionFailure("\(error)")

@@ -414,6 +414,12 @@ public final class Realm {
 final class TableViewBox {
     let view: TableView
     init(_ view: TableView) { self.view = view }
+
+    // Primary-key lookups go through these rather than `box.view.…`: called from outside,
+    // the optimiser copied the whole view (a dozen references retained and released) per call.
+    func isObjectKey(_ column: ColumnKey) -> Bool { view.info.columns[column.index].isObjectKey }
+    func row(_ key: ObjectKey) throws(StorageError) -> Row? { try view.row(key) }
+    func indexFirst(_ column: ColumnKey, _ value: Value) throws(StorageError) -> ObjectKey? { try view.indexFirst(column, value) }
 }
 
 /// How a model class maps onto the table of one realm file.
