@@ -208,4 +208,21 @@ import Testing
             #expect(InlineSortKey.sorted(keys.reversed()) == keys.sorted(), "round \(round), keys descending")
         }
     }
+
+    /// A transaction with more pending entries than the limit merges them as it goes and
+    /// still finds every one.
+    @Test func longTransactionsMergeAsTheyGo() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store.open(path: dir.path())
+        let tx = try store.beginWrite()
+        let table = try tx.createTable("Thing", columns: [ColumnSpec(name: "bucket", type: .int, indexed: true)])
+        let count = WriteTransaction.pendingIndexEntryLimit + 1_000
+        for i in 0..<count { _ = try tx.insert(table, values: [.int(Int64(i % 7))]) }
+        try tx.commit()
+        try store.verify()
+        let view = try store.beginRead().table(table)
+        let found = try (0..<7).map { try view.indexLookup(ColumnKey(0), .int(Int64($0))).count }
+        #expect(found.reduce(0, +) == count)
+        #expect(found[0] == (count + 6) / 7)
+    }
 }

@@ -8,13 +8,19 @@
 // the commit.
 
 extension WriteTransaction {
-    func deferIndexInsert(_ state: TableState, _ c: Int, _ entry: IndexEntry) {
+    /// Pending entries per column before they are merged anyway: a huge transaction keeps
+    /// its memory bounded (an entry is 48 bytes) and each merge still edits a leaf once for
+    /// many entries.
+    static let pendingIndexEntryLimit = 1 << 16
+
+    func deferIndexInsert(_ state: TableState, _ c: Int, _ entry: IndexEntry) throws(StorageError) {
         if state.pendingIndexEntries.count != state.indexes.count {
             // Columns were added since (schema changes flush first, so nothing is lost).
             state.pendingIndexEntries = Array(repeating: [], count: state.indexes.count)
         }
         state.pendingIndexEntries[c].append(entry)
         state.hasPendingIndexEntries = true
+        if state.pendingIndexEntries[c].count >= Self.pendingIndexEntryLimit { try flushIndexEntries(state, c) }
     }
 
     /// Merges every pending entry of `state` into its index trees.

@@ -445,7 +445,7 @@ package final class WriteTransaction {
 
     func indexInsert(_ state: TableState, _ c: Int, _ entry: IndexEntry) throws(StorageError) {
         if !state.layouts[c].unique {
-            deferIndexInsert(state, c, entry)
+            try deferIndexInsert(state, c, entry)
             return
         }
         try insertIntoIndexTree(state, c, entry)
