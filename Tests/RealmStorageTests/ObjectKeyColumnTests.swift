@@ -65,6 +65,30 @@ import Testing
         try store.verify()
     }
 
+    /// Keys that reached `Int64.max` (as primary keys) do not stop keyless inserts once the
+    /// column is a plain one: they take unused keys.
+    @Test func keylessInsertsAfterTheLargestKeyFindFreeKeys() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store.open(path: dir.path(), options: StoreOptions(durability: .unsafe))
+        var tx = try store.beginWrite()
+        let table = try tx.createTable("T", columns: Self.columns)
+        for id in [Int64.max, 0, 1, 3] { try tx.insert(table, values: [.int(id), .string("n")]) }
+        try tx.setIndex(table, ColumnKey(0), indexed: false, unique: false)
+        try tx.commit()
+        var added: [ObjectKey] = []
+        for round in 0..<2 {
+            tx = try store.beginWrite()
+            for i in 0..<4 { added.append(try tx.insert(table, values: [.int(Int64(100 * round + i)), .string("new")])) }
+            try tx.commit()
+        }
+        #expect(Set(added).count == 8)
+        #expect(Set(added).isDisjoint(with: [Int64.max, 0, 1, 3].map(ObjectKey.init)))
+        let view = try store.beginRead().table(table)
+        #expect(try view.count() == 12)
+        for key in added { #expect(try view.value(key, ColumnKey(1)) == .string("new")) }
+        try store.verify()
+    }
+
     @Test func bulkAscendingInsertsStayOnTheAppendPath() throws {
         let dir = TemporaryDirectory()
         let store = try Store.open(path: dir.path(), options: StoreOptions(durability: .unsafe))

@@ -36,6 +36,8 @@ package final class WriteTransaction {
         /// (`flushIndexEntries`). Empty, or one array per column.
         @exclusivity(unchecked) var pendingIndexEntries: [[IndexEntry]] = []
         @exclusivity(unchecked) var hasPendingIndexEntries = false
+        /// Where the search for an unused object key resumes once keys ran out at the top.
+        @exclusivity(unchecked) var freeKeyCursor: Int64 = 0
         @exclusivity(unchecked) var changes = TableChanges()
         /// The table's columns as the hot paths read them; kept in step with schema changes.
         @exclusivity(unchecked) var layouts: [ColumnLayout] {
@@ -217,8 +219,12 @@ package final class WriteTransaction {
                 throw StorageError(.invalidArgument, "\(columnName(t, c)) is the object key: insert with key \(values[c]) or no explicit key")
             }
             objectKey = ObjectKey(value)
+        } else if let key {
+            objectKey = key
+        } else if nextKey == Int64.max {
+            objectKey = try freeObjectKey(table, state)
         } else {
-            objectKey = key ?? ObjectKey(nextKey)
+            objectKey = ObjectKey(nextKey)
         }
         // A key deleted earlier in this transaction comes back (a primary key reused): clear
         // the links to the deleted object now, or the commit would clear links to the new one.
@@ -283,6 +289,35 @@ package final class WriteTransaction {
         }
         state.changes.recordInsert(objectKey.value)
         return objectKey
+    }
+
+    /// An unused key for a keyless insert when the keys reached `Int64.max` (a table whose
+    /// integer primary keys were its object keys, until a migration made them a plain
+    /// column): the first gap from where the last search stopped, wrapping around once.
+    func freeObjectKey(_ table: TableKey, _ state: TableState) throws(StorageError) -> ObjectKey {
+        let view = try self.table(table, flushingIndexes: false)
+        if try view.row(ObjectKey(Int64.max)) == nil { return ObjectKey(Int64.max) }
+        let cursor = state.freeKeyCursor
+        if try view.row(ObjectKey(cursor)) == nil {
+            state.freeKeyCursor = cursor &+ 1
+            return ObjectKey(cursor)
+        }
+        let keys = try view.keys().map(\.value)
+        func firstGap(from start: Int64, below end: Int64) -> Int64? {
+            var candidate = start
+            var i = keys.firstIndex { $0 >= start } ?? keys.count
+            while candidate < end {
+                guard i < keys.count, keys[i] == candidate else { return candidate }
+                candidate += 1
+                i += 1
+            }
+            return nil
+        }
+        guard let free = firstGap(from: cursor, below: Int64.max) ?? firstGap(from: Int64.min, below: cursor) else {
+            throw StorageError(.invalidArgument, "table \(top.table(table)?.name ?? "\(table)") has no unused object key left")
+        }
+        state.freeKeyCursor = free &+ 1
+        return ObjectKey(free)
     }
 
     /// Sets one value column of an existing object.
