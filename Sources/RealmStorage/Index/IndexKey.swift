@@ -47,8 +47,8 @@ package struct IndexEntry: Comparable, Sendable {
     /// Integers and links, the usual indexed values, skip the byte array.
     package init(value: Value, key: Int64) {
         switch value {
-        case .int(let i): self.init(tag: 0x20, orderedBits: UInt64(bitPattern: i) ^ (1 << 63), key: key)
-        case .link(let k): self.init(tag: 0x70, orderedBits: UInt64(bitPattern: k.value) ^ (1 << 63), key: key)
+        case .int(let i): self.init(tag: 0x20, orderedBits: IndexKey.orderedBits(i), key: key)
+        case .link(let k): self.init(tag: 0x70, orderedBits: IndexKey.orderedBits(k.value), key: key)
         default: self.init(prefix: IndexKey.prefix(value).bytes, key: key)
         }
     }
@@ -229,8 +229,13 @@ package enum IndexKey {
         return (Array(full[..<IndexEntry.prefixLimit]), true)
     }
 
+    /// An integer as an unsigned number in the same order (the sign bit flipped); written
+    /// big-endian, its bytes order like the integers.
+    @inline(__always)
+    static func orderedBits(_ i: Int64) -> UInt64 { UInt64(bitPattern: i) ^ (1 << 63) }
+
     private static func appendInt(_ i: Int64, _ out: inout [UInt8]) {
-        appendBigEndian(UInt64(bitPattern: i) ^ (1 << 63), &out)
+        appendBigEndian(orderedBits(i), &out)
     }
 
     private static func appendDouble(_ d: Double, _ out: inout [UInt8]) {

@@ -232,7 +232,6 @@ package final class WriteTransaction {
             try clearLinksToDeletedObjects()
         }
         let isAppend = objectKey.value >= nextKey
-        // Index entries are encoded once, for the uniqueness check and the insert.
         // Unique columns are checked before anything changes; their entries are encoded once,
         // for the check and the insert.
         var uniqueEntries: [(column: Int, entry: IndexEntry)] = []
@@ -486,7 +485,7 @@ package final class WriteTransaction {
         try insertIntoIndexTree(state, c, entry)
     }
 
-    func insertIntoIndexTree(_ state: TableState, _ c: Int, _ entry: IndexEntry) throws(StorageError) {
+    private func insertIntoIndexTree(_ state: TableState, _ c: Int, _ entry: IndexEntry) throws(StorageError) {
         let limits = context.limits
         let appended: Void? = state.indexes[c]!.appendToLastLeaf(fits: { leaf in
             leaf.entries.count < limits.leafCapacity && leaf.entries[leaf.entries.count - 1] < entry
