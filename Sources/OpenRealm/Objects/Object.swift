@@ -42,16 +42,13 @@ open class Object: CustomStringConvertible {
         return "\(Self.className()) { \(fields.joined(separator: "; ")) }"
     }
 
-    /// The property index of the wrapper at `storageKeyPath`, resolved once per class and key
-    /// path (ObjectSchema.swift) and then remembered in the wrapper.
+    /// The index of the property whose wrapper (of type `wrapperType`) lies at `address`
+    /// within this object, for classes whose wrapper layout was not confirmed; it is stored
+    /// in the wrapper, so each wrapper is looked up once.
     @usableFromInline
-    final func propertyIndex<O: Object, V>(for storageKeyPath: ReferenceWritableKeyPath<O, Persisted<V>>, _ managed: ManagedObject) -> Int {
-        // The accessor is only called with the enclosing instance, which is an O.
-        let object = unsafeDowncast(self, to: O.self)
-        let known = object[keyPath: storageKeyPath].managedIndex
-        if known >= 0 { return known }
-        let index = managed.binding.schema.propertyIndex(for: storageKeyPath, in: object)
-        object[keyPath: storageKeyPath].managedIndex = index
+    final func propertyIndex<V>(ofWrapperAt address: UnsafeMutableRawPointer, _ wrapperType: Persisted<V>.Type, _ managed: ManagedObject) -> Int {
+        let index = managed.binding.schema.propertyIndex(ofWrapperAt: address, wrapperType, in: self)
+        (address + wrapperType.managedIndexOffset).storeBytes(of: index, as: Int.self)
         return index
     }
 }

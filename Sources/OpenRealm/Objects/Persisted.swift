@@ -81,7 +81,13 @@ public struct Persisted<Value: _Persistable> {
                 return Value._rlmDefault()
             }
             var index = object[keyPath: storageKeyPath].managedIndex
-            if index < 0 { index = object.propertyIndex(for: storageKeyPath, managed) }
+            if index < 0 {
+                // Only the wrapper's address, not the key path itself: using the key path
+                // here would make every call site build it (see `propertyIndex(ofWrapperAt:)`).
+                index = withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) { wrapper in
+                    object.propertyIndex(ofWrapperAt: UnsafeMutableRawPointer(wrapper), Persisted<Value>.self, managed)
+                }
+            }
             return Value._rlmGet(managed.read(index))
         }
         set {
@@ -90,7 +96,13 @@ public struct Persisted<Value: _Persistable> {
                 return
             }
             var index = object[keyPath: storageKeyPath].managedIndex
-            if index < 0 { index = object.propertyIndex(for: storageKeyPath, managed) }
+            if index < 0 {
+                // Only the wrapper's address, not the key path itself: using the key path
+                // here would make every call site build it (see `propertyIndex(ofWrapperAt:)`).
+                index = withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) { wrapper in
+                    object.propertyIndex(ofWrapperAt: UnsafeMutableRawPointer(wrapper), Persisted<Value>.self, managed)
+                }
+            }
             managed.write(index, newValue._rlmSet(), isPrimaryKey: object[keyPath: storageKeyPath].isPrimaryKey)
         }
     }

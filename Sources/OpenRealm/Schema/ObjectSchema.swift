@@ -63,7 +63,7 @@ public struct PropertySchema: @unchecked Sendable, Equatable {
 
 /// The persisted shape of a model class.
 public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
-    // @unchecked: everything is immutable after init except `columnsByKeyPath`, which is only
+    // @unchecked: everything is immutable after init except `indexesByWrapperOffset`, which is only
     // touched under `lock`.
     public let className: String
     public let properties: [PropertySchema]
@@ -78,7 +78,7 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     }
 
     private let lock = Mutex()
-    private var columnsByKeyPath: [AnyKeyPath: Int] = [:]
+    private var indexesByWrapperOffset: [Int: Int] = [:]
 
     /// Per property, where its wrapper lies in an instance and how to read it: lets `add`
     /// read an unmanaged object's values without `Mirror` (nil when the layout could not be
@@ -285,17 +285,19 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
 
     // MARK: Columns of managed wrappers
 
-    /// The index of the property whose wrapper is at `storageKeyPath`.
-    func propertyIndex<O: Object, V>(for storageKeyPath: ReferenceWritableKeyPath<O, Persisted<V>>, in object: O) -> Int {
-        if let column = lock.withLock({ columnsByKeyPath[storageKeyPath] }) { return column }
-        let saved = object[keyPath: storageKeyPath]
-        object[keyPath: storageKeyPath].storage = .probe
+    /// The index of the property whose wrapper lies at `address` within `object`: the
+    /// wrapper is marked for a moment and `Mirror` names the marked property. Remembered by
+    /// the wrapper's offset, the same in every instance of the class.
+    func propertyIndex(ofWrapperAt address: UnsafeMutableRawPointer, _ wrapperType: PersistedProperty.Type, in object: Object) -> Int {
+        let offset = address - UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        if let index = lock.withLock({ indexesByWrapperOffset[offset] }) { return index }
+        let saved = wrapperType.markProbe(at: address)
         let label = Self.persistedChildren(of: object).first { $0.1.isProbe }?.0
-        object[keyPath: storageKeyPath] = saved
+        wrapperType.restore(saved, at: address)
         guard let label, let property = property(named: String(label.dropFirst())) else {
             preconditionFailure("\(className): a @Persisted property is missing from the schema")
         }
-        lock.withLock { columnsByKeyPath[storageKeyPath] = property.index }
+        lock.withLock { indexesByWrapperOffset[offset] = property.index }
         return property.index
     }
 }
