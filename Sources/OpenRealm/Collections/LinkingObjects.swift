@@ -37,7 +37,7 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
     public var endIndex: Int { keys.count }
 
     public subscript(position: Int) -> Element {
-        guard let realm, let binding else { preconditionFailure("Index \(position) is out of bounds (must be less than 0)") }
+        guard let realm, let binding else { misuse("Index \(position) is out of bounds (must be less than 0)") }
         return realm.materialize(Element.self, binding, keys[position])
     }
 
@@ -58,7 +58,7 @@ extension LinkingObjects: _LinkingObjectsProtocol {
             guard let binding = try realm.binding(for: Element.self) else { return LinkingObjects() }
             guard let originProperty = binding.schema.property(named: origin), originProperty.type == .link,
                   originProperty.linkTarget?.className() == owner.schema.className else {
-                preconditionFailure("Property '\(Element.className()).\(origin)' declared as origin of linking objects does not link to '\(owner.schema.className)'")
+                misuse("Property '\(Element.className()).\(origin)' declared as origin of linking objects does not link to '\(owner.schema.className)'")
             }
             let column = binding.columns[originProperty.index]
             var keys: [ObjectKey] = []
@@ -74,7 +74,7 @@ extension LinkingObjects: _LinkingObjectsProtocol {
             }
             return LinkingObjects(realm: realm, binding: binding, keys: keys)
         } catch {
-            preconditionFailure("\(error)")
+            misuse("\(error)")
         }
     }
 

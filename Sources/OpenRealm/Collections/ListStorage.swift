@@ -30,7 +30,7 @@ struct ListStorage<Element: _Persistable> {
     func element(_ position: Int) -> Element {
         guard let owner else { return elements[position] }
         let values = owner.readList(property)
-        precondition(position >= 0 && position < values.count, "Index \(position) is out of bounds (must be less than \(values.count))")
+        ensure(position >= 0 && position < values.count, "Index \(position) is out of bounds (must be less than \(values.count))")
         return Element._rlmGet(_StoredValue(values[position], realm: owner.realm))
     }
 

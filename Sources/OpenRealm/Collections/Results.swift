@@ -28,16 +28,16 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     public var count: Int {
         guard let binding = current else { return 0 }
-        do { return try realm.tableView(binding.table).count() } catch { preconditionFailure("\(error)") }
+        do { return try realm.tableView(binding.table).count() } catch { misuse("\(error)") }
     }
 
     public subscript(position: Int) -> Element {
-        guard let binding = current else { preconditionFailure("Index \(position) is out of bounds (must be less than 0)") }
+        guard let binding = current else { misuse("Index \(position) is out of bounds (must be less than 0)") }
         do {
             let key = try realm.tableView(binding.table).key(at: position)
             return realm.materialize(Element.self, binding, key)
         } catch {
-            preconditionFailure("Index \(position) is out of bounds (must be less than \(count))")
+            misuse("Index \(position) is out of bounds (must be less than \(count))")
         }
     }
 

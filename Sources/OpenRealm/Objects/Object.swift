@@ -113,8 +113,8 @@ final class ManagedObject {
 
     @usableFromInline
     func read(_ property: Int) -> _StoredValue {
-        precondition(epoch == realm.epoch, "Object has been deleted or invalidated: realm.invalidate() was called after it was read")
-        precondition(!wasDeleted, "Object has been deleted or invalidated: it was deleted from the realm")
+        ensure(epoch == realm.epoch, "Object has been deleted or invalidated: realm.invalidate() was called after it was read")
+        ensure(!wasDeleted, "Object has been deleted or invalidated: it was deleted from the realm")
         let kind = binding.readKinds[property]
         if kind == .collection {
             return _StoredValue(.null, realm: realm, list: (self, property))
@@ -133,7 +133,7 @@ final class ManagedObject {
             // Only links need the realm (to materialise the object linked to).
             return kind == .link ? _StoredValue(value, realm: realm) : _StoredValue(value)
         } catch {
-            preconditionFailure("Object has been deleted or invalidated: it is no longer in the realm (\(error))")
+            misuse("Object has been deleted or invalidated: it is no longer in the realm (\(error))")
         }
     }
 
@@ -155,7 +155,7 @@ final class ManagedObject {
             }
             return try realm.tableView(table).list(key, binding.columns[property])
         } catch {
-            preconditionFailure("Object has been deleted or invalidated: it is no longer in the realm (\(error))")
+            misuse("Object has been deleted or invalidated: it is no longer in the realm (\(error))")
         }
     }
 
@@ -169,7 +169,7 @@ final class ManagedObject {
     /// added to it; embedded objects no longer in the list are deleted).
     func writeList(_ property: Int, _ elements: [_StoredValue]) {
         guard let transaction = realm.writeTransaction else {
-            preconditionFailure("Cannot modify managed objects outside of a write transaction: wrap the change in realm.write { }")
+            misuse("Cannot modify managed objects outside of a write transaction: wrap the change in realm.write { }")
         }
         do {
             let before = schema.embeddedLinks.contains { $0.index == property } ? linkedKeys(property) : []
@@ -178,30 +178,30 @@ final class ManagedObject {
             let kept = Set(values.compactMap { if case .link(let k) = $0 { return k } else { return nil } })
             for gone in before where !kept.contains(gone) { realm.deleteEmbedded(schema.properties[property].linkTarget!, gone) }
         } catch {
-            preconditionFailure("Cannot change a list of \(schema.className): \(error)")
+            misuse("Cannot change a list of \(schema.className): \(error)")
         }
     }
 
     @usableFromInline
     func write(_ property: Int, _ value: _StoredValue, isPrimaryKey: Bool) {
-        precondition(!wasDeleted, "Object has been deleted or invalidated: it was deleted from the realm")
-        precondition(!binding.schema.properties[property].isComputed,
+        ensure(!wasDeleted, "Object has been deleted or invalidated: it was deleted from the realm")
+        ensure(!binding.schema.properties[property].isComputed,
                      "LinkingObjects properties are read-only: change the links of the objects pointing here instead")
         if let elements = value.elements {
             writeList(property, elements)
             return
         }
         guard let transaction = realm.writeTransaction else {
-            preconditionFailure("Cannot modify managed objects outside of a write transaction: wrap the change in realm.write { }")
+            misuse("Cannot modify managed objects outside of a write transaction: wrap the change in realm.write { }")
         }
-        precondition(!isPrimaryKey, "Primary key can't be changed after an object is inserted: delete it and add a new one")
+        ensure(!isPrimaryKey, "Primary key can't be changed after an object is inserted: delete it and add a new one")
         do {
             let replaced = schema.embeddedLinks.contains { $0.index == property } ? linkedKeys(property) : []
             let newValue = realm.resolveLink(value)
             try transaction.set(table, key, binding.columns[property], newValue)
             for old in replaced where newValue != .link(old) { realm.deleteEmbedded(schema.properties[property].linkTarget!, old) }
         } catch {
-            preconditionFailure("Cannot set a property of \(schema.className): \(error)")
+            misuse("Cannot set a property of \(schema.className): \(error)")
         }
     }
 }

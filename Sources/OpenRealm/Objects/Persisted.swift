@@ -60,9 +60,9 @@ public struct Persisted<Value: _Persistable> {
 
     @available(*, unavailable, message: "@Persisted can only be used on a property of a class derived from Object")
     public var wrappedValue: Value {
-        get { preconditionFailure("@Persisted can only be used on a property of a class derived from Object") }
+        get { misuse("@Persisted can only be used on a property of a class derived from Object") }
         // swiftlint:disable:next unused_setter_value
-        set { preconditionFailure("@Persisted can only be used on a property of a class derived from Object") }
+        set { misuse("@Persisted can only be used on a property of a class derived from Object") }
     }
 
     // Always inlined into the model's accessor: there the key path is a literal, and the

@@ -104,7 +104,7 @@ public final class Migration {
                       new.map { MigrationObject(migration: self, className: typeName, $0, key: key, isOld: false) })
             }
         } catch {
-            preconditionFailure("Cannot enumerate \(typeName) during the migration: \(error)")
+            misuse("Cannot enumerate \(typeName) during the migration: \(error)")
         }
     }
 
@@ -118,7 +118,7 @@ public final class Migration {
     @discardableResult
     public func create(_ typeName: String, value: [String: Any?] = [:]) -> MigrationObject {
         guard let target = newColumns[typeName] else {
-            preconditionFailure("Object type '\(typeName)' is not in the new schema: list its class in objectTypes")
+            misuse("Object type '\(typeName)' is not in the new schema: list its class in objectTypes")
         }
         do {
             let info = try transaction.table(target.table).info
@@ -135,14 +135,14 @@ public final class Migration {
             let key = try transaction.insert(target.table, values: values, lists: lists)
             return MigrationObject(migration: self, className: typeName, target, key: key, isOld: false)
         } catch {
-            preconditionFailure("Cannot create \(typeName) during the migration: \(error)")
+            misuse("Cannot create \(typeName) during the migration: \(error)")
         }
     }
 
     /// Deletes an object: the new object of an enumeration, or one `create` returned.
     public func delete(_ object: MigrationObject) {
-        precondition(!object.isOld, "Cannot delete the old object of a migration: delete the new object")
-        do { _ = try transaction.delete(object.table, object.key) } catch { preconditionFailure("\(error)") }
+        ensure(!object.isOld, "Cannot delete the old object of a migration: delete the new object")
+        do { _ = try transaction.delete(object.table, object.key) } catch { misuse("\(error)") }
     }
 
     /// Deletes every object of a class; when the new schema no longer has the class, its table
@@ -154,7 +154,7 @@ public final class Migration {
         do {
             try transaction.clear(table)
         } catch {
-            preconditionFailure("Cannot delete the data of \(typeName): \(error)")
+            misuse("Cannot delete the data of \(typeName): \(error)")
         }
         if newColumns[typeName] == nil && !deletedTables.contains(table) { deletedTables.append(table) }
         return true
@@ -169,10 +169,10 @@ public final class Migration {
     /// ```
     public func renameProperty(onType typeName: String, from oldName: String, to newName: String) {
         guard let (table, oldProperties) = oldColumns[typeName], let old = oldProperties[oldName] else {
-            preconditionFailure("Cannot rename property '\(typeName).\(oldName)': it does not exist in the old schema")
+            misuse("Cannot rename property '\(typeName).\(oldName)': it does not exist in the old schema")
         }
         guard let new = newColumns[typeName]?.columns[newName] else {
-            preconditionFailure("Cannot rename property to '\(typeName).\(newName)': it does not exist in the new schema")
+            misuse("Cannot rename property to '\(typeName).\(newName)': it does not exist in the new schema")
         }
         do {
             let from = try snapshot.table(table)
@@ -182,7 +182,7 @@ public final class Migration {
             let toTarget = toSpec.linkTarget.flatMap { target in transaction.tables.first { $0.key == target }?.name }
             guard fromSpec.type == toSpec.type, fromSpec.isList == toSpec.isList, fromTarget == toTarget,
                   toSpec.nullable || !fromSpec.nullable else {
-                preconditionFailure("Cannot rename property '\(typeName).\(oldName)' to '\(newName)': the type changes from "
+                misuse("Cannot rename property '\(typeName).\(oldName)' to '\(newName)': the type changes from "
                                     + "\(Self.typeName(fromSpec, fromTarget)) to \(Self.typeName(toSpec, toTarget)); "
                                     + "convert the values in enumerateObjects instead")
             }
@@ -201,7 +201,7 @@ public final class Migration {
                 }
             }
         } catch {
-            preconditionFailure("Cannot rename \(typeName).\(oldName) to \(newName): \(error)")
+            misuse("Cannot rename \(typeName).\(oldName) to \(newName): \(error)")
         }
     }
 
@@ -233,7 +233,7 @@ public final class Migration {
     func encode(_ value: Any?, property name: String, of className: String, _ target: MigrationColumns,
                 _ info: TableInfo) -> [(ColumnKey, Stored)] {
         guard let column = target.columns[name] else {
-            preconditionFailure("Invalid property name '\(name)' for '\(className)'")
+            misuse("Invalid property name '\(name)' for '\(className)'")
         }
         let spec = info.columns[column.index]
         let value = ValueConversion.unwrapped(value)
@@ -241,7 +241,7 @@ public final class Migration {
         if let keysColumn = target.columns[MigrationObject.mapKeysPrefix + name] {
             guard value != nil else { return [(column, .list([])), (keysColumn, .list([]))] }
             guard let dictionary = value as? [String: Any] else {
-                preconditionFailure("Invalid value '\(value!)' for \(className).\(name): a Map takes a [String: Value] dictionary")
+                misuse("Invalid value '\(value!)' for \(className).\(name): a Map takes a [String: Value] dictionary")
             }
             let entries = dictionary.sorted { $0.key < $1.key }
             return [(column, .list(entries.map { stored(ValueConversion.unwrapped($0.value), in: spec, "\(className).\(name)") })),
@@ -249,7 +249,7 @@ public final class Migration {
         }
         guard let value else { return [(column, .list([]))] }
         guard !(value is String), let sequence = value as? any Sequence else {
-            preconditionFailure("Invalid value '\(value)' for \(className).\(name): a list takes an array")
+            misuse("Invalid value '\(value)' for \(className).\(name): a list takes an array")
         }
         func elements<S: Sequence>(_ sequence: S) -> [Any?] { sequence.map { ValueConversion.unwrapped($0) } }
         return [(column, .list(elements(sequence).map { stored($0, in: spec, "\(className).\(name)") }))]
@@ -261,20 +261,20 @@ public final class Migration {
         if let object = value as? MigrationObject {
             if spec.type == .mixed { return .typedLink(object.table, object.key) }
             let targetName = spec.linkTarget.flatMap { target in transaction.tables.first { $0.key == target }?.name } ?? "no class"
-            precondition(spec.type == .link && object.table == spec.linkTarget,
+            ensure(spec.type == .link && object.table == spec.linkTarget,
                          "Cannot set \(property) to an object of \(object.className): it links to \(targetName)")
             return .link(object.key)
         }
         if value is Object {
-            preconditionFailure("Cannot set \(property) to a model object during a migration: "
+            misuse("Cannot set \(property) to a model object during a migration: "
                                 + "link to a MigrationObject from migration.create or enumerateObjects")
         }
         if case .object? = value as? AnyRealmValue {
-            preconditionFailure("Cannot set \(property) to AnyRealmValue.object during a migration: assign the MigrationObject itself")
+            misuse("Cannot set \(property) to AnyRealmValue.object during a migration: assign the MigrationObject itself")
         }
         guard let persistable = value as? _Persistable, !type(of: persistable)._rlmKind.isList,
               type(of: persistable)._rlmKind.linkTarget == nil else {
-            preconditionFailure("Invalid value '\(value)' for \(property)")
+            misuse("Invalid value '\(value)' for \(property)")
         }
         let converted = persistable._rlmSet().value
         // Numbers widen as Realm's dynamic setters convert them; anything else stays as given
@@ -326,7 +326,7 @@ public final class MigrationObject: CustomStringConvertible {
     /// object.
     public subscript(name: String) -> Any? {
         get {
-            guard let column = columns[name] else { preconditionFailure("Invalid property name '\(name)' for '\(className)'") }
+            guard let column = columns[name] else { misuse("Invalid property name '\(name)' for '\(className)'") }
             do {
                 let view = try isOld ? migration.snapshot.table(table) : migration.transaction.table(table)
                 let spec = view.info.columns[column.index]
@@ -340,11 +340,11 @@ public final class MigrationObject: CustomStringConvertible {
                 let keys = try view.list(key, keysColumn).map { key -> String in if case .string(let s) = key { s } else { "" } }
                 return Dictionary(zip(keys, values), uniquingKeysWith: { _, last in last })
             } catch {
-                preconditionFailure("Cannot read \(className).\(name) during the migration: \(error)")
+                misuse("Cannot read \(className).\(name) during the migration: \(error)")
             }
         }
         set {
-            precondition(!isOld, "Cannot modify the old object of a migration: set the property on the new object")
+            ensure(!isOld, "Cannot modify the old object of a migration: set the property on the new object")
             do {
                 let info = try migration.transaction.table(table).info
                 let target = (table: table, columns: columns)
@@ -355,7 +355,7 @@ public final class MigrationObject: CustomStringConvertible {
                     }
                 }
             } catch {
-                preconditionFailure("Cannot set \(className).\(name) during the migration: \(error)")
+                misuse("Cannot set \(className).\(name) during the migration: \(error)")
             }
         }
     }

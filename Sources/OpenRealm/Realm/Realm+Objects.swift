@@ -17,14 +17,14 @@ extension Realm {
     /// Traps (as Realm does) on a duplicate primary key with `.error`, an object managed by
     /// another realm, or an invalid model.
     public func add(_ object: Object, update: UpdatePolicy = .error) {
-        precondition(!(object is EmbeddedObject), "Embedded objects cannot be added directly: assign them to a property of their parent")
+        ensure(!(object is EmbeddedObject), "Embedded objects cannot be added directly: assign them to a property of their parent")
         add(object, update: update, asChild: false)
     }
 
     func add(_ object: Object, update: UpdatePolicy, asChild: Bool) {
         let transaction = requireWriteTransaction("add objects")
         if let managed = object._managed {
-            precondition(managed.realm === self, "Object is already managed by another Realm: use create(_:value:) to copy it")
+            ensure(managed.realm === self, "Object is already managed by another Realm: use create(_:value:) to copy it")
             return
         }
         do {
@@ -55,7 +55,7 @@ extension Realm {
                     do {
                         try transaction.setList(binding.table, object._managed!.key, list.column, list.elements.map { resolveLink($0) })
                     } catch {
-                        preconditionFailure("Cannot add the list of \(type(of: object).className()): \(error)")
+                        misuse("Cannot add the list of \(type(of: object).className()): \(error)")
                     }
                 }
                 for link in links where object._managed != nil {
@@ -63,7 +63,7 @@ extension Realm {
                     do {
                         try transaction.set(binding.table, object._managed!.key, link.column, linkValue)
                     } catch {
-                        preconditionFailure("Cannot link \(type(of: object).className()) to \(type(of: link.link.object!).className()): \(error)")
+                        misuse("Cannot link \(type(of: object).className()) to \(type(of: link.link.object!).className()): \(error)")
                     }
                 }
             }
@@ -86,9 +86,9 @@ extension Realm {
             object._managed = ManagedObject(realm: self, binding: binding, key: key)
             binding.schema.markManaged(object)
         } catch where error.code == .duplicatePrimaryKey {
-            preconditionFailure("Attempting to create an object of type '\(type(of: object).className())' with an existing primary key value: \(error.message)")
+            misuse("Attempting to create an object of type '\(type(of: object).className())' with an existing primary key value: \(error.message)")
         } catch {
-            preconditionFailure("Cannot add \(type(of: object).className()): \(error)")
+            misuse("Cannot add \(type(of: object).className()): \(error)")
         }
     }
 
@@ -134,10 +134,10 @@ extension Realm {
         do {
             schema = try ObjectSchema.of(Swift.type(of: object))
         } catch {
-            preconditionFailure("\(error)")
+            misuse("\(error)")
         }
         guard let layout = schema.wrapperLayout else {
-            preconditionFailure("create(_:value:) cannot fill \(schema.className): its layout could not be confirmed; set the properties and use add")
+            misuse("create(_:value:) cannot fill \(schema.className): its layout could not be confirmed; set the properties and use add")
         }
         let entries: [(PropertySchema, Any?)]
         if let source {
@@ -148,11 +148,11 @@ extension Realm {
                 entries = schema.properties.filter(\.isStored).compactMap { property in dictionary[property.name].map { (property, $0) } }
             case let array as [Any?]:
                 let stored = schema.properties.filter { $0.isStored && !$0.isHidden }
-                precondition(array.count == stored.count,
+                ensure(array.count == stored.count,
                              "Invalid array for \(schema.className): \(array.count) values for \(stored.count) properties")
                 entries = Array(zip(stored, array))
             default:
-                preconditionFailure("Invalid value for create(\(schema.className).self, value:): pass a dictionary, an array or a \(schema.className)")
+                misuse("Invalid value for create(\(schema.className).self, value:): pass a dictionary, an array or a \(schema.className)")
             }
         }
         let linked: LinkedObjectMaker = { type, value in self.linkedObject(type, from: value, update: update) }
@@ -162,7 +162,7 @@ extension Realm {
             do {
                 try layout[property.index].type.setUnmanaged(value, at: base + layout[property.index].offset, objects: linked)
             } catch {
-                preconditionFailure("Invalid value '\(ValueConversion.describe(value))' for property '\(schema.className).\(property.name)' "
+                misuse("Invalid value '\(ValueConversion.describe(value))' for property '\(schema.className).\(property.name)' "
                                     + "of type \(property.typeName)" + (error.detail.map { ": \($0)" } ?? ""))
             }
         }
@@ -182,14 +182,14 @@ extension Realm {
     public func delete(_ object: Object) {
         let transaction = requireWriteTransaction("delete objects")
         guard let managed = object._managed else {
-            preconditionFailure("Can only delete an object from the Realm it belongs to: this object is unmanaged")
+            misuse("Can only delete an object from the Realm it belongs to: this object is unmanaged")
         }
-        precondition(managed.realm === self, "Can only delete an object from the Realm it belongs to")
+        ensure(managed.realm === self, "Can only delete an object from the Realm it belongs to")
         deleteEmbeddedChildren(of: managed)
         do {
             _ = try transaction.delete(managed.table, managed.key)
         } catch {
-            preconditionFailure("Cannot delete \(managed.schema.className): \(error)")
+            misuse("Cannot delete \(managed.schema.className): \(error)")
         }
         markDeleted(managed)
     }
@@ -211,7 +211,7 @@ extension Realm {
             deleteEmbeddedChildren(of: child)
             _ = try engine { () throws(StorageError) in try requireWriteTransaction("delete objects").delete(binding.table, key) }
         } catch {
-            preconditionFailure("\(error)")
+            misuse("\(error)")
         }
     }
 
@@ -227,18 +227,18 @@ extension Realm {
         do {
             for table in transaction.tables { try transaction.clear(table.key) }
         } catch {
-            preconditionFailure("Cannot delete all objects: \(error)")
+            misuse("Cannot delete all objects: \(error)")
         }
     }
 
     /// All objects of a type, in insertion order; live.
     public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
-        precondition(!(type is EmbeddedObject.Type), "Embedded objects cannot be queried directly: read them through their parent")
-        precondition(!(type is AsymmetricObject.Type), "Asymmetric objects cannot be read back: they are write-only")
+        ensure(!(type is EmbeddedObject.Type), "Embedded objects cannot be queried directly: read them through their parent")
+        ensure(!(type is AsymmetricObject.Type), "Asymmetric objects cannot be read back: they are write-only")
         do {
             return Results(realm: self, binding: try binding(for: type))
         } catch {
-            preconditionFailure("\(error)")
+            misuse("\(error)")
         }
     }
 
@@ -247,7 +247,7 @@ extension Realm {
     /// Traps when the type has no primary key, as Realm does.
     public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
         guard let value = key as? _Persistable else {
-            preconditionFailure("Invalid primary key value \(key) for \(type.className()): use the primary key property's type")
+            misuse("Invalid primary key value \(key) for \(type.className()): use the primary key property's type")
         }
         return object(ofType: type, primaryKey: value._rlmSet().value)
     }
@@ -262,7 +262,7 @@ extension Realm {
         do {
             guard let binding = try binding(for: type) else { return nil }
             guard let primaryKey = binding.primaryKeyIndex else {
-                preconditionFailure("'\(binding.schema.className)' does not have a primary key")
+                misuse("'\(binding.schema.className)' does not have a primary key")
             }
             let column = binding.columns[primaryKey]
             let table = try view(of: binding)
@@ -278,7 +278,7 @@ extension Realm {
             guard let objectKey = try table.indexFirst(column, stored) else { return nil }
             return materialize(type, binding, objectKey)
         } catch {
-            preconditionFailure("\(error)")
+            misuse("\(error)")
         }
     }
 
@@ -287,8 +287,8 @@ extension Realm {
     func resolveLink(_ stored: _StoredValue) -> Value {
         guard let linked = stored.object else { return stored.value }
         if let managed = linked._managed {
-            precondition(managed.realm === self, "Cannot link to an object managed by another Realm")
-            precondition(!(linked is EmbeddedObject), "Can't set a link to an existing managed embedded object: an embedded object has one parent")
+            ensure(managed.realm === self, "Cannot link to an object managed by another Realm")
+            ensure(!(linked is EmbeddedObject), "Can't set a link to an existing managed embedded object: an embedded object has one parent")
         } else {
             add(linked, update: .error, asChild: true)
         }
@@ -302,10 +302,10 @@ extension Realm {
         if let type = boundClass(of: table) { return materializeLinked(type, key) }
         let tables = writeTransaction?.tables ?? readTransaction.tables
         guard let name = tables.first(where: { $0.key == table })?.name else {
-            preconditionFailure("An AnyRealmValue links to table \(table.value), which the file does not have")
+            misuse("An AnyRealmValue links to table \(table.value), which the file does not have")
         }
         guard let type = (configuration.objectTypes ?? []).first(where: { $0.className() == name }) ?? ObjectSchema.knownClass(named: name) else {
-            preconditionFailure("An AnyRealmValue links to an object of class '\(name)', which this process has not used: list it in Realm.Configuration.objectTypes")
+            misuse("An AnyRealmValue links to an object of class '\(name)', which this process has not used: list it in Realm.Configuration.objectTypes")
         }
         return materializeLinked(type, key)
     }
@@ -313,10 +313,10 @@ extension Realm {
     /// A managed object of `type` for a link read from the file.
     func materializeLinked<Element: Object>(_ type: Element.Type, _ key: ObjectKey) -> Element {
         do {
-            guard let binding = try binding(for: type) else { preconditionFailure("no table for \(type.className())") }
+            guard let binding = try binding(for: type) else { misuse("no table for \(type.className())") }
             return materialize(type, binding, key)
         } catch {
-            preconditionFailure("\(error)")
+            misuse("\(error)")
         }
     }
 

@@ -404,7 +404,7 @@ public final class Realm {
     /// Traps unless a write transaction is open (the seeds' rule for every mutation).
     func requireWriteTransaction(_ operation: String) -> WriteTransaction {
         guard let writeTransaction else {
-            preconditionFailure("Cannot \(operation) outside of a write transaction: wrap it in realm.write { }")
+            misuse("Cannot \(operation) outside of a write transaction: wrap it in realm.write { }")
         }
         return writeTransaction
     }

@@ -295,7 +295,7 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
         let label = Self.persistedChildren(of: object).first { $0.1.isProbe }?.0
         wrapperType.restore(saved, at: address)
         guard let label, let property = property(named: String(label.dropFirst())) else {
-            preconditionFailure("\(className): a @Persisted property is missing from the schema")
+            misuse("\(className): a @Persisted property is missing from the schema")
         }
         lock.withLock { indexesByWrapperOffset[offset] = property.index }
         return property.index

@@ -234,12 +234,12 @@ extension Object: _Persistable {
     public static var _rlmKind: _PropertyKind { _PropertyKind(.link, className(), linkTarget: self) }
 
     public static func _rlmDefault() -> Self {
-        preconditionFailure("A to-one link must be optional: declare it as `\(className())?`")
+        misuse("A to-one link must be optional: declare it as `\(className())?`")
     }
 
     public static func _rlmGet(_ stored: _StoredValue) -> Self {
         guard case .link(let key) = stored.value, let realm = stored.realm else {
-            preconditionFailure("A to-one link must be optional: declare it as `\(className())?`")
+            misuse("A to-one link must be optional: declare it as `\(className())?`")
         }
         return realm.materializeLinked(self, key)
     }

@@ -99,7 +99,7 @@ extension AnyRealmValue: _Persistable, _IndexablePersistable {
             guard let realm = stored.realm else { return .none }
             return .object(realm.materializeLinked(table: table, key))
         case .link:
-            preconditionFailure("an AnyRealmValue column holds a plain link: the file is damaged")
+            misuse("an AnyRealmValue column holds a plain link: the file is damaged")
         }
     }
 
@@ -117,7 +117,7 @@ extension AnyRealmValue: _Persistable, _IndexablePersistable {
         case .decimal128(let v): return v._rlmSet()
         case .uuid(let v): return v._rlmSet()
         case .object(let object):
-            precondition(!(object is EmbeddedObject), "An AnyRealmValue cannot hold an embedded object")
+            ensure(!(object is EmbeddedObject), "An AnyRealmValue cannot hold an embedded object")
             return _StoredValue(.null, object: object, typedLink: true)
         }
     }
