@@ -69,6 +69,21 @@ public struct Persisted<Value: _Persistable> {
     // optimiser turns `object[keyPath: storageKeyPath]` into a plain field access. Not
     // inlined, each access instantiates and applies a generic key path (about 1,200
     // instructions; see BENCHMARKS.md). The managed paths call out of line.
+    /// The property index of a managed object's wrapper: kept in the wrapper once known.
+    /// Inlined with the accessor, where the key path is a literal and only reaches fields;
+    /// the lookup uses the wrapper's address, because handing the key path itself to a call
+    /// would make every call site build it (see `propertyIndex(ofWrapperAt:)`).
+    @inlinable @inline(__always)
+    static func managedIndex<EnclosingSelf: Object>(
+        of object: EnclosingSelf, _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>, _ managed: ManagedObject
+    ) -> Int {
+        let index = object[keyPath: storageKeyPath].managedIndex
+        if index >= 0 { return index }
+        return withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) { wrapper in
+            object.propertyIndex(ofWrapperAt: UnsafeMutableRawPointer(wrapper), Persisted<Value>.self, managed)
+        }
+    }
+
     @inlinable @inline(__always)
     public static subscript<EnclosingSelf: Object>(
         _enclosingInstance object: EnclosingSelf,
@@ -80,14 +95,7 @@ public struct Persisted<Value: _Persistable> {
                 if case .unmanaged(let value) = object[keyPath: storageKeyPath].storage { return value }
                 return Value._rlmDefault()
             }
-            var index = object[keyPath: storageKeyPath].managedIndex
-            if index < 0 {
-                // Only the wrapper's address, not the key path itself: using the key path
-                // here would make every call site build it (see `propertyIndex(ofWrapperAt:)`).
-                index = withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) { wrapper in
-                    object.propertyIndex(ofWrapperAt: UnsafeMutableRawPointer(wrapper), Persisted<Value>.self, managed)
-                }
-            }
+            let index = managedIndex(of: object, storageKeyPath, managed)
             return Value._rlmGet(managed.read(index))
         }
         set {
@@ -95,14 +103,7 @@ public struct Persisted<Value: _Persistable> {
                 object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
                 return
             }
-            var index = object[keyPath: storageKeyPath].managedIndex
-            if index < 0 {
-                // Only the wrapper's address, not the key path itself: using the key path
-                // here would make every call site build it (see `propertyIndex(ofWrapperAt:)`).
-                index = withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) { wrapper in
-                    object.propertyIndex(ofWrapperAt: UnsafeMutableRawPointer(wrapper), Persisted<Value>.self, managed)
-                }
-            }
+            let index = managedIndex(of: object, storageKeyPath, managed)
             managed.write(index, newValue._rlmSet(), isPrimaryKey: object[keyPath: storageKeyPath].isPrimaryKey)
         }
     }
