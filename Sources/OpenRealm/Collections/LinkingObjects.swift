@@ -41,6 +41,9 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
         return realm.materialize(Element.self, binding, keys[position])
     }
 
+    /// The keys of the linking objects, ascending.
+    var objectKeys: [ObjectKey] { keys }
+
     public var description: String { "LinkingObjects<\(Element.className())> (\(keys.count) objects)" }
 }
 

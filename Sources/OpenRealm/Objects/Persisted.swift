@@ -25,7 +25,8 @@ public struct Persisted<Value: _Persistable> {
     enum Storage {
         /// Unmanaged: the value itself.
         case unmanaged(Value)
-        /// Marks the wrapper while the schema looks for its name (see `Object.column(for:)`).
+        /// Marks the wrapper while the schema looks for its name (`propertyIndex(ofWrapperAt:)`),
+        /// and every wrapper of a query probe (QueryProbe.swift).
         case probe
     }
 
@@ -93,6 +94,8 @@ public struct Persisted<Value: _Persistable> {
         get {
             guard let managed = object._managed else {
                 if case .unmanaged(let value) = object[keyPath: storageKeyPath].storage { return value }
+                // A probe: a type-safe query is finding out which property a key path reads.
+                withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) { QueryProbe.record(object, UnsafeMutableRawPointer($0)) }
                 return Value._rlmDefault()
             }
             let index = managedIndex(of: object, storageKeyPath, managed)

@@ -41,13 +41,15 @@ enum ComparisonOperator: String, Equatable, CaseIterable {
     case between = "BETWEEN"
 }
 
-/// The `[c]`, `[d]` and `[cd]` modifiers of string comparisons.
-struct StringOptions: OptionSet, Equatable, Hashable {
-    let rawValue: UInt8
+/// How strings compare in a query: the `[c]`, `[d]` and `[cd]` modifiers of predicate
+/// strings, and the `options:` of type-safe string queries.
+public struct StringOptions: OptionSet, Equatable, Hashable, Sendable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
     /// `[c]`: letters compare without case.
-    static let caseInsensitive = StringOptions(rawValue: 1)
+    public static let caseInsensitive = StringOptions(rawValue: 1)
     /// `[d]`: letters compare without diacritics ("é" == "e").
-    static let diacriticInsensitive = StringOptions(rawValue: 2)
+    public static let diacriticInsensitive = StringOptions(rawValue: 2)
 }
 
 /// One side of a comparison.

@@ -31,6 +31,9 @@ extension Realm {
             public static let duplicatePrimaryKey = Code(rawValue: "duplicatePrimaryKey")
             public static let valueTooLarge = Code(rawValue: "valueTooLarge")
             public static let invalidArgument = Code(rawValue: "invalidArgument")
+            /// A predicate that does not parse, names an unknown property or compares values
+            /// of types that do not compare.
+            public static let invalidQuery = Code(rawValue: "invalidQuery")
             public static let notInWriteTransaction = Code(rawValue: "notInWriteTransaction")
             public static let alreadyInWriteTransaction = Code(rawValue: "alreadyInWriteTransaction")
             public static let readOnly = Code(rawValue: "readOnly")

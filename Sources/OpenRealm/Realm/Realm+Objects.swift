@@ -236,7 +236,9 @@ extension Realm {
         ensure(!(type is EmbeddedObject.Type), "Embedded objects cannot be queried directly: read them through their parent")
         ensure(!(type is AsymmetricObject.Type), "Asymmetric objects cannot be read back: they are write-only")
         do {
-            return Results(realm: self, binding: try binding(for: type))
+            // Bound now, so that a schema that does not match the file fails here.
+            _ = try binding(for: type)
+            return Results(realm: self, query: ResultsQuery(schema: try ObjectSchema.of(type), source: .table))
         } catch {
             misuse("\(error)")
         }

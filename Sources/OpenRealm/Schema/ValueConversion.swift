@@ -1,3 +1,5 @@
+import RealmStorage
+
 // Loosely typed values, as `Realm.create(_:value:update:)` receives them, converted to the
 // Swift types of persisted properties.
 //
@@ -87,6 +89,29 @@ enum ValueConversion {
             }
         }
         return elements
+    }
+
+    /// A number as a value of a numeric column `type` (an integer sum read as a `Double`,
+    /// say); anything else unchanged.
+    static func numeric(_ value: Value, as type: ColumnType) -> Value {
+        let double: Double
+        switch value {
+        case .int(let i): double = Double(i)
+        case .float(let f): double = Double(f)
+        case .double(let d): double = d
+        default: return value
+        }
+        switch type {
+        case .int:
+            if case .int = value { return value }
+            return double.isFinite && abs(double) < 9.2e18 ? .int(Int64(double.rounded(.towardZero))) : .int(0)
+        case .float: return .float(Float(double))
+        case .double: return .double(double)
+        case .decimal:
+            if case .int(let i) = value { return Decimal128(i)._rlmSet().value }
+            return Decimal128(double)._rlmSet().value
+        default: return value
+        }
     }
 
     /// How a value appears in a trap's message.

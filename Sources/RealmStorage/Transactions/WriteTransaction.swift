@@ -80,10 +80,16 @@ package final class WriteTransaction {
     package var baseVersion: VersionID { base.slot.version }
     package var tables: [TableInfo] { top.tables }
 
+    /// Counts the calls that may change the data (every change calls `ensureActive` first),
+    /// so that a reader can tell cheaply whether what it computed is still current (live
+    /// query results inside a write transaction).
+    package private(set) var changeCount = 0
+
     func ensureActive() throws(StorageError) {
         guard isActive else {
             throw StorageError(.transactionEnded, "the write transaction has already been committed or rolled back")
         }
+        changeCount &+= 1
     }
 
     // MARK: Reading
