@@ -47,6 +47,15 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // Queries (W4, W4b, W5, W5s of the queries issue) against GRDB's query interface.
+        .executableTarget(
+            name: "QuerySideBySide",
+            dependencies: [
+                "EngineWorkloads",
+                .product(name: "OpenRealm", package: "OpenRealm"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

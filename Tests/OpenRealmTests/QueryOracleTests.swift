@@ -264,6 +264,40 @@ import Testing
         }
     }
 
+    @Test func aggregatesOverSelectedObjectsMatchSwift() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration([Rambler.self, Hound.self]))
+        var generator = Generator(random: SeededRandom(seed: 5))
+        var plains = (0..<150).map { generator.plain(id: $0) }
+        try Self.fill(realm, plains)
+        func check(_ results: Results<Rambler>, _ selected: [Plain], _ context: String) {
+            let ages = selected.map(\.age), scores = selected.map(\.score)
+            #expect(results.sum(ofProperty: "age") as Int == ages.reduce(0, +), "\(context)")
+            #expect(results.sum(ofProperty: "score") as Double == scores.reduce(0, +), "\(context)")
+            #expect(results.min(ofProperty: "age") as Int? == ages.min(), "\(context)")
+            #expect(results.max(ofProperty: "score") as Double? == scores.max(), "\(context)")
+            let average: Double? = results.average(ofProperty: "score")
+            #expect(average == (scores.isEmpty ? nil : scores.reduce(0, +) / Double(scores.count)), "\(context)")
+            let ageAverage: Double? = results.average(ofProperty: "age")
+            #expect(ageAverage == (ages.isEmpty ? nil : ages.reduce(0.0) { $0 + Double($1) } / Double(ages.count)), "\(context)")
+        }
+        let cases = (0..<100).map { _ in generator.predicate() }
+        for c in cases {
+            check(try realm.objects(Rambler.self).filter(c.format, arguments: c.arguments), plains.filter(c.holds), c.format)
+        }
+        // Inside a write, changed leaves are read as values rather than column blocks.
+        try realm.write {
+            for i in stride(from: 0, to: plains.count, by: 4) {
+                let w = realm.object(ofType: Rambler.self, forPrimaryKey: plains[i].id)!
+                w.score += 1.25
+                plains[i].score = w.score
+            }
+            for c in cases.prefix(30) {
+                check(try realm.objects(Rambler.self).filter(c.format, arguments: c.arguments), plains.filter(c.holds), c.format)
+            }
+        }
+    }
+
     @Test func resultsInsideAWriteSeeItsUncommittedChanges() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration([Rambler.self, Hound.self]))

@@ -13,23 +13,6 @@ import Foundation
 import GRDB
 import OpenRealm
 
-final class Person: Object {
-    @Persisted(primaryKey: true) var id = 0
-    @Persisted var name = ""
-    @Persisted(indexed: true) var age = 0
-    @Persisted var score = 0.0
-    @Persisted var email: String?
-}
-
-struct PersonRecord: Codable, FetchableRecord, PersistableRecord {
-    static let databaseTableName = "person"
-    var id: Int64
-    var name: String
-    var age: Int64
-    var score: Double
-    var email: String?
-}
-
 var rows = 1_000_000
 var repeats = 1
 var keepFiles = false
@@ -111,15 +94,7 @@ struct Result { var insert = 0.0, lookup = 0.0, lookupCached = 0.0, bytes = 0 }
     var configuration = Configuration()
     configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
     let pool = try DatabasePool(path: dir.appendingPathComponent("bench.sqlite").path, configuration: configuration)
-    try pool.write { db in
-        try db.create(table: "person") { t in
-            t.column("id", .integer).primaryKey()
-            t.column("name", .text).notNull()
-            t.column("age", .integer).notNull().indexed()
-            t.column("score", .double).notNull()
-            t.column("email", .text)
-        }
-    }
+    try pool.write { db in try PersonRecord.createTable(db) }
     let insert = try seconds {
         for start in stride(from: 0, to: rows, by: 10_000) {
             try pool.write { db in

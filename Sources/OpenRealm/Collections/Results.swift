@@ -162,12 +162,17 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         do {
             let evaluator = QueryEvaluator(realm: realm)
             guard let binding = try evaluator.binding(query.schema) else { return nil }
-            let table = try evaluator.view(binding)
-            var values: [Value] = []
-            for key in keys {
-                if let row = try table.row(key) { values += try evaluator.values(path, row, binding) }
+            if query.readsWholeTable, path.steps.count == 1 {
+                // A property of the objects themselves: read column by column.
+                result = try evaluator.aggregate(aggregate, of: binding.columns[path.last.index], query.predicate, binding)
+            } else {
+                let table = try evaluator.view(binding)
+                var values: [Value] = []
+                for key in keys {
+                    if let row = try table.row(key) { values += try evaluator.values(path, row, binding) }
+                }
+                result = QueryEvaluator.aggregate(aggregate, values)
             }
-            result = QueryEvaluator.aggregate(aggregate, values)
         } catch {
             misuse("Reading results failed: \(error)")
         }

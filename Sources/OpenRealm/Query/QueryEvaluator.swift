@@ -32,7 +32,9 @@ final class QueryEvaluator {
 
     func view(_ binding: TableBinding) throws(StorageError) -> TableView {
         if let view = views[binding.table] { return view }
-        let view = try realm.tableView(binding.table)
+        // Inside a write transaction, the view with every index up to date (queries use them).
+        let view: TableView
+        if let transaction = realm.writeTransaction { view = try transaction.table(binding.table) } else { view = try realm.tableView(binding.table) }
         views[binding.table] = view
         return view
     }
@@ -50,14 +52,8 @@ final class QueryEvaluator {
     /// key order.
     func matchingKeys(_ predicate: BoundPredicate?, of schema: ObjectSchema) throws(StorageError) -> [ObjectKey] {
         guard let binding = try binding(schema) else { return [] }
-        let table = try view(binding)
-        var keys: [ObjectKey] = []
-        guard let predicate else { return try table.keys() }
-        try table.forEachRow { (row) throws(StorageError) -> Bool in
-            if try self.matches(predicate, row, binding) { keys.append(row.key) }
-            return true
-        }
-        return keys
+        guard let predicate else { return try view(binding).keys() }
+        return try scan(predicate, binding)
     }
 
     /// The keys among `keys` (objects of `schema`) matching `predicate`, in their order;
@@ -231,7 +227,8 @@ final class QueryEvaluator {
             return .int(Int64(present.count))
         case .min, .max:
             var best: Value? = nil
-            for v in present {
+            // NaN has no place in an order: min and max skip it.
+            for v in present where !Self.isNaN(v) {
                 guard let current = best else { best = v; continue }
                 if let order = ValueComparison.order(v, current), aggregate == .min ? order < 0 : order > 0 { best = v }
             }
@@ -259,6 +256,15 @@ final class QueryEvaluator {
                 }
             }
             return .double(aggregate == .sum ? total : total / Double(numbers.count))
+        }
+    }
+
+    private static func isNaN(_ v: Value) -> Bool {
+        switch v {
+        case .double(let d): return d.isNaN
+        case .float(let f): return f.isNaN
+        case .decimal: return Decimal128._rlmGet(_StoredValue(v)).isNaN
+        default: return false
         }
     }
 

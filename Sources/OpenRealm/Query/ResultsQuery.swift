@@ -76,6 +76,13 @@ final class ResultsQuery {
         return ResultsQuery(schema: schema, source: source, predicates: predicates, steps: steps)
     }
 
+    /// Whether the objects are those of the whole table that match the predicates (no
+    /// collection as the source, no distinct: sorting does not change which objects).
+    var readsWholeTable: Bool {
+        guard case .table = source else { return false }
+        return !steps.contains { if case .distinct = $0 { true } else { false } }
+    }
+
     var predicate: BoundPredicate? {
         predicates.isEmpty ? nil : predicates.count == 1 ? predicates[0] : .and(predicates)
     }

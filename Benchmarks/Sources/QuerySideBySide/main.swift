@@ -1,0 +1,100 @@
+// Queries on the object layer against GRDB's query interface, as a server developer writes
+// each, over the same 1,000,000 `Person` rows (Benchmarks/Sources/EngineWorkloads):
+//
+//   W4   count of age > 30 AND name starting with "A" (case-insensitive on both sides:
+//        SQLite's LIKE is; names are lower case)
+//   W4b  count of age == 42 (age is indexed on both sides)
+//   W5   sum of score over every row
+//   W5s  the first 100 by name, each name read
+//
+// Each query is built anew per run (OpenRealm results keep their keys until the data
+// changes; a server answers new requests). Prints queries per second and the ratio.
+//
+//   swift run -c release --package-path Benchmarks QuerySideBySide [--rows N] [--openrealm-only] [--only W4]
+
+import EngineWorkloads
+import Foundation
+import GRDB
+import OpenRealm
+
+var rows = 1_000_000
+var openRealmOnly = false
+var only: String?
+var arguments = CommandLine.arguments.dropFirst().makeIterator()
+while let argument = arguments.next() {
+    switch argument {
+    case "--rows": rows = Int(arguments.next()!)!
+    case "--openrealm-only": openRealmOnly = true
+    case "--only": only = arguments.next()!
+    default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
+    }
+}
+
+let data = BenchmarkData.rows(count: rows)
+let folder = FileManager.default.temporaryDirectory.appendingPathComponent("query-bench-\(UUID().uuidString)")
+try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: folder) }
+
+// MARK: Loading (not timed)
+
+let realm = try Realm(configuration: Realm.Configuration(fileURL: folder.appendingPathComponent("bench.realm"), objectTypes: [Person.self]))
+for start in stride(from: 0, to: rows, by: 10_000) {
+    try realm.write {
+        for row in data[start..<min(start + 10_000, rows)] { realm.add(Person(row)) }
+    }
+}
+
+var configuration = Configuration()
+configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+let pool = try DatabasePool(path: folder.appendingPathComponent("bench.sqlite").path, configuration: configuration)
+if !openRealmOnly {
+    try pool.write { db in try PersonRecord.createTable(db) }
+    for start in stride(from: 0, to: rows, by: 10_000) {
+        try pool.write { db in
+            for row in data[start..<min(start + 10_000, rows)] { try PersonRecord(row).insert(db) }
+        }
+    }
+}
+
+// MARK: Workloads
+
+struct Workload {
+    var name: String
+    var description: String
+    var openRealm: () throws -> Int
+    var grdb: () throws -> Int
+}
+
+let age = Column("age"), name = Column("name"), score = Column("score")
+let workloads = [
+    Workload(name: "W4", description: "count age > 30 AND name BEGINSWITH[c] 'A'",
+             openRealm: { realm.objects(Person.self).filter("age > 30 AND name BEGINSWITH[c] 'A'").count },
+             grdb: { try pool.read { db in try PersonRecord.filter(age > 30 && name.like("A%")).fetchCount(db) } }),
+    Workload(name: "W4t", description: "W4 as a type-safe query",
+             openRealm: { realm.objects(Person.self).where { $0.age > 30 && $0.name.starts(with: "A", options: .caseInsensitive) }.count },
+             grdb: { try pool.read { db in try PersonRecord.filter(age > 30 && name.like("A%")).fetchCount(db) } }),
+    Workload(name: "W4b", description: "count age == 42 (indexed)",
+             openRealm: { realm.objects(Person.self).filter("age == 42").count },
+             grdb: { try pool.read { db in try PersonRecord.filter(age == 42).fetchCount(db) } }),
+    Workload(name: "W5", description: "sum of score",
+             openRealm: { Int(realm.objects(Person.self).sum(ofProperty: "score") as Double) },
+             grdb: { try pool.read { db in Int(try Double.fetchOne(db, PersonRecord.select(sum(score)))!) } }),
+    Workload(name: "W5s", description: "first 100 by name, names read",
+             openRealm: { realm.objects(Person.self).sorted(byKeyPath: "name").prefix(100).reduce(0) { $0 + $1.name.utf8.count } },
+             grdb: { try pool.read { db in try PersonRecord.order(name).limit(100).fetchAll(db).reduce(0) { $0 + $1.name.utf8.count } } }),
+]
+
+print("\(rows) objects; queries per second, best of one timed second each\n")
+print("| workload | OpenRealm (/s) | GRDB (/s) | ratio |")
+print("|---|---:|---:|---:|")
+for w in workloads where only == nil || only == w.name {
+    var answer = 0
+    let ours = try runsPerSecond { answer = try w.openRealm() }
+    var theirs = 0.0
+    if !openRealmOnly {
+        var peer = 0
+        theirs = try runsPerSecond { peer = try w.grdb() }
+        precondition(answer == peer, "\(w.name): OpenRealm answered \(answer), GRDB \(peer)")
+    }
+    print("| \(w.name) \(w.description) | \(String(format: "%.1f", ours)) | \(String(format: "%.1f", theirs)) | \(openRealmOnly ? "-" : String(format: "%.1f×", ours / theirs)) |")
+}

@@ -1,0 +1,104 @@
+import RealmStorage
+
+// Aggregates of one scalar column over the objects a predicate selects (`sum(ofProperty:)`,
+// …), read from the leaves' column blocks: integer and floating-point columns are summed in
+// place; other types decode each value and use `QueryEvaluator.aggregate`. Both give the same
+// result (the same additions in the same order).
+
+extension QueryEvaluator {
+    /// `aggregate` of `column` over the objects of `binding`'s table matching `predicate`.
+    func aggregate(_ aggregate: Aggregate, of column: ColumnKey, _ predicate: BoundPredicate?, _ binding: TableBinding) throws(StorageError) -> Value {
+        let table = try view(binding)
+        let plan = try ScanPlan.make(predicate, binding, table)
+        if plan.candidates != nil {
+            var values: [Value] = []
+            for key in try scan(predicate, binding) {
+                if let row = try table.row(key) { values.append(try row.value(column)) }
+            }
+            return Self.aggregate(aggregate, values)
+        }
+        var sum = ColumnSum(aggregate, type: table.info.columns[column.index].type)
+        try forEachSelection(plan.filter, table, binding) { (leaf, rows) throws(StorageError) in
+            try sum.add(leaf.column(column), rows)
+        }
+        return sum.result
+    }
+}
+
+/// A running aggregate over column blocks.
+struct ColumnSum {
+    let aggregate: Aggregate
+    /// Integer, float and double columns are summed in place; the others collect their
+    /// values for `QueryEvaluator.aggregate`.
+    private let inPlace: Bool
+    private var integerTotal: Int64 = 0
+    private var doubleTotal = 0.0
+    private var count = 0
+    private var integerBest: Int64?
+    private var doubleBest: Double?
+    private var sawDouble = false
+    private var values: [Value] = []
+
+    init(_ aggregate: Aggregate, type: ColumnType) {
+        self.aggregate = aggregate
+        inPlace = type == .int || type == .double || type == .float
+    }
+
+    mutating func add(_ column: ScanLeaf.Column, _ rows: [Int32]) throws(StorageError) {
+        switch column {
+        case .block(let view) where inPlace && view.type == .int:
+            let ints = view.integers
+            for row in rows where !view.isNull(Int(row)) { addInteger(ints[Int(row)]) }
+        case .block(let view) where inPlace:
+            for row in rows where !view.isNull(Int(row)) { addDouble(view.floatingPoint(Int(row))) }
+        case .block(let view):
+            for row in rows { values.append(try view.value(Int(row))) }
+        case .values(let column):
+            for row in rows { add(column[Int(row)]) }
+        case .uniform(let value):
+            for _ in rows { add(value) }
+        }
+    }
+
+    private mutating func add(_ value: Value) {
+        guard inPlace else { return values.append(value) }
+        switch value {
+        case .int(let i): addInteger(i)
+        case .double(let d): addDouble(d)
+        case .float(let f): addDouble(Double(f))
+        default: break
+        }
+    }
+
+    private mutating func addInteger(_ i: Int64) {
+        count += 1
+        // Wrapping, as the per-object aggregate sums integers.
+        integerTotal &+= i
+        doubleTotal += Double(i)
+        if aggregate == .min { integerBest = Swift.min(integerBest ?? i, i) }
+        if aggregate == .max { integerBest = Swift.max(integerBest ?? i, i) }
+    }
+
+    private mutating func addDouble(_ d: Double) {
+        count += 1
+        sawDouble = true
+        doubleTotal += d
+        // NaN is skipped by min and max (see QueryEvaluator.aggregate).
+        guard !d.isNaN else { return }
+        if aggregate == .min { doubleBest = Swift.min(doubleBest ?? d, d) }
+        if aggregate == .max { doubleBest = Swift.max(doubleBest ?? d, d) }
+    }
+
+    var result: Value {
+        guard inPlace else { return QueryEvaluator.aggregate(aggregate, values) }
+        switch aggregate {
+        case .count: return .int(Int64(count))
+        case .sum: return sawDouble ? .double(doubleTotal) : .int(integerTotal)
+        case .avg: return count == 0 ? .null : .double(doubleTotal / Double(count))
+        case .min, .max:
+            if let integerBest { return .int(integerBest) }
+            if let doubleBest { return .double(doubleBest) }
+            return .null
+        }
+    }
+}
