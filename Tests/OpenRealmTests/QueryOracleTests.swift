@@ -1,4 +1,5 @@
 import Foundation
+import RealmStorage
 import Testing
 @testable import OpenRealm
 
@@ -296,6 +297,40 @@ import Testing
                 check(try realm.objects(Rambler.self).filter(c.format, arguments: c.arguments), plains.filter(c.holds), c.format)
             }
         }
+    }
+
+    @Test func floatingPointSumsAreTheSameHoweverTheValuesAreRead() throws {
+        // Values whose sum depends on the order of the additions: every path must add them
+        // the way LaneSum defines (whole blocks, selected rows, changed leaves, decoded values).
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration([Rambler.self, Hound.self]))
+        var random = SeededRandom(seed: 11)
+        func lanes(_ values: [Double]) -> Double {
+            var sum = LaneSum()
+            for v in values { sum.add(v) }
+            return sum.total
+        }
+        let scores = (0..<1_000).map { _ in Double.random(in: -1...1, using: &random) * pow(10, Double(Int.random(in: -3...16, using: &random))) }
+        #expect(lanes(scores) != scores.reduce(0, +), "the values should make the order of additions matter")
+        try realm.write {
+            for (i, score) in scores.enumerated() {
+                let w = Rambler()
+                w.id = i
+                w.score = score
+                w.age = i % 3
+                realm.add(w)
+            }
+        }
+        let all = realm.objects(Rambler.self)
+        #expect(all.sum(ofProperty: "score") as Double == lanes(scores))
+        #expect(all.filter("age != 1").sum(ofProperty: "score") as Double == lanes(scores.indices.filter { $0 % 3 != 1 }.map { scores[$0] }))
+        #expect(all.distinct(by: ["id"]).sum(ofProperty: "score") as Double == lanes(scores))
+        try realm.beginWrite()
+        all.filter("id == 500").first!.score = 2.5
+        var changed = scores
+        changed[500] = 2.5
+        #expect(all.sum(ofProperty: "score") as Double == lanes(changed))
+        realm.cancelWrite()
     }
 
     @Test func resultsInsideAWriteSeeItsUncommittedChanges() throws {

@@ -18,8 +18,12 @@ extension QueryEvaluator {
             return Self.aggregate(aggregate, values)
         }
         var sum = ColumnSum(aggregate, type: table.info.columns[column.index].type)
-        try forEachSelection(plan.filter, table, binding) { (leaf, rows) throws(StorageError) in
-            try sum.add(leaf.column(column), rows)
+        if plan.filter == nil {
+            try table.forEachBlock(of: column) { (block, count) throws(StorageError) in try sum.add(block, nil, count: count) }
+        } else {
+            try forEachSelection(plan.filter, table, binding) { (leaf, rows) throws(StorageError) in
+                try sum.add(leaf.column(column), rows, count: leaf.count)
+            }
         }
         return sum.result
     }
@@ -32,8 +36,8 @@ struct ColumnSum {
     /// values for `QueryEvaluator.aggregate`.
     private let inPlace: Bool
     private var integerTotal: Int64 = 0
-    private var doubleTotal = 0.0
-    private var count = 0
+    private var doubleTotal = LaneSum()
+    private var count: Int { doubleTotal.count }
     private var integerBest: Int64?
     private var doubleBest: Double?
     private var sawDouble = false
@@ -44,19 +48,33 @@ struct ColumnSum {
         inPlace = type == .int || type == .double || type == .float
     }
 
-    mutating func add(_ column: ScanLeaf.Column, _ rows: [Int32]) throws(StorageError) {
+    /// Adds the values of `rows` (all `count` when nil).
+    mutating func add(_ column: ScanLeaf.Column, _ rows: [Int32]?, count leafCount: Int) throws(StorageError) {
         switch column {
         case .block(let view) where inPlace && view.type == .int:
             let ints = view.integers
-            for row in rows where !view.isNull(Int(row)) { addInteger(ints[Int(row)]) }
+            if let rows {
+                for row in rows where !view.isNull(Int(row)) { addInteger(ints[Int(row)]) }
+            } else {
+                for row in 0..<view.count where !view.isNull(row) { addInteger(ints[row]) }
+            }
+        case .block(let view) where inPlace && (aggregate == .sum || aggregate == .avg):
+            // A sum or average: one tight pass over the block.
+            let before = doubleTotal.count
+            view.addFloatingPoints(rows, to: &doubleTotal)
+            sawDouble = sawDouble || doubleTotal.count > before
         case .block(let view) where inPlace:
-            for row in rows where !view.isNull(Int(row)) { addDouble(view.floatingPoint(Int(row))) }
+            if let rows {
+                for row in rows where !view.isNull(Int(row)) { addDouble(view.floatingPoint(Int(row))) }
+            } else {
+                for row in 0..<view.count where !view.isNull(row) { addDouble(view.floatingPoint(row)) }
+            }
         case .block(let view):
-            for row in rows { values.append(try view.value(Int(row))) }
+            for row in rows ?? Array(0..<Int32(view.count)) { values.append(try view.value(Int(row))) }
         case .values(let column):
-            for row in rows { add(column[Int(row)]) }
+            for row in rows ?? Array(0..<Int32(column.count)) { add(column[Int(row)]) }
         case .uniform(let value):
-            for _ in rows { add(value) }
+            for _ in 0..<(rows?.count ?? leafCount) { add(value) }
         }
     }
 
@@ -71,18 +89,16 @@ struct ColumnSum {
     }
 
     private mutating func addInteger(_ i: Int64) {
-        count += 1
         // Wrapping, as the per-object aggregate sums integers.
         integerTotal &+= i
-        doubleTotal += Double(i)
+        doubleTotal.add(Double(i))
         if aggregate == .min { integerBest = Swift.min(integerBest ?? i, i) }
         if aggregate == .max { integerBest = Swift.max(integerBest ?? i, i) }
     }
 
     private mutating func addDouble(_ d: Double) {
-        count += 1
         sawDouble = true
-        doubleTotal += d
+        doubleTotal.add(d)
         // NaN is skipped by min and max (see QueryEvaluator.aggregate).
         guard !d.isNaN else { return }
         if aggregate == .min { doubleBest = Swift.min(doubleBest ?? d, d) }
@@ -93,8 +109,8 @@ struct ColumnSum {
         guard inPlace else { return QueryEvaluator.aggregate(aggregate, values) }
         switch aggregate {
         case .count: return .int(Int64(count))
-        case .sum: return sawDouble ? .double(doubleTotal) : .int(integerTotal)
-        case .avg: return count == 0 ? .null : .double(doubleTotal / Double(count))
+        case .sum: return sawDouble ? .double(doubleTotal.total) : .int(integerTotal)
+        case .avg: return count == 0 ? .null : .double(doubleTotal.total / Double(count))
         case .min, .max:
             if let integerBest { return .int(integerBest) }
             if let doubleBest { return .double(doubleBest) }

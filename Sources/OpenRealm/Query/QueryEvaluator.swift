@@ -246,16 +246,17 @@ final class QueryEvaluator {
                 for case .int(let i) in numbers { total &+= i }
                 return .int(total)
             }
-            var total = 0.0
+            // In lanes, as every floating-point sum (see LaneSum).
+            var total = LaneSum()
             for n in numbers {
                 switch n {
-                case .int(let i): total += Double(i)
-                case .double(let d): total += d
-                case .float(let f): total += Double(f)
+                case .int(let i): total.add(Double(i))
+                case .double(let d): total.add(d)
+                case .float(let f): total.add(Double(f))
                 default: break
                 }
             }
-            return .double(aggregate == .sum ? total : total / Double(numbers.count))
+            return .double(aggregate == .sum ? total.total : total.total / Double(numbers.count))
         }
     }
 

@@ -99,19 +99,28 @@ extension QueryEvaluator {
         }
         var keys: [ObjectKey] = []
         try forEachSelection(plan.filter, table, binding) { (leaf, rows) throws(StorageError) in
-            for row in rows { keys.append(leaf.key(Int(row))) }
+            if let rows {
+                for row in rows { keys.append(leaf.key(Int(row))) }
+            } else {
+                for row in 0..<leaf.count { keys.append(leaf.key(row)) }
+            }
         }
         return keys
     }
 
-    /// Calls `body` with each leaf of `table` and its rows that pass `filter` (all when nil).
+    /// Calls `body` with each leaf of `table` and its rows that pass `filter`, ascending
+    /// (nil for all of them: no filter).
     func forEachSelection(_ filter: ScanNode?, _ table: TableView, _ binding: TableBinding,
-                          _ body: (ScanLeaf, [Int32]) throws(StorageError) -> Void) throws(StorageError) {
+                          _ body: (ScanLeaf, [Int32]?) throws(StorageError) -> Void) throws(StorageError) {
         var rows: [Int32] = []
         try table.forEachLeaf { (leaf) throws(StorageError) -> Bool in
+            guard let filter else {
+                try body(leaf, nil)
+                return true
+            }
             rows.removeAll(keepingCapacity: true)
             for i in 0..<Int32(leaf.count) { rows.append(i) }
-            if let filter { try select(filter, leaf, &rows, binding) }
+            try select(filter, leaf, &rows, binding)
             if !rows.isEmpty { try body(leaf, rows) }
             return true
         }

@@ -197,10 +197,11 @@ extension PackedInts {
 package struct ColumnView {
     package let type: ColumnType
     package let count: Int
-    let nulls: PackedInts
-    let ints: PackedInts
+    // @usableFromInline: the scans of the query engine inline the element reads.
+    @usableFromInline let nulls: PackedInts
+    @usableFromInline let ints: PackedInts
     let ints2: PackedInts?
-    let raw: UnsafeRawPointer
+    @usableFromInline let raw: UnsafeRawPointer
     let rawLength: Int
     /// Slot width of a string or binary block in the slots layout; 0 for the offsets layout.
     let slotWidth: Int
@@ -293,7 +294,7 @@ package struct ColumnView {
         self.byteSize = position - offset
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package func isNull(_ i: Int) -> Bool { nulls[i] != 0 }
 
     /// Value `i`; the caller guarantees `i < count`.

@@ -47,7 +47,8 @@ package struct PackedInts {
     }
 
     /// Element `i`; the caller guarantees `i < count`.
-    @inline(__always)
+    // Inlinable: query scans in the object layer read every element through it.
+    @inlinable @inline(__always)
     package subscript(i: Int) -> Int64 {
         let raw: UInt64
         switch width {

@@ -79,6 +79,30 @@ extension TableView {
         }
     }
 
+    /// Visits the blocks of one scalar column, leaf by leaf in key order, with each leaf's
+    /// object count: the whole-table aggregates read nothing else.
+    package func forEachBlock(of column: ColumnKey, _ body: (ScanLeaf.Column, Int) throws(StorageError) -> Void) throws(StorageError) {
+        let c = column.index
+        guard c >= 0, c < layouts.count, layouts[c].isValue else {
+            throw StorageError(.invalidArgument, "column \(column) is not a readable value column")
+        }
+        let layout = layouts[c]
+        try tree.forEachLeaf { (location) throws(StorageError) -> Bool in
+            switch location {
+            case .clean(let node):
+                let leaf = try ClusterLeafView(node)
+                if let view = try leaf.column(c, layout.type) {
+                    try body(.block(view), leaf.count)
+                } else {
+                    try body(.uniform(Value.defaultValue(for: layout.type, nullable: layout.nullable)), leaf.count)
+                }
+            case .dirty(let leaf):
+                try body(.values(leaf.columns[c]), leaf.count)
+            }
+            return true
+        }
+    }
+
     /// Whether `column` has a search index (or holds the object keys) that lookups can use.
     package func hasIndex(_ column: ColumnKey) -> Bool {
         isObjectKey(column) || (column.index < indexTrees.count && indexTrees[column.index] != nil)
@@ -86,19 +110,82 @@ extension TableView {
 }
 
 extension ColumnView {
+    // Inlinable, like the element reads they lead to: scans call them per object.
+
     /// The integers of an int, bool or link block (0 where null), read in place.
-    package var integers: PackedInts { ints }
+    @inlinable package var integers: PackedInts { ints }
 
     /// Whether any value of the block is null.
-    package var hasNulls: Bool { nulls.width != 0 }
+    @inlinable package var hasNulls: Bool { nulls.width != 0 }
 
     /// Double `i` of a double block, or float `i` of a float block widened; the caller checks
     /// the type and `i < count`.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func floatingPoint(_ i: Int) -> Double {
         if type == .float {
             return Double(Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i << 2, as: UInt32.self))))
         }
         return Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i << 3, as: UInt64.self)))
+    }
+}
+
+/// A sum of doubles kept in four lanes: the n-th value added goes to lane n % 4, and the total
+/// is (lane 0 + lane 1) + (lane 2 + lane 3). This is how queries define the sum of floating-
+/// point values. One running total would make each addition wait for the one before; four
+/// let a block be summed at the speed memory delivers it, and the result does not depend on
+/// how the values were split into leaves.
+package struct LaneSum {
+    package var lanes: (Double, Double, Double, Double) = (0, 0, 0, 0)
+    /// How many values were added.
+    package var count = 0
+
+    package init() {}
+
+    @inlinable
+    package mutating func add(_ x: Double) {
+        switch count & 3 {
+        case 0: lanes.0 += x
+        case 1: lanes.1 += x
+        case 2: lanes.2 += x
+        default: lanes.3 += x
+        }
+        count += 1
+    }
+
+    package var total: Double { (lanes.0 + lanes.1) + (lanes.2 + lanes.3) }
+}
+
+extension ColumnView {
+    /// Adds the non-null values of a double or float block at `rows` (every row when nil) to
+    /// `sum`, in order. In this module so that the loop is compiled with the element reads
+    /// inlined.
+    package func addFloatingPoints(_ rows: [Int32]?, to sum: inout LaneSum) {
+        if let rows {
+            for row in rows where !isNull(Int(row)) { sum.add(floatingPoint(Int(row))) }
+        } else if hasNulls || type != .double {
+            for i in 0..<count where !isNull(i) { sum.add(floatingPoint(i)) }
+        } else {
+            // Every value: the lanes in registers, four values a step once aligned to lane 0.
+            var i = 0
+            while i < count && sum.count & 3 != 0 {
+                sum.add(floatingPoint(i))
+                i += 1
+            }
+            let start = i
+            var (a, b, c, d) = sum.lanes
+            while i + 4 <= count {
+                a += floatingPoint(i)
+                b += floatingPoint(i + 1)
+                c += floatingPoint(i + 2)
+                d += floatingPoint(i + 3)
+                i += 4
+            }
+            sum.lanes = (a, b, c, d)
+            sum.count += i - start
+            while i < count {
+                sum.add(floatingPoint(i))
+                i += 1
+            }
+        }
     }
 }
