@@ -23,10 +23,12 @@ import Testing
             let value = Value.int(Int64(bucket))
             let viaIndex = Set(try view.indexLookup(ColumnKey(1), value).map(\.value))
             #expect(viaIndex == buckets[value] ?? [], "bucket \(bucket) \(when) — seed \(seed)")
+            #expect(try view.indexMatchCount(ColumnKey(1), value) == viaIndex.count, "count of bucket \(bucket) \(when) — seed \(seed)")
         }
         for name: Value in [.null, .string("n0"), .string("n3"), .string(String(repeating: "long-", count: 8) + "1")] {
             let viaIndex = Set(try view.indexLookup(ColumnKey(2), name).map(\.value))
             #expect(viaIndex == names[name] ?? [], "name \(name) \(when) — seed \(seed)")
+            #expect(try view.indexMatchCount(ColumnKey(2), name) == viaIndex.count, "count of name \(name) \(when) — seed \(seed)")
         }
         if let extra {
             // A column added with an index holds its default for every object.

@@ -33,7 +33,9 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { count }
-    public var count: Int { keys.count }
+    public var count: Int {
+        do { return try query.count(in: realm) } catch { misuse("Reading results failed: \(error)") }
+    }
     public var isEmpty: Bool { keys.isEmpty }
 
     public subscript(position: Int) -> Element {

@@ -87,6 +87,17 @@ final class ResultsQuery {
         predicates.isEmpty ? nil : predicates.count == 1 ? predicates[0] : .and(predicates)
     }
 
+    /// How many objects there are, at the realm's current state: from the keys when they are
+    /// known, else from the index when one answers the predicate alone.
+    func count(in realm: Realm) throws(StorageError) -> Int {
+        if realm.queryStamp == cachedStamp { return cachedKeys.count }
+        if readsWholeTable, predicate != nil {
+            let evaluator = QueryEvaluator(realm: realm)
+            if let binding = try evaluator.binding(schema), let count = try evaluator.indexOnlyCount(predicate, binding) { return count }
+        }
+        return try keys(in: realm).count
+    }
+
     /// The keys of the objects, at the realm's current state.
     func keys(in realm: Realm) throws(StorageError) -> [ObjectKey] {
         let stamp = realm.queryStamp

@@ -58,14 +58,15 @@ indirect enum ScanNode {
     }
 }
 
-/// A plan: the candidates an index gives (nil: every object), and what the objects must pass.
+/// A plan: the index lookups that give the candidates (nil: every object is one), and what
+/// the objects must pass.
 struct ScanPlan {
-    var candidates: [ObjectKey]?
+    var index: (column: ColumnKey, values: [Value])?
     var filter: ScanNode?
 
     /// The plan for `predicate` over `table`.
-    static func make(_ predicate: BoundPredicate?, _ binding: TableBinding, _ table: TableView) throws(StorageError) -> ScanPlan {
-        guard let predicate else { return ScanPlan(candidates: nil, filter: nil) }
+    static func make(_ predicate: BoundPredicate?, _ binding: TableBinding, _ table: TableView) -> ScanPlan {
+        guard let predicate else { return ScanPlan(index: nil, filter: nil) }
         let node = ScanNode.make(predicate, binding)
         var rest = node.conjuncts
         for (i, part) in rest.enumerated() {
@@ -74,22 +75,43 @@ struct ScanPlan {
             // The index finds values of the column's own type only (not 42.0 for 42).
             let type = table.info.columns[test.column.index].type
             guard type != .mixed, test.values.allSatisfy({ $0.isNull || QueryArguments.columnType(of: $0) == type }) else { continue }
-            var keys: [ObjectKey] = []
-            for value in test.values { keys += try table.indexLookup(test.column, value) }
-            if test.values.count > 1 { keys = Array(Set(keys)).sorted { $0.value < $1.value } }
             rest.remove(at: i)
-            return ScanPlan(candidates: keys, filter: rest.isEmpty ? nil : .and(rest))
+            var seen = Set<Value>()
+            return ScanPlan(index: (test.column, test.values.filter { seen.insert($0).inserted }), filter: rest.isEmpty ? nil : .and(rest))
         }
-        return ScanPlan(candidates: nil, filter: node)
+        return ScanPlan(index: nil, filter: node)
+    }
+
+    /// The objects the index lookups find, in key order.
+    func candidates(_ table: TableView) throws(StorageError) -> [ObjectKey]? {
+        guard let index else { return nil }
+        var keys: [ObjectKey] = []
+        for value in index.values { keys += try table.indexLookup(index.column, value) }
+        if index.values.count > 1 { keys.sort { $0.value < $1.value } }
+        return keys
+    }
+
+    /// How many objects match, when the index alone answers (no other condition).
+    func indexOnlyCount(_ table: TableView) throws(StorageError) -> Int? {
+        guard let index, filter == nil else { return nil }
+        var total = 0
+        for value in index.values { total += try table.indexMatchCount(index.column, value) }
+        return total
     }
 }
 
 extension QueryEvaluator {
+    /// How many objects of `binding`'s table match `predicate`, when an index answers alone.
+    func indexOnlyCount(_ predicate: BoundPredicate?, _ binding: TableBinding) throws(StorageError) -> Int? {
+        let table = try view(binding)
+        return try ScanPlan.make(predicate, binding, table).indexOnlyCount(table)
+    }
+
     /// The keys of the objects of `binding`'s table that match `predicate`, in key order.
     func scan(_ predicate: BoundPredicate?, _ binding: TableBinding) throws(StorageError) -> [ObjectKey] {
         let table = try view(binding)
-        let plan = try ScanPlan.make(predicate, binding, table)
-        if let candidates = plan.candidates {
+        let plan = ScanPlan.make(predicate, binding, table)
+        if let candidates = try plan.candidates(table) {
             guard let filter = plan.filter else { return candidates }
             var keys: [ObjectKey] = []
             for key in candidates {

@@ -103,6 +103,50 @@ extension TableView {
         }
     }
 
+    /// How many objects' `column` equals `value`, counted in the column's index without
+    /// collecting their keys: leaves that match to their end are counted whole.
+    package func indexMatchCount(_ column: ColumnKey, _ value: Value) throws(StorageError) -> Int {
+        if isObjectKey(column) { return try objectKeyLookup(value) == nil ? 0 : 1 }
+        let tree = try indexTree(column)
+        let (prefix, truncated) = IndexKey.prefix(value)
+        // A prefix cut short leaves the values to be compared one by one.
+        if truncated { return try indexLookup(column, value).count }
+        let start = IndexEntry(prefix: prefix, key: Int64.min)
+        var total = 0
+        var first = true
+        try tree.forEachLeaf(from: start) { (location) throws(StorageError) -> Bool in
+            switch location {
+            case .clean(let node):
+                let block = try IndexLeafView(node).entries
+                let i = first ? try block.lowerBound(start) : 0
+                first = false
+                // The matches may begin in the next leaf.
+                guard i < block.count else { return true }
+                if try block.prefix(block.count - 1).compare(prefix) == 0 {
+                    total += block.count - i
+                    return true
+                }
+                // The last entry is past the matches: find where they end.
+                var low = i, high = block.count - 1
+                while low < high {
+                    let mid = (low + high) >> 1
+                    if try block.prefix(mid).compare(prefix) == 0 { low = mid + 1 } else { high = mid }
+                }
+                total += low - i
+                return false
+            case .dirty(let leaf):
+                var i = first ? leaf.position(of: start).index : 0
+                first = false
+                while i < leaf.entries.count, prefix.withUnsafeBytes({ leaf.entries[i].comparePrefix($0) }) == 0 {
+                    total += 1
+                    i += 1
+                }
+                return i == leaf.entries.count
+            }
+        }
+        return total
+    }
+
     /// Whether `column` has a search index (or holds the object keys) that lookups can use.
     package func hasIndex(_ column: ColumnKey) -> Bool {
         isObjectKey(column) || (column.index < indexTrees.count && indexTrees[column.index] != nil)
