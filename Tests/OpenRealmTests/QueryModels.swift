@@ -15,6 +15,7 @@ final class Rambler: Object {
     @Persisted var tags: List<String>
     @Persisted var pets: List<Hound>
     @Persisted var favorite: Hound?
+    @Persisted var pack: MutableSet<Hound>
 }
 
 final class Hound: Object {

@@ -112,6 +112,12 @@ import Testing
         let rex = realm.objects(Hound.self).filter("name == 'Rex'").first!
         #expect(rex.walkers.filter("id == 1").count == 1)
         #expect(rex.walkers.filter("id == 2").isEmpty)
+        try realm.write { ann.pack.insert(objectsIn: ann.pets) }
+        #expect(ann.pack.filter("age == 2").map(\.name).sorted() == ["Ace", "Bo"])
+        #expect(ann.pack.where { $0.name.starts(with: "Z") }.map(\.name) == ["Zed"])
+        let oldest: Int? = ann.pack.max(ofProperty: "age")
+        #expect(oldest == 9)
+        #expect(realm.objects(Rambler.self).where { $0.pack.age > 8 }.count == 1)
         let error = #expect(throws: Realm.Error.self) { try ann.pets.filter("age >", arguments: []) }
         #expect(error?.code == .invalidQuery)
     }
@@ -231,11 +237,28 @@ import Testing
         }
     }
 
+    @Test func queryingAnUnmanagedListTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Rambler().pets.filter("age > 1")
+        }
+        MisuseTests.expectRule(result, "Only a managed collection can be queried")
+    }
+
     @Test func aBadPredicateInTheNonThrowingFilterTrapsWithTheReason() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let folder = TestFolder()
-            let realm = try! Realm(configuration: folder.configuration([Dog.self]))
+            let realm = try Realm(configuration: folder.configuration([Dog.self]))
             _ = realm.objects(Dog.self).filter("agee > 3")
         }
+        MisuseTests.expectRule(result, "class Dog has no property 'agee'")
+    }
+
+    @Test func sortingByAnUnknownPropertyTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TestFolder()
+            let realm = try Realm(configuration: folder.configuration([Dog.self]))
+            _ = realm.objects(Dog.self).sorted(byKeyPath: "height")
+        }
+        MisuseTests.expectRule(result, "Cannot sort by 'height'")
     }
 }

@@ -20,7 +20,8 @@ enum QueryArguments {
     /// Argument `index` (or a constant written in the predicate, when `index` is nil) as a
     /// value compared with values of `type`.
     static func value(_ argument: Any?, as type: ColumnType, argument index: Int?, position: Int) throws(QueryError) -> Value {
-        guard let argument = ValueConversion.unwrapped(argument) else { return .null }
+        // NSNull is how NSPredicate users spell nil in an argument list.
+        guard let argument = ValueConversion.unwrapped(argument), !(argument is NSNull) else { return .null }
         let what = index.map { "argument \($0) (\(describe(argument)))" } ?? "\(describe(argument))"
         let value: Value
         if let object = argument as? Object {
