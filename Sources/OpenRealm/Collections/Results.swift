@@ -36,12 +36,12 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     public var count: Int {
         do { return try query.count(in: realm) } catch { misuse("Reading results failed: \(error)") }
     }
-    public var isEmpty: Bool { keys.isEmpty }
+    public var isEmpty: Bool { count == 0 }
 
     public subscript(position: Int) -> Element {
-        let keys = self.keys
-        ensure(position >= 0 && position < keys.count, "Index \(position) is out of bounds (must be less than \(keys.count))")
-        return object(keys[position])
+        let count = self.count
+        ensure(position >= 0 && position < count, "Index \(position) is out of bounds (must be less than \(count))")
+        do { return object(try query.key(at: position, in: realm)) } catch { misuse("Reading results failed: \(error)") }
     }
 
     private func object(_ key: ObjectKey) -> Element {
@@ -49,7 +49,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         return realm.materialize(Element.self, binding, key)
     }
 
-    public var first: Element? { keys.first.map(object) }
+    public var first: Element? { isEmpty ? nil : self[0] }
     public var last: Element? { keys.last.map(object) }
 
     /// The objects that match now; later changes do not affect an enumeration under way.

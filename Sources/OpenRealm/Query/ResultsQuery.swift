@@ -54,6 +54,8 @@ final class ResultsQuery {
     let steps: [Step]
 
     private var cachedKeys: [ObjectKey] = []
+    /// Instead of `cachedKeys`, while a last sort is done only as far as it was read.
+    private var cachedLazy: LazySort?
     private var cachedStamp: Realm.QueryStamp?
 
     init(schema: ObjectSchema, source: Source, predicates: [BoundPredicate] = [], steps: [Step] = []) {
@@ -90,33 +92,56 @@ final class ResultsQuery {
     /// How many objects there are, at the realm's current state: from the keys when they are
     /// known, else from the index when one answers the predicate alone.
     func count(in realm: Realm) throws(StorageError) -> Int {
-        if realm.queryStamp == cachedStamp { return cachedKeys.count }
+        if realm.queryStamp == cachedStamp { return cachedLazy?.count ?? cachedKeys.count }
         if readsWholeTable, predicate != nil {
             let evaluator = QueryEvaluator(realm: realm)
             if let binding = try evaluator.binding(schema), let count = try evaluator.indexOnlyCount(predicate, binding) { return count }
         }
-        return try keys(in: realm).count
+        try run(in: realm)
+        return cachedLazy?.count ?? cachedKeys.count
+    }
+
+    /// The key of the object at `index` (which the caller checked against `count`): a sort
+    /// by one property sorts only as far as it is read (LazySort.swift).
+    func key(at index: Int, in realm: Realm) throws(StorageError) -> ObjectKey {
+        if realm.queryStamp != cachedStamp { try run(in: realm) }
+        return cachedLazy?.key(at: index) ?? cachedKeys[index]
     }
 
     /// The keys of the objects, at the realm's current state.
     func keys(in realm: Realm) throws(StorageError) -> [ObjectKey] {
+        if realm.queryStamp != cachedStamp { try run(in: realm) }
+        if let lazy = cachedLazy {
+            cachedKeys = lazy.all
+            cachedLazy = nil
+        }
+        return cachedKeys
+    }
+
+    /// Runs the query at the realm's current state; a last sort by one property of the
+    /// objects is left to sort lazily.
+    private func run(in realm: Realm) throws(StorageError) {
         let stamp = realm.queryStamp
-        if stamp == cachedStamp { return cachedKeys }
         let evaluator = QueryEvaluator(realm: realm)
         var keys: [ObjectKey]
         switch source {
         case .table: keys = try evaluator.matchingKeys(predicate, of: schema)
         case .keys(let read): keys = try evaluator.filter(read(evaluator), of: schema, by: predicate)
         }
-        for step in steps {
+        var lazy: LazySort?
+        for (i, step) in steps.enumerated() {
             switch step {
-            case .sort(let order): keys = try sorted(keys, by: order, evaluator)
+            case .sort(let order):
+                if i == steps.count - 1, order.count == 1, order[0].path.steps.count == 1, let binding = try evaluator.binding(schema) {
+                    lazy = try LazySort.make(keys, evaluator.view(binding), binding.columns[order[0].path.last.index], ascending: order[0].ascending)
+                }
+                if lazy == nil { keys = try sorted(keys, by: order, evaluator) }
             case .distinct(let paths): keys = try distinct(keys, by: paths, evaluator)
             }
         }
-        cachedKeys = keys
+        cachedKeys = lazy == nil ? keys : []
+        cachedLazy = lazy
         cachedStamp = stamp
-        return keys
     }
 
     private func sortValues(_ keys: [ObjectKey], _ paths: [BoundPath], _ evaluator: QueryEvaluator) throws(StorageError) -> [[Value]] {

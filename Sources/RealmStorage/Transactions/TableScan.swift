@@ -233,3 +233,37 @@ extension ColumnView {
         }
     }
 }
+
+extension ColumnView {
+    /// A key that sorts value `row` of an int, bool, float, double, string or timestamp block:
+    /// a rank (0 nil, 1 NaN, 2 a value) and a prefix that orders values as an unsigned integer
+    /// (exactly for numbers and booleans; strings by their first eight bytes, dates by their
+    /// seconds). -0 and +0 get one key (they are equal).
+    package func sortKey(_ row: Int) throws(StorageError) -> (rank: UInt64, prefix: UInt64) {
+        if isNull(row) { return (0, 0) }
+        switch type {
+        case .int, .timestamp: return (2, UInt64(bitPattern: ints[row]) ^ (1 << 63))
+        case .bool: return (2, ints[row] != 0 ? 1 : 0)
+        case .float, .double: return Self.sortKey(floatingPoint(row))
+        case .string: return (2, Self.sortKey(try bytes(row)))
+        default: throw StorageError(.invalidArgument, "values of type \(type) have no sort key")
+        }
+    }
+
+    package static func sortKey(_ d: Double) -> (rank: UInt64, prefix: UInt64) {
+        if d.isNaN { return (1, 0) }
+        let bits = (d == 0 ? 0.0 : d).bitPattern
+        return (2, bits >> 63 == 1 ? ~bits : bits | (1 << 63))
+    }
+
+    /// The first eight bytes, big-endian, zero-padded.
+    package static func sortKey<C: Collection>(_ bytes: C) -> UInt64 where C.Element == UInt8 {
+        var key: UInt64 = 0
+        var shift: UInt64 = 56
+        for byte in bytes.prefix(8) {
+            key |= UInt64(byte) << shift
+            shift &-= 8
+        }
+        return key
+    }
+}
