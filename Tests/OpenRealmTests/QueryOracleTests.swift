@@ -59,7 +59,8 @@ import Testing
 
         mutating func comparison() -> Case {
             switch int(0...15) {
-            case 0, 1: return integer("age", \.age, range: -1...21)
+            case 0: return integer("age", \.age, range: -1...21)
+            case 1: return integer("id", \.id, range: -1...121)
             case 2: return number()
             case 3, 4: return text()
             case 5: return nickname()

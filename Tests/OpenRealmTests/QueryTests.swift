@@ -262,3 +262,37 @@ import Testing
         MisuseTests.expectRule(result, "Cannot sort by 'height'")
     }
 }
+
+/// Which conditions the planner answers through an index, and which it scans.
+@Suite struct QueryPlanTests {
+    @Test func indexedEqualityInAndSelectiveRangesUseTheIndex() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration([Rambler.self, Hound.self]))
+        try realm.write {
+            for id in 0..<400 {
+                let w = Rambler()
+                w.id = id
+                w.age = id % 50
+                w.name = "n\(id % 7)"
+                realm.add(w)
+            }
+        }
+        let schema = try ObjectSchema.of(Rambler.self)
+        let binding = try #require(try realm.binding(for: Rambler.self))
+        let table = try realm.tableView(binding.table)
+        func plan(_ format: String, _ arguments: [Any] = []) throws -> ScanPlan {
+            try ScanPlan.make(try Results<Rambler>.bind(format, arguments, schema), binding, table)
+        }
+        #expect(try plan("age == 3").index != nil)
+        #expect(try plan("age IN {3, 4}").index != nil)
+        #expect(try plan("id == 7 AND name == 'n0'").index?.values == [.int(7)])
+        #expect(try plan("age BETWEEN {3, 4}").rangeCandidates?.count == 16)
+        #expect(try plan("id < 20").rangeCandidates?.count == 20)
+        // A wide range, a non-indexed column, a folded or a cross-type comparison: scanned.
+        #expect(try plan("age > 3").rangeCandidates == nil)
+        #expect(try plan("name == 'n1'").index == nil)
+        #expect(try plan("age == 3.0").index == nil)
+        #expect(try plan("age == 3 OR name == 'n1'").index == nil)
+        #expect(realm.objects(Rambler.self).filter("id < 20 AND age == 3").map(\.id) == [3])
+    }
+}

@@ -9,8 +9,8 @@ extension QueryEvaluator {
     /// `aggregate` of `column` over the objects of `binding`'s table matching `predicate`.
     func aggregate(_ aggregate: Aggregate, of column: ColumnKey, _ predicate: BoundPredicate?, _ binding: TableBinding) throws(StorageError) -> Value {
         let table = try view(binding)
-        let plan = ScanPlan.make(predicate, binding, table)
-        if plan.index != nil {
+        let plan = try ScanPlan.make(predicate, binding, table)
+        if plan.index != nil || plan.rangeCandidates != nil {
             var values: [Value] = []
             for key in try scan(predicate, binding) {
                 if let row = try table.row(key) { values.append(try row.value(column)) }

@@ -62,10 +62,13 @@ indirect enum ScanNode {
 /// the objects must pass.
 struct ScanPlan {
     var index: (column: ColumnKey, values: [Value])?
+    /// Candidates found through an index range (sorted by key), when no lookup applies.
+    var rangeCandidates: [ObjectKey]?
     var filter: ScanNode?
 
     /// The plan for `predicate` over `table`.
-    static func make(_ predicate: BoundPredicate?, _ binding: TableBinding, _ table: TableView) -> ScanPlan {
+    /// Without `ranges`, range conditions are left to the scan (a plan made only to count).
+    static func make(_ predicate: BoundPredicate?, _ binding: TableBinding, _ table: TableView, ranges: Bool = true) throws(StorageError) -> ScanPlan {
         guard let predicate else { return ScanPlan(index: nil, filter: nil) }
         let node = ScanNode.make(predicate, binding)
         var rest = node.conjuncts
@@ -79,11 +82,39 @@ struct ScanPlan {
             var seen = Set<Value>()
             return ScanPlan(index: (test.column, test.values.filter { seen.insert($0).inserted }), filter: rest.isEmpty ? nil : .and(rest))
         }
+        for (i, part) in rest.enumerated() where ranges {
+            guard case .column(let test) = part else { continue }
+            guard let keys = try rangeCandidates(test, table) else { continue }
+            rest.remove(at: i)
+            return ScanPlan(index: nil, rangeCandidates: keys, filter: rest.isEmpty ? nil : .and(rest))
+        }
         return ScanPlan(index: nil, filter: node)
+    }
+
+    /// The objects a range condition selects through an index on an integer or date column,
+    /// in key order; nil when the condition is not one, or selects more than an eighth of
+    /// the table (a scan of the column is then cheaper than reading the index).
+    private static func rangeCandidates(_ test: ColumnTest, _ table: TableView) throws(StorageError) -> [ObjectKey]? {
+        let type = table.info.columns[test.column.index].type
+        guard test.options.isEmpty, table.hasIndex(test.column), type == .int || type == .timestamp,
+              test.values.allSatisfy({ QueryArguments.columnType(of: $0) == type }) else { return nil }
+        let lower: TableView.Bound?, upper: TableView.Bound?
+        switch test.op {
+        case .less: (lower, upper) = (nil, .init(test.values[0], inclusive: false))
+        case .lessOrEqual: (lower, upper) = (nil, .init(test.values[0], inclusive: true))
+        case .greater: (lower, upper) = (.init(test.values[0], inclusive: false), nil)
+        case .greaterOrEqual: (lower, upper) = (.init(test.values[0], inclusive: true), nil)
+        case .between: (lower, upper) = (.init(test.values[0], inclusive: true), .init(test.values[1], inclusive: true))
+        default: return nil
+        }
+        guard var keys = try table.indexRange(test.column, from: lower, to: upper, limit: try table.count() / 8) else { return nil }
+        keys.sort { $0.value < $1.value }
+        return keys
     }
 
     /// The objects the index lookups find, in key order.
     func candidates(_ table: TableView) throws(StorageError) -> [ObjectKey]? {
+        if let rangeCandidates { return rangeCandidates }
         guard let index else { return nil }
         var keys: [ObjectKey] = []
         for value in index.values { keys += try table.indexLookup(index.column, value) }
@@ -104,13 +135,13 @@ extension QueryEvaluator {
     /// How many objects of `binding`'s table match `predicate`, when an index answers alone.
     func indexOnlyCount(_ predicate: BoundPredicate?, _ binding: TableBinding) throws(StorageError) -> Int? {
         let table = try view(binding)
-        return try ScanPlan.make(predicate, binding, table).indexOnlyCount(table)
+        return try ScanPlan.make(predicate, binding, table, ranges: false).indexOnlyCount(table)
     }
 
     /// The keys of the objects of `binding`'s table that match `predicate`, in key order.
     func scan(_ predicate: BoundPredicate?, _ binding: TableBinding) throws(StorageError) -> [ObjectKey] {
         let table = try view(binding)
-        let plan = ScanPlan.make(predicate, binding, table)
+        let plan = try ScanPlan.make(predicate, binding, table)
         if let candidates = try plan.candidates(table) {
             guard let filter = plan.filter else { return candidates }
             var keys: [ObjectKey] = []

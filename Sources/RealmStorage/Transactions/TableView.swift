@@ -189,20 +189,60 @@ package struct TableView {
         package init(_ value: Value, inclusive: Bool) { self.value = value; self.inclusive = inclusive }
     }
 
+    /// The objects whose `column` lies between the bounds, in value order (then key order);
+    /// nil when there are more than `limit` (the scan stops there).
+    package func indexRange(_ column: ColumnKey, from lower: Bound?, to upper: Bound?, limit: Int) throws(StorageError) -> [ObjectKey]? {
+        var result: [ObjectKey] = []
+        var overflow = false
+        try indexRange(column, from: lower, to: upper) { key in
+            result.append(key)
+            overflow = result.count > limit
+            return !overflow
+        }
+        return overflow ? nil : result
+    }
+
     /// The objects whose `column` lies between the bounds, in value order (then key order).
     package func indexRange(_ column: ColumnKey, from lower: Bound?, to upper: Bound?) throws(StorageError) -> [ObjectKey] {
+        var result: [ObjectKey] = []
+        try indexRange(column, from: lower, to: upper) { key in
+            result.append(key)
+            return true
+        }
+        return result
+    }
+
+    /// Visits the objects whose `column` lies between the bounds, in value order (then key
+    /// order), until `body` returns false.
+    func indexRange(_ column: ColumnKey, from lower: Bound?, to upper: Bound?, _ body: (ObjectKey) -> Bool) throws(StorageError) {
         if isObjectKey(column) {
-            return try keys().filter { key in
-                let v = Value.int(key.value)
-                if let lower, Value.compare(v, lower.value) < (lower.inclusive ? 0 : 1) { return false }
-                if let upper, Value.compare(v, upper.value) > (upper.inclusive ? 0 : -1) { return false }
+            // The object keys are the values: walk the cluster tree from the lower bound.
+            guard lower.map({ if case .int = $0.value { true } else { false } }) ?? true,
+                  upper.map({ if case .int = $0.value { true } else { false } }) ?? true else { return }
+            var start = Int64.min
+            if let lower, case .int(let v) = lower.value {
+                if lower.inclusive { start = v } else if v == Int64.max { return } else { start = v + 1 }
+            }
+            try tree.forEachLeaf(from: start) { (location) throws(StorageError) -> Bool in
+                let keys: [Int64]
+                switch location {
+                case .clean(let node):
+                    let leaf = try ClusterLeafView(node)
+                    keys = (0..<leaf.count).map { leaf.keys[$0] }
+                case .dirty(let leaf):
+                    keys = leaf.keys
+                }
+                for key in keys where key >= start {
+                    if let upper, case .int(let v) = upper.value, upper.inclusive ? key > v : key >= v { return false }
+                    if !body(ObjectKey(key)) { return false }
+                }
                 return true
             }
+            return
         }
         let tree = try indexTree(column)
         let low = lower.map { IndexKey.prefix($0.value) }
         let high = upper.map { IndexKey.prefix($0.value) }
-        var result = [ObjectKey]()
         let start = IndexEntry(prefix: low?.bytes ?? [], key: Int64.min)
         try Self.scan(tree, from: start) { (entry, key) throws(StorageError) -> Bool in
             var uncertain = false
@@ -230,10 +270,8 @@ package struct TableView {
                     if c > 0 || (c == 0 && !upper.inclusive) { return true }
                 }
             }
-            result.append(ObjectKey(key))
-            return true
+            return body(ObjectKey(key))
         }
-        return result
     }
 
     /// Whether any object's `column` equals `value` (for unique columns; reads no values
