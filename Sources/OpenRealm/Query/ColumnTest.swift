@@ -46,45 +46,22 @@ struct ColumnTest {
     // MARK: In place
 
     /// Runs the test without decoding values when the types allow; false when they do not
-    /// (nothing is touched then).
+    /// (nothing is touched then). A null passes only `!=` (it differs from every number).
     private func selectFast(_ view: ColumnView, _ rows: inout [Int32]) throws(StorageError) -> Bool {
         switch view.type {
         case .int:
             guard let test = integerTest() else { return false }
-            let ints = view.integers
-            if view.hasNulls {
-                // A null passes only `!=` (null differs from every number).
-                let nullPasses = op == .notEqual
-                rows.removeAll { view.isNull(Int($0)) ? !nullPasses : !test(ints[Int($0)]) }
-            } else {
-                rows.removeAll { !test(ints[Int($0)]) }
-            }
+            view.select(&rows, integers: test, nullPasses: op == .notEqual)
             return true
         case .double, .float:
             guard let test = doubleTest() else { return false }
-            if view.hasNulls {
-                let nullPasses = op == .notEqual
-                rows.removeAll { view.isNull(Int($0)) ? !nullPasses : !test(view.floatingPoint(Int($0))) }
-            } else {
-                rows.removeAll { !test(view.floatingPoint(Int($0))) }
-            }
+            view.select(&rows, doubles: test, nullPasses: op == .notEqual)
             return true
         case .string:
             guard let test = stringTest() else { return false }
-            var failure: StorageError?
-            rows.removeAll { row in
-                let i = Int(row)
-                if view.isNull(i) { return !holds(.null) }
-                do throws(StorageError) {
-                    let bytes = try view.bytes(i)
-                    if let passes = test(bytes) { return !passes }
-                    return !holds(try view.value(i))
-                } catch {
-                    failure = error
-                    return true
-                }
+            try view.select(&rows, strings: test, foldCase: options.contains(.caseInsensitive), onlyASCII: !options.isEmpty) {
+                (i) throws(StorageError) in holds(try view.value(i))
             }
-            if let failure { throw failure }
             return true
         default:
             return false
@@ -92,7 +69,7 @@ struct ColumnTest {
     }
 
     /// The test on an integer, when every constant is an integer.
-    private func integerTest() -> ((Int64) -> Bool)? {
+    private func integerTest() -> ValueTest<Int64>? {
         var constants: [Int64] = []
         for v in values {
             guard case .int(let i) = v else { return nil }
@@ -102,7 +79,7 @@ struct ColumnTest {
     }
 
     /// The test on a double, when every constant is a number a double holds exactly.
-    private func doubleTest() -> ((Double) -> Bool)? {
+    private func doubleTest() -> ValueTest<Double>? {
         var constants: [Double] = []
         for v in values {
             switch v {
@@ -119,68 +96,35 @@ struct ColumnTest {
         return Self.test(op, constants)
     }
 
-    private static func test<T: Comparable & Hashable>(_ op: ComparisonOperator, _ constants: [T]) -> ((T) -> Bool)? {
+    private static func test<T: Comparable & Hashable>(_ op: ComparisonOperator, _ constants: [T]) -> ValueTest<T>? {
         let c = constants[0]
         switch op {
-        case .equal: return { $0 == c }
-        case .notEqual: return { $0 != c }
-        case .less: return { $0 < c }
-        case .lessOrEqual: return { $0 <= c }
-        case .greater: return { $0 > c }
-        case .greaterOrEqual: return { $0 >= c }
-        case .between:
-            let high = constants[1]
-            return { $0 >= c && $0 <= high }
-        case .in:
-            let set = Set(constants)
-            return { set.contains($0) }
+        case .equal: return .equal(c)
+        case .notEqual: return .notEqual(c)
+        case .less: return .less(c)
+        case .lessOrEqual: return .lessOrEqual(c)
+        case .greater: return .greater(c)
+        case .greaterOrEqual: return .greaterOrEqual(c)
+        case .between: return .between(c, constants[1])
+        case .in: return .oneOf(Set(constants))
         default: return nil
         }
     }
 
-    /// The test on a string's bytes, when the constant is ASCII: nil from the test means the
-    /// value is not ASCII and folding needs the general path.
-    private func stringTest() -> ((UnsafeRawBufferPointer) -> Bool?)? {
+    /// The test on a string's bytes, when the constant is ASCII (values that are not are
+    /// folded the general way).
+    private func stringTest() -> BytesTest? {
         guard values.count == 1, case .string(let constant) = values[0] else { return nil }
-        let pattern = Array(constant.utf8)
-        guard pattern.allSatisfy({ $0 < 0x80 }) else { return nil }
-        let fold = options.contains(.caseInsensitive)
-        let folded = fold ? pattern.map(Self.lower) : pattern
-        let plain = options.isEmpty
-        let match: (UnsafeRawBufferPointer) -> Bool
+        let bytes = Array(constant.utf8)
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+        let pattern = options.contains(.caseInsensitive) ? bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 } : bytes
         switch op {
-        case .equal, .notEqual:
-            let equal = op == .equal
-            match = { bytes in (bytes.count == folded.count && Self.equal(bytes, 0, folded, fold)) == equal }
-        case .beginsWith:
-            match = { bytes in bytes.count >= folded.count && Self.equal(bytes, 0, folded, fold) }
-        case .endsWith:
-            match = { bytes in bytes.count >= folded.count && Self.equal(bytes, bytes.count - folded.count, folded, fold) }
-        case .contains:
-            match = { bytes in
-                guard bytes.count >= folded.count else { return false }
-                for start in 0...(bytes.count - folded.count) where Self.equal(bytes, start, folded, fold) { return true }
-                return false
-            }
-        default:
-            return nil
+        case .equal: return .equal(pattern)
+        case .notEqual: return .notEqual(pattern)
+        case .beginsWith: return .beginsWith(pattern)
+        case .endsWith: return .endsWith(pattern)
+        case .contains: return .contains(pattern)
+        default: return nil
         }
-        if plain { return { match($0) } }
-        // Folding non-ASCII text can produce ASCII ("K", the Kelvin sign, is "k" without case).
-        return { bytes in bytes.allSatisfy({ $0 < 0x80 }) ? match(bytes) : nil }
-    }
-
-    @inline(__always)
-    private static func lower(_ b: UInt8) -> UInt8 { b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
-
-    @inline(__always)
-    private static func equal(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ pattern: [UInt8], _ fold: Bool) -> Bool {
-        var i = 0
-        while i < pattern.count {
-            let b = bytes[start + i]
-            if (fold ? lower(b) : b) != pattern[i] { return false }
-            i += 1
-        }
-        return true
     }
 }
