@@ -79,6 +79,19 @@ enum ObjectDemo {
             }
             print("a mixed value links dog \(owner.dogs[0].name) back to \(owner.dogs[0].extra.object(DemoOwner.self)?.name ?? "-"); "
                   + "owner 4200 now has \(owner.dogs.count) dog")
+
+            // Queries: predicate strings, type-safe queries, sorting and aggregates.
+            let puppies = realm.objects(DemoDog.self).filter("age < %@ AND name BEGINSWITH[c] %@", 2, "DOG-1")
+            let bigFamilies = realm.objects(DemoOwner.self).where { $0.dogs.count == 2 && $0.tags.contains("even") }
+            let oldestFirst = realm.objects(DemoDog.self).sorted(by: [SortDescriptor(keyPath: "age", ascending: false), "name"])
+            let averageAge: Double = realm.objects(DemoDog.self).average(ofProperty: "age") ?? 0
+            print("\(puppies.count) puppies named dog-1…, \(bigFamilies.count) even owners with two dogs, oldest dog \(oldestFirst[0].name), "
+                  + "average age \(String(format: "%.2f", averageAge)): \(clock.lap())")
+            do throws(Realm.Error) {
+                _ = try realm.objects(DemoDog.self).filter("age >> 3", arguments: [])
+            } catch {
+                print("a malformed predicate from user input: \(error.code): \(error.message)")
+            }
         }
 
         var configuration = Realm.Configuration(fileURL: url, objectTypes: [DemoOwner.self, DemoDogV2.self])

@@ -1,28 +1,9 @@
-// The object benchmarks' model, as a server developer declares it for each database: an
-// OpenRealm class and a GRDB Codable record.
+// The object benchmarks' GRDB record, as a server developer declares it. The OpenRealm model
+// class is declared in each benchmark's own module, as an application declares its models:
+// declared here, every property access would be a call into another module.
 
 import Foundation
 import GRDB
-import OpenRealm
-
-public final class Person: Object {
-    @Persisted(primaryKey: true) public var id = 0
-    @Persisted public var name = ""
-    @Persisted(indexed: true) public var age = 0
-    @Persisted public var score = 0.0
-    @Persisted public var email: String?
-
-    public required init() {}
-
-    public convenience init(_ row: BenchmarkRow) {
-        self.init()
-        id = Int(row.id)
-        name = row.name
-        age = Int(row.age)
-        score = row.score
-        email = row.note
-    }
-}
 
 public struct PersonRecord: Codable, FetchableRecord, PersistableRecord, Sendable {
     public static let databaseTableName = "person"

@@ -13,6 +13,14 @@ import Foundation
 import GRDB
 import OpenRealm
 
+final class Person: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted(indexed: true) var age = 0
+    @Persisted var score = 0.0
+    @Persisted var email: String?
+}
+
 var rows = 1_000_000
 var repeats = 1
 var keepFiles = false

@@ -17,6 +17,14 @@ import Foundation
 import GRDB
 import OpenRealm
 
+final class Person: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted(indexed: true) var age = 0
+    @Persisted var score = 0.0
+    @Persisted var email: String?
+}
+
 var rows = 1_000_000
 var openRealmOnly = false
 var only: String?
@@ -40,7 +48,15 @@ defer { try? FileManager.default.removeItem(at: folder) }
 let realm = try Realm(configuration: Realm.Configuration(fileURL: folder.appendingPathComponent("bench.realm"), objectTypes: [Person.self]))
 for start in stride(from: 0, to: rows, by: 10_000) {
     try realm.write {
-        for row in data[start..<min(start + 10_000, rows)] { realm.add(Person(row)) }
+        for row in data[start..<min(start + 10_000, rows)] {
+            let person = Person()
+            person.id = Int(row.id)
+            person.name = row.name
+            person.age = Int(row.age)
+            person.score = row.score
+            person.email = row.note
+            realm.add(person)
+        }
     }
 }
 
