@@ -35,19 +35,22 @@ final class CommitWriter: NodeSink {
         return Ref(offset)
     }
 
-    struct Extent {
-        var offset: UInt64
-        var bytes: [UInt8]
-    }
-
     struct Prepared {
         var slot: RootSlot
-        var extents: [Extent]
-        var record: Extent
+        /// Every queued node and the free list, gathered by file offset; `extents` are the
+        /// contiguous runs of the file they fill, as ranges of `data`.
+        var data: [UInt8]
+        var extents: [(offset: UInt64, range: Range<Int>)]
+        var record: (offset: UInt64, bytes: [UInt8])
 
         /// Writes everything, then the slot and selector, then syncs (when `sync`).
         func write(to file: StorageFile, slotIndex: Int, sync: Bool = true) throws(StorageError) {
-            for extent in extents { try file.write(extent.bytes, at: extent.offset) }
+            let written = data.withUnsafeBytes { all in
+                Result { () throws(StorageError) in
+                    for extent in extents { try file.write(UnsafeRawBufferPointer(rebasing: all[extent.range]), at: extent.offset) }
+                }
+            }
+            try written.get()
             try file.write(record.bytes, at: record.offset)
             try file.write(slot.encoded(), at: UInt64(FileHeader.slotOffsets[slotIndex]))
             try file.write([UInt8(slotIndex)], at: UInt64(FileHeader.selectorOffset))
@@ -55,8 +58,9 @@ final class CommitWriter: NodeSink {
         }
     }
 
-    /// Reserves and encodes the free list and the commit record; returns what to write.
-    func finish(topRef: Ref) -> Prepared {
+    /// Reserves and encodes the free list and the commit record; returns what to write,
+    /// gathered in `buffer` (emptied first; pass one whose storage can be reused).
+    func finish(topRef: Ref, reusing buffer: [UInt8] = []) -> Prepared {
         let freeListSize = NodeLayout.aligned(FreeSpace.nodeSize(entries: free.extents.count))
         let freeListOffset = free.allocate(UInt64(freeListSize))
 
@@ -81,28 +85,30 @@ final class CommitWriter: NodeSink {
         for node in nodes { byOffset[node.offset] = node.bytes }
         byOffset[freeListOffset] = freeListBytes
 
-        var extents = [Extent]()
+        var data = buffer
+        data.removeAll(keepingCapacity: true)
+        data.reserveCapacity(pieces.reduce(0) { $0 + $1.length })
+        var extents: [(offset: UInt64, range: Range<Int>)] = []
         extents.reserveCapacity(runs.count)
         var record = NodeWriter(capacity: recordSize)
         record.u32(UInt32(runs.count))
         record.u32(0)
         var pieceIndex = 0
         for run in runs {
-            var bytes = [UInt8]()
-            bytes.reserveCapacity(run.length)
-            while bytes.count < run.length {
-                let piece = pieces[pieceIndex]
-                bytes.append(contentsOf: byOffset[piece.offset]!)
+            let start = data.count
+            while data.count - start < run.length {
+                data.append(contentsOf: byOffset[pieces[pieceIndex].offset]!)
                 pieceIndex += 1
             }
+            let range = start..<data.count
             record.u64(run.offset)
             record.u64(UInt64(run.length))
-            record.u64(Checksum.of(bytes))
-            extents.append(Extent(offset: run.offset, bytes: bytes))
+            record.u64(data.withUnsafeBytes { Checksum.of(UnsafeRawBufferPointer(rebasing: $0[range])) })
+            extents.append((run.offset, range))
         }
         let recordBytes = record.finish(kind: .commitRecord, version: version)
         let slot = RootSlot(version: version, topRef: topRef, freeListRef: Ref(freeListOffset), logicalSize: free.logicalSize,
                             commitRecordRef: Ref(recordOffset), commitRecordChecksum: Checksum.of(recordBytes))
-        return Prepared(slot: slot, extents: extents, record: Extent(offset: recordOffset, bytes: recordBytes))
+        return Prepared(slot: slot, data: data, extents: extents, record: (recordOffset, recordBytes))
     }
 }

@@ -42,7 +42,11 @@ extension Store {
             top.schemaBlob = try writer.place(BlobNode.encode(blob, version: version))
         }
         let topRef = try writer.place(top.encoded())
-        let prepared = writer.finish(topRef: topRef)
+        var reused: [UInt8] = []
+        swap(&reused, &commitBuffer)
+        let prepared = writer.finish(topRef: topRef, reusing: reused)
+        // Kept for the next commit unless it was huge.
+        defer { if prepared.data.capacity <= 64 << 20 { commitBuffer = prepared.data } }
 
         // 4. Out to the file, one sync.
         let targetSlot = 1 - base.slotIndex
