@@ -20,17 +20,26 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
     public let realm: Realm?
     private let binding: TableBinding?
     private let keys: [ObjectKey]
+    /// The object linked to and this property's index in its class (queries read the
+    /// linking objects anew from them).
+    private let owner: ManagedObject?
+    private let property: Int
 
     public init() {
         realm = nil
         binding = nil
         keys = []
+        owner = nil
+        property = 0
     }
 
-    init(realm: Realm, binding: TableBinding, keys: [ObjectKey]) {
-        self.realm = realm
+    init(owner: ManagedObject, property: Int) {
+        let (binding, keys) = Self.read(owner, property)
+        self.realm = owner.realm
         self.binding = binding
         self.keys = keys
+        self.owner = owner
+        self.property = property
     }
 
     public var startIndex: Int { 0 }
@@ -40,9 +49,6 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
         guard let realm, let binding else { misuse("Index \(position) is out of bounds (must be less than 0)") }
         return realm.materialize(Element.self, binding, keys[position])
     }
-
-    /// The keys of the linking objects, ascending.
-    var objectKeys: [ObjectKey] { keys }
 
     public var description: String { "LinkingObjects<\(Element.className())> (\(keys.count) objects)" }
 }
@@ -55,10 +61,16 @@ extension LinkingObjects: _LinkingObjectsProtocol {
 
     public static func _rlmGet(_ stored: _StoredValue) -> LinkingObjects<Element> {
         guard let (owner, property) = stored.list else { return LinkingObjects() }
+        return LinkingObjects(owner: owner, property: property)
+    }
+
+    /// The objects linking to `owner` through its property `property`, at the realm's current
+    /// state: a scan of the linking class's table.
+    static func read(_ owner: ManagedObject, _ property: Int) -> (TableBinding?, [ObjectKey]) {
         let realm = owner.realm
         let origin = owner.schema.properties[property].originProperty ?? ""
         do {
-            guard let binding = try realm.binding(for: Element.self) else { return LinkingObjects() }
+            guard let binding = try realm.binding(for: Element.self) else { return (nil, []) }
             guard let originProperty = binding.schema.property(named: origin), originProperty.type == .link,
                   originProperty.linkTarget?.className() == owner.schema.className else {
                 misuse("Property '\(Element.className()).\(origin)' declared as origin of linking objects does not link to '\(owner.schema.className)'")
@@ -75,10 +87,16 @@ extension LinkingObjects: _LinkingObjectsProtocol {
                     return true
                 }
             }
-            return LinkingObjects(realm: realm, binding: binding, keys: keys)
+            return (binding, keys)
         } catch {
             misuse("\(error)")
         }
+    }
+
+    /// The linking objects read anew (for queries, which follow the realm's changes).
+    var currentKeys: [ObjectKey] {
+        guard let owner else { return keys }
+        return Self.read(owner, property).1
     }
 
     public func _rlmSet() -> _StoredValue { _StoredValue(.null) }

@@ -84,7 +84,7 @@ extension LinkingObjects: _QueryableObjects {
         guard let realm else { return nil }
         let schema: ObjectSchema
         do { schema = try ObjectSchema.of(Element.self) } catch { misuse("\(error)") }
-        let keys = objectKeys
-        return Results(realm: realm, query: ResultsQuery(schema: schema, source: .keys { _ in keys }))
+        let linking = self
+        return Results(realm: realm, query: ResultsQuery(schema: schema, source: .keys { _ in linking.currentKeys }))
     }
 }

@@ -99,10 +99,11 @@ struct ColumnSum {
     private mutating func addDouble(_ d: Double) {
         sawDouble = true
         doubleTotal.add(d)
-        // NaN is skipped by min and max (see QueryEvaluator.aggregate).
-        guard !d.isNaN else { return }
-        if aggregate == .min { doubleBest = Swift.min(doubleBest ?? d, d) }
-        if aggregate == .max { doubleBest = Swift.max(doubleBest ?? d, d) }
+        // NaN is skipped by min and max, and the first of equal values (+0 and -0) is kept,
+        // as in QueryEvaluator.aggregate.
+        guard !d.isNaN, aggregate == .min || aggregate == .max else { return }
+        if let best = doubleBest, aggregate == .min ? !(d < best) : !(d > best) { return }
+        doubleBest = d
     }
 
     var result: Value {

@@ -25,10 +25,19 @@ public struct Query<T> {
     let node: Node
     /// The Swift values the tree's `%@` arguments stand for.
     let arguments: [Any]
+    /// How deep `&&`, `||` and `!` nest in the condition.
+    let depth: Int
 
-    init(_ node: Node, _ arguments: [Any]) {
+    /// The deepest condition a query may build, as for predicate strings: the binder and the
+    /// evaluator recurse once per level, and a deeper tree would exhaust the stack.
+    static var maximumDepth: Int { 1_000 }
+
+    init(_ node: Node, _ arguments: [Any], depth: Int = 1) {
+        ensure(depth <= Self.maximumDepth,
+               "A type-safe query nests more than \(Self.maximumDepth) conditions: for many values use .in([…]) instead of || chains")
         self.node = node
         self.arguments = arguments
+        self.depth = depth
     }
 
     /// The queried object itself (the closure's argument).
@@ -155,15 +164,17 @@ extension Query where T: _QueryableObjects {
 
 extension Query where T == Bool {
     public static func && (lhs: Query<Bool>, rhs: Query<Bool>) -> Query<Bool> {
-        Query(.predicate(.and(lhs.predicate, shifted(rhs.predicate, by: lhs.arguments.count))), lhs.arguments + rhs.arguments)
+        Query(.predicate(.and(lhs.predicate, shifted(rhs.predicate, by: lhs.arguments.count))), lhs.arguments + rhs.arguments,
+              depth: Swift.max(lhs.depth, rhs.depth) + 1)
     }
 
     public static func || (lhs: Query<Bool>, rhs: Query<Bool>) -> Query<Bool> {
-        Query(.predicate(.or(lhs.predicate, shifted(rhs.predicate, by: lhs.arguments.count))), lhs.arguments + rhs.arguments)
+        Query(.predicate(.or(lhs.predicate, shifted(rhs.predicate, by: lhs.arguments.count))), lhs.arguments + rhs.arguments,
+              depth: Swift.max(lhs.depth, rhs.depth) + 1)
     }
 
     public static prefix func ! (query: Query<Bool>) -> Query<Bool> {
-        Query(.predicate(.not(query.predicate)), query.arguments)
+        Query(.predicate(.not(query.predicate)), query.arguments, depth: query.depth + 1)
     }
 }
 

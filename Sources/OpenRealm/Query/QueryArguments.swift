@@ -19,7 +19,8 @@ enum QueryArguments {
 
     /// Argument `index` (or a constant written in the predicate, when `index` is nil) as a
     /// value compared with values of `type`.
-    static func value(_ argument: Any?, as type: ColumnType, argument index: Int?, position: Int) throws(QueryError) -> Value {
+    static func value(_ argument: Any?, as type: ColumnType, linkingTo target: Object.Type? = nil, argument index: Int?,
+                      position: Int) throws(QueryError) -> Value {
         // NSNull is how NSPredicate users spell nil in an argument list.
         guard let argument = ValueConversion.unwrapped(argument), !(argument is NSNull) else { return .null }
         let what = index.map { "argument \($0) (\(describe(argument)))" } ?? "\(describe(argument))"
@@ -31,12 +32,15 @@ enum QueryArguments {
             guard type == .link || type == .mixed else {
                 throw QueryError(position: position, reason: "\(what) is an object; the property holds \(QueryBinder.typeName(type))")
             }
+            if type == .link, let target, managed.schema.className != target.className() {
+                throw QueryError(position: position, reason: "\(what) is a \(managed.schema.className); the property links to \(target.className())")
+            }
             return type == .mixed ? .typedLink(managed.table, managed.key) : .link(managed.key)
         } else if let persistable = argument as? _Persistable, !(argument is AnyRealmValue), Swift.type(of: persistable)._rlmKind.linkTarget == nil,
                   !Swift.type(of: persistable)._rlmKind.isList {
             value = persistable._rlmSet().value
         } else if let mixed = AnyRealmValue(wrapping: argument) {
-            if case .object(let object) = mixed { return try self.value(object, as: type, argument: index, position: position) }
+            if case .object(let object) = mixed { return try self.value(object, as: type, linkingTo: target, argument: index, position: position) }
             value = mixed._rlmSet().value
         } else if let number = argument as? NSNumber {
             value = .double(number.doubleValue)

@@ -84,7 +84,9 @@ struct QueryBinder {
             throw QueryError(position: c.position, reason: "\(explicit.rawValue) needs a key path through a list, set, map or linking objects")
         }
         try Self.check(op, c.options, leftType, c.position)
-        let boundRight = try bindOtherSide(right, op, leftType, schema, c.position)
+        var target: Object.Type?
+        if case .path(let path) = boundLeft { target = path.last.linkTarget }
+        let boundRight = try bindOtherSide(right, op, leftType, target, schema, c.position)
         if case .value(.null) = boundRight, op != .equal, op != .notEqual {
             throw QueryError(position: c.position, reason: "nil can only be compared with == or !=")
         }
@@ -204,7 +206,10 @@ struct QueryBinder {
 
     // MARK: The other side
 
-    private mutating func bindOtherSide(_ e: QueryExpression, _ op: ComparisonOperator, _ type: ColumnType, _ schema: ObjectSchema, _ position: Int) throws(QueryError) -> BoundOperand {
+    /// The side compared with the key path; `target` is the class a link path leads to (an
+    /// object argument must be one of it).
+    private mutating func bindOtherSide(_ e: QueryExpression, _ op: ComparisonOperator, _ type: ColumnType, _ target: Object.Type?,
+                                        _ schema: ObjectSchema, _ position: Int) throws(QueryError) -> BoundOperand {
         switch op {
         case .in, .between:
             let values: [Value]
@@ -215,11 +220,11 @@ struct QueryBinder {
                     guard case .constant(let constant) = item else {
                         throw QueryError(position: at, reason: "the elements of a {…} list must be constants or arguments")
                     }
-                    converted.append(try value(constant, as: type, position))
+                    converted.append(try value(constant, as: type, target, position))
                 }
                 values = converted
             case .constant(.argument(let index)):
-                values = try collectionArgument(index, as: type, position)
+                values = try collectionArgument(index, as: type, target, position)
             case .keyPath where op == .in:
                 throw QueryError(position: position, reason: "IN with key paths on both sides is not supported; use ANY")
             default:
@@ -237,7 +242,7 @@ struct QueryBinder {
         default:
             switch e {
             case .constant(let constant):
-                return .value(try value(constant, as: type, position))
+                return .value(try value(constant, as: type, target, position))
             case .keyPath(let k):
                 guard k.quantifier == nil else {
                     throw QueryError(position: k.position, reason: "ANY, ALL and NONE go on the left side of a comparison")
@@ -257,7 +262,7 @@ struct QueryBinder {
         }
     }
 
-    private func collectionArgument(_ index: Int, as type: ColumnType, _ position: Int) throws(QueryError) -> [Value] {
+    private func collectionArgument(_ index: Int, as type: ColumnType, _ target: Object.Type?, _ position: Int) throws(QueryError) -> [Value] {
         guard index < arguments.count else {
             throw QueryError(position: position, reason: "argument \(index) is missing: \(arguments.count) given")
         }
@@ -265,17 +270,17 @@ struct QueryBinder {
             throw QueryError(position: position, reason: "argument \(index) must be a collection (an array or set), not \(Swift.type(of: arguments[index]))")
         }
         var values: [Value] = []
-        for element in elements { values.append(try QueryArguments.value(element, as: type, argument: index, position: position)) }
+        for element in elements { values.append(try QueryArguments.value(element, as: type, linkingTo: target, argument: index, position: position)) }
         return values
     }
 
-    private func value(_ constant: QueryConstant, as type: ColumnType, _ position: Int) throws(QueryError) -> Value {
+    private func value(_ constant: QueryConstant, as type: ColumnType, _ target: Object.Type?, _ position: Int) throws(QueryError) -> Value {
         switch constant {
         case .argument(let index):
             guard index < arguments.count else {
                 throw QueryError(position: position, reason: "argument \(index) is missing: \(arguments.count) given")
             }
-            return try QueryArguments.value(arguments[index], as: type, argument: index, position: position)
+            return try QueryArguments.value(arguments[index], as: type, linkingTo: target, argument: index, position: position)
         case .null: return .null
         case .bool(let b): return try QueryArguments.value(b, as: type, argument: nil, position: position)
         case .int(let i): return try QueryArguments.value(i, as: type, argument: nil, position: position)

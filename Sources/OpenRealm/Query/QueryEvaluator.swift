@@ -187,7 +187,12 @@ final class QueryEvaluator {
         }
         let table = try view(targetBinding)
         for case .link(let key) in next {
-            if let linked = try table.row(key) { try collect(path, i + 1, linked, targetBinding, &out) }
+            if let linked = try table.row(key) {
+                try collect(path, i + 1, linked, targetBinding, &out)
+            } else if !path.isToMany {
+                // A link to an object deleted in this write transaction reads as nil, as a nil link.
+                out.append(.null)
+            }
         }
     }
 

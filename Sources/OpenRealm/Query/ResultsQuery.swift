@@ -185,6 +185,7 @@ final class ResultsQuery {
         case .bool: return 1
         case .double(let d) where d.isNaN: return 2
         case .float(let f) where f.isNaN: return 2
+        case .decimal where Decimal128._rlmGet(_StoredValue(v)).isNaN: return 2
         case .int, .float, .double, .decimal: return 3
         case .string: return 4
         case .binary: return 5
@@ -198,9 +199,10 @@ final class ResultsQuery {
     /// The first object of each distinct combination of values, in order.
     private func distinct(_ keys: [ObjectKey], by paths: [BoundPath], _ evaluator: QueryEvaluator) throws(StorageError) -> [ObjectKey] {
         let values = try sortValues(keys, paths, evaluator)
-        var seen = Set<[Value]>()
+        // Distinct as queries compare: "é" spelled two ways stays two, 1 and 1.0 are one.
+        var seen = Set<[ExactValue]>()
         var result: [ObjectKey] = []
-        for (i, key) in keys.enumerated() where seen.insert(values[i]).inserted { result.append(key) }
+        for (i, key) in keys.enumerated() where seen.insert(values[i].map(ExactValue.init)).inserted { result.append(key) }
         return result
     }
 }

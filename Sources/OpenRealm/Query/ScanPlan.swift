@@ -79,14 +79,15 @@ struct ScanPlan {
             let type = table.info.columns[test.column.index].type
             guard type != .mixed, test.values.allSatisfy({ $0.isNull || QueryArguments.columnType(of: $0) == type }) else { continue }
             rest.remove(at: i)
-            var seen = Set<Value>()
-            return ScanPlan(index: (test.column, test.values.filter { seen.insert($0).inserted }), filter: rest.isEmpty ? nil : .and(rest))
+            var seen = Set<ExactValue>()
+            return ScanPlan(index: (test.column, test.values.filter { seen.insert(ExactValue($0)).inserted }), filter: rest.isEmpty ? nil : .and(rest))
         }
-        for (i, part) in rest.enumerated() where ranges {
+        for part in rest where ranges {
             guard case .column(let test) = part else { continue }
             guard let keys = try rangeCandidates(test, table) else { continue }
-            rest.remove(at: i)
-            return ScanPlan(index: nil, rangeCandidates: keys, filter: rest.isEmpty ? nil : .and(rest))
+            // The condition stays in the filter: the index puts nil before every value, so a
+            // range without a lower bound also gives the objects holding nil.
+            return ScanPlan(index: nil, rangeCandidates: keys, filter: .and(rest))
         }
         return ScanPlan(index: nil, filter: node)
     }

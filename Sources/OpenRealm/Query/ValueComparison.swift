@@ -196,3 +196,27 @@ enum ValueComparison {
         return p == pattern.count
     }
 }
+
+/// A value hashed and compared as queries compare it (`ResultsQuery.sortOrder`): strings by
+/// their bytes, numbers of every type by value (1 == 1.0), NaN equal to NaN. Swift's own
+/// `Value` equality would merge canonically equivalent strings and keep 1 and 1.0 apart.
+struct ExactValue: Hashable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+
+    static func == (a: ExactValue, b: ExactValue) -> Bool { ResultsQuery.sortOrder(a.value, b.value) == 0 }
+
+    func hash(into hasher: inout Hasher) {
+        switch value {
+        case .string(let s): hasher.combine(0 as UInt8); for byte in s.utf8 { hasher.combine(byte) }
+        case .int(let i): hasher.combine(1 as UInt8); hasher.combine(Double(i))
+        case .float(let f): hasher.combine(1 as UInt8); hasher.combine(f.isNaN ? 0 : Double(f))
+        case .double(let d): hasher.combine(1 as UInt8); hasher.combine(d.isNaN ? 0 : d)
+        case .decimal:
+            let d = Decimal128._rlmGet(_StoredValue(value))
+            hasher.combine(1 as UInt8)
+            hasher.combine(d.isNaN ? 0 : d.doubleValue)
+        default: hasher.combine(2 as UInt8); hasher.combine(value)
+        }
+    }
+}
