@@ -161,6 +161,9 @@ protocol PersistedProperty {
     /// A function reading the unmanaged value of a wrapper of this type at an address,
     /// without type metadata lookups where it can.
     static var unmanagedReader: (UnsafeRawPointer) -> _StoredValue { get }
+    /// For plain values (no link or collection): a function reading the engine value alone,
+    /// which for the common types makes no `_StoredValue` (`add`'s fast path).
+    static var plainValueReader: (UnsafeRawPointer) -> RealmStorage.Value { get }
     /// Marks the wrapper at `address` as a probe; returns what was there, for `restore`.
     static func markProbe(at address: UnsafeMutableRawPointer) -> Any
     static func restore(_ saved: Any, at address: UnsafeMutableRawPointer)
@@ -200,6 +203,20 @@ extension Persisted: PersistedProperty {
         }
     }
 
+    static var plainValueReader: (UnsafeRawPointer) -> RealmStorage.Value {
+        switch ObjectIdentifier(Value.self) {
+        case ObjectIdentifier(Int.self): return plain(Int.self) { .int(Int64($0)) }
+        case ObjectIdentifier(Int64.self): return plain(Int64.self) { .int($0) }
+        case ObjectIdentifier(String.self): return plain(String.self) { .string($0) }
+        case ObjectIdentifier(String?.self): return plain(String?.self) { $0.map { .string($0) } ?? .null }
+        case ObjectIdentifier(Double.self): return plain(Double.self) { .double($0) }
+        case ObjectIdentifier(Bool.self): return plain(Bool.self) { .bool($0) }
+        default:
+            let read = unmanagedReader
+            return { read($0).value }
+        }
+    }
+
     static func markProbe(at address: UnsafeMutableRawPointer) -> Any {
         let wrapper = address.assumingMemoryBound(to: Persisted<Value>.self)
         let saved = wrapper.pointee
@@ -230,6 +247,15 @@ extension Persisted: PersistedProperty {
     var unmanagedValue: _StoredValue {
         if case .unmanaged(let value) = storage { return value._rlmSet() }
         return Value._rlmDefault()._rlmSet()
+    }
+}
+
+/// A reader of the engine value of unmanaged `Persisted<V>` wrappers of a plain type, made
+/// for that `V` (a top-level function, for the reason `reader` gives).
+private func plain<V: _Persistable>(_: V.Type, _ convert: @escaping (V) -> RealmStorage.Value) -> (UnsafeRawPointer) -> RealmStorage.Value {
+    { pointer in
+        if case .unmanaged(let value) = pointer.assumingMemoryBound(to: Persisted<V>.self).pointee.storage { return convert(value) }
+        return V._rlmDefault()._rlmSet().value
     }
 }
 
