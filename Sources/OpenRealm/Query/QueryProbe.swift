@@ -10,6 +10,7 @@ import RealmStorage
 @usableFromInline
 enum QueryProbe {
     private static let lock = Mutex()
+    // nonisolated(unsafe): both dictionaries are only touched under `lock`.
     /// Per probe object being read, the offset of the wrapper its accessor reported.
     nonisolated(unsafe) private static var reported: [ObjectIdentifier: Int] = [:]
 
@@ -19,8 +20,19 @@ enum QueryProbe {
         lock.withLock { reported[ObjectIdentifier(object)] = offset }
     }
 
+    /// What key paths were found to read, so that each is probed once per process (a server
+    /// builds the same type-safe queries for every request).
+    nonisolated(unsafe) private static var known: [AnyKeyPath: PropertySchema] = [:]
+
     /// The property of `type` that `keyPath` reads.
     static func property<T: Object, V>(_ keyPath: KeyPath<T, V>, of type: T.Type) -> PropertySchema {
+        if let property = lock.withLock({ known[keyPath] }) { return property }
+        let property = probe(keyPath, of: type)
+        lock.withLock { known[keyPath] = property }
+        return property
+    }
+
+    private static func probe<T: Object, V>(_ keyPath: KeyPath<T, V>, of type: T.Type) -> PropertySchema {
         let schema: ObjectSchema
         do { schema = try ObjectSchema.of(type) } catch { misuse("\(error)") }
         guard let layout = schema.wrapperLayout else {
