@@ -39,9 +39,13 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     public var isEmpty: Bool { count == 0 }
 
     public subscript(position: Int) -> Element {
-        let count = self.count
-        ensure(position >= 0 && position < count, "Index \(position) is out of bounds (must be less than \(count))")
-        do { return object(try query.key(at: position, in: realm)) } catch { misuse("Reading results failed: \(error)") }
+        guard let key = key(at: position) else { misuse("Index \(position) is out of bounds (must be less than \(count))") }
+        return object(key)
+    }
+
+    /// The key at `position`, or nil past the end (one run of the query, no separate count).
+    private func key(at position: Int) -> ObjectKey? {
+        do { return try query.key(at: position, in: realm) } catch { misuse("Reading results failed: \(error)") }
     }
 
     private func object(_ key: ObjectKey) -> Element {
@@ -49,7 +53,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         return realm.materialize(Element.self, binding, key)
     }
 
-    public var first: Element? { isEmpty ? nil : self[0] }
+    public var first: Element? { key(at: 0).map(object) }
     public var last: Element? { keys.last.map(object) }
 
     /// The objects that match now; later changes do not affect an enumeration under way.
@@ -192,8 +196,12 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     /// The position of the first object matching `predicateFormat`, if any.
     public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        index(matching: predicateFormat, arguments: args)
+    }
+
+    func index(matching predicateFormat: String, arguments: [Any]) -> Int? {
         let matching: Set<ObjectKey>
-        do { matching = Set(try filter(predicateFormat, arguments: args).keys) } catch { misuse(error.message) }
+        do { matching = Set(try filter(predicateFormat, arguments: arguments).keys) } catch { misuse(error.message) }
         return keys.firstIndex { matching.contains($0) }
     }
 }

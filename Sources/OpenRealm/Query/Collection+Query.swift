@@ -51,9 +51,7 @@ extension _QueryableObjects {
 
     /// The position of the first object matching `predicateFormat`, if any.
     public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-        let matching: Set<ObjectKey>
-        do { matching = Set(try results.filter(predicateFormat, arguments: args).keys) } catch { misuse(error.message) }
-        return results.keys.firstIndex { matching.contains($0) }
+        results.index(matching: predicateFormat, arguments: args)
     }
 }
 

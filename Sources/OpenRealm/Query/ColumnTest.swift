@@ -13,15 +13,7 @@ struct ColumnTest {
     let options: StringOptions
 
     /// Whether `value` passes.
-    func holds(_ value: Value) -> Bool {
-        switch op {
-        case .in: return values.contains { ValueComparison.equal(value, $0, options) }
-        case .between:
-            guard let low = ValueComparison.order(value, values[0]), let high = ValueComparison.order(value, values[1]) else { return false }
-            return low >= 0 && high <= 0
-        default: return QueryEvaluator.test(op, value, values[0], options)
-        }
-    }
+    func holds(_ value: Value) -> Bool { QueryEvaluator.passes(op, value, values, options) }
 
     /// Keeps the rows of `rows` whose value in `column` passes.
     func select(_ column: ScanLeaf.Column, _ rows: inout [Int32]) throws(StorageError) {

@@ -89,22 +89,27 @@ final class QueryEvaluator {
     private func holds(_ c: BoundComparison, _ row: Row, _ binding: TableBinding) throws(StorageError) -> Bool {
         let lefts = try values(of: c.left, row, binding)
         let rights = try values(of: c.right, row, binding)
-        func test(_ left: Value) -> Bool {
-            switch c.op {
-            case .in:
-                return rights.contains { ValueComparison.equal(left, $0, c.options) }
-            case .between:
-                guard rights.count == 2, let low = ValueComparison.order(left, rights[0]),
-                      let high = ValueComparison.order(left, rights[1]) else { return false }
-                return low >= 0 && high <= 0
-            default:
-                return rights.contains { Self.test(c.op, left, $0, c.options) }
-            }
-        }
+        func test(_ left: Value) -> Bool { Self.passes(c.op, left, rights, c.options) }
         switch c.quantifier {
         case .any: return lefts.contains(where: test)
         case .all: return lefts.allSatisfy(test)
         case .none: return !lefts.contains(where: test)
+        }
+    }
+
+    /// Whether `value` passes `op` against the other side's values: IN any of them, BETWEEN
+    /// the pair, and for the other operators any one of them (a key path on the right may
+    /// reach several).
+    static func passes(_ op: ComparisonOperator, _ value: Value, _ others: [Value], _ options: StringOptions) -> Bool {
+        switch op {
+        case .in:
+            return others.contains { ValueComparison.equal(value, $0, options) }
+        case .between:
+            guard others.count == 2, let low = ValueComparison.order(value, others[0]),
+                  let high = ValueComparison.order(value, others[1]) else { return false }
+            return low >= 0 && high <= 0
+        default:
+            return others.contains { test(op, value, $0, options) }
         }
     }
 

@@ -101,10 +101,11 @@ final class ResultsQuery {
         return cachedLazy?.count ?? cachedKeys.count
     }
 
-    /// The key of the object at `index` (which the caller checked against `count`): a sort
-    /// by one property sorts only as far as it is read (LazySort.swift).
-    func key(at index: Int, in realm: Realm) throws(StorageError) -> ObjectKey {
+    /// The key of the object at `index`, or nil past the end: a sort by one property sorts
+    /// only as far as it is read (LazySort.swift).
+    func key(at index: Int, in realm: Realm) throws(StorageError) -> ObjectKey? {
         if realm.queryStamp != cachedStamp { try run(in: realm) }
+        guard index >= 0, index < cachedLazy?.count ?? cachedKeys.count else { return nil }
         return cachedLazy?.key(at: index) ?? cachedKeys[index]
     }
 
