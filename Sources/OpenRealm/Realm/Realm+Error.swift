@@ -39,6 +39,11 @@ extension Realm {
             public static let readOnly = Code(rawValue: "readOnly")
             public static let unsupported = Code(rawValue: "unsupported")
             public static let maximumNumberOfActiveVersionsExceeded = Code(rawValue: "maximumNumberOfActiveVersionsExceeded")
+            /// The task was cancelled before its write began (async writes throw
+            /// `CancellationError` for this; the code appears in callbacks).
+            public static let cancelled = Code(rawValue: "cancelled")
+            /// A frozen realm, object or collection was asked to change or to be observed.
+            public static let frozen = Code(rawValue: "frozen")
         }
 
         public var code: Code
@@ -77,6 +82,7 @@ extension Realm {
             case .invalidArgument: code = .invalidArgument
             case .duplicateKey: code = .duplicatePrimaryKey
             case .transactionEnded: code = .notInWriteTransaction
+            case .cancelled: code = .cancelled
             }
             self.init(code, error.message, path: error.path, errno: error.errno)
         }

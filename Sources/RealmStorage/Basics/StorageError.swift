@@ -32,6 +32,8 @@ package struct StorageError: Error, Sendable, CustomStringConvertible, Equatable
         case duplicateKey
         /// A write transaction was already committed, rolled back or poisoned by an I/O error.
         case transactionEnded
+        /// The task waiting for the write lane was cancelled before it got it.
+        case cancelled
     }
 
     package var code: Code

@@ -15,6 +15,20 @@
 // A failure anywhere leaves the store's in-memory state at the previous version: the writer
 // works on a copy of the free list, and the store publishes the new version only after the
 // sync succeeded.
+//
+// Grouped commits (GroupCommit.swift) write several versions before one sync. Only the last
+// one's slot is written, so its record must vouch for everything it may reach that is not yet
+// durable: `finish` lists the extents of the earlier unsynced versions (`carrying`) before its
+// own, whose checksums it returns for the versions after it to carry in turn.
+
+/// A run of bytes a commit wrote, with the version that wrote it and its checksum, as a
+/// commit record lists it.
+struct RecordedExtent {
+    let version: UInt64
+    let offset: UInt64
+    let length: UInt64
+    let checksum: UInt64
+}
 
 final class CommitWriter: NodeSink {
     let version: VersionID
@@ -42,9 +56,18 @@ final class CommitWriter: NodeSink {
         var data: [UInt8]
         var extents: [(offset: UInt64, range: Range<Int>)]
         var record: (offset: UInt64, bytes: [UInt8])
+        /// This commit's own extents as its record lists them.
+        var recorded: [RecordedExtent]
 
         /// Writes everything, then the slot and selector, then syncs (when `sync`).
         func write(to file: StorageFile, slotIndex: Int, sync: Bool = true) throws(StorageError) {
+            try writeNodes(to: file)
+            try Prepared.writeSlot(slot, to: file, slotIndex: slotIndex)
+            if sync { try file.sync() }
+        }
+
+        /// Writes the nodes and the commit record: everything but the slot.
+        func writeNodes(to file: StorageFile) throws(StorageError) {
             let written = data.withUnsafeBytes { all in
                 Result { () throws(StorageError) in
                     for extent in extents { try file.write(UnsafeRawBufferPointer(rebasing: all[extent.range]), at: extent.offset) }
@@ -52,15 +75,19 @@ final class CommitWriter: NodeSink {
             }
             try written.get()
             try file.write(record.bytes, at: record.offset)
+        }
+
+        /// Writes `slot` into root slot `slotIndex` and points the selector at it (no sync).
+        static func writeSlot(_ slot: RootSlot, to file: StorageFile, slotIndex: Int) throws(StorageError) {
             try file.write(slot.encoded(), at: UInt64(FileHeader.slotOffsets[slotIndex]))
             try file.write([UInt8(slotIndex)], at: UInt64(FileHeader.selectorOffset))
-            if sync { try file.sync() }
         }
     }
 
     /// Reserves and encodes the free list and the commit record; returns what to write,
-    /// gathered in `buffer` (emptied first; pass one whose storage can be reused).
-    func finish(topRef: Ref, reusing buffer: [UInt8] = []) -> Prepared {
+    /// gathered in `buffer` (emptied first; pass one whose storage can be reused). The record
+    /// lists `carrying` (extents of earlier versions not yet synced) before this commit's own.
+    func finish(topRef: Ref, reusing buffer: [UInt8] = [], carrying: [RecordedExtent] = []) -> Prepared {
         let freeListSize = NodeLayout.aligned(FreeSpace.nodeSize(entries: free.extents.count))
         let freeListOffset = free.allocate(UInt64(freeListSize))
 
@@ -77,7 +104,7 @@ final class CommitWriter: NodeSink {
             }
         }
 
-        let recordSize = NodeLayout.aligned(24 + runs.count * 24)
+        let recordSize = NodeLayout.aligned(24 + (carrying.count + runs.count) * 24)
         let recordOffset = free.allocate(UInt64(recordSize))
         let freeListBytes = free.encoded(version: version, size: freeListSize)
 
@@ -91,8 +118,15 @@ final class CommitWriter: NodeSink {
         var extents: [(offset: UInt64, range: Range<Int>)] = []
         extents.reserveCapacity(runs.count)
         var record = NodeWriter(capacity: recordSize)
-        record.u32(UInt32(runs.count))
+        record.u32(UInt32(carrying.count + runs.count))
         record.u32(0)
+        for extent in carrying {
+            record.u64(extent.offset)
+            record.u64(extent.length)
+            record.u64(extent.checksum)
+        }
+        var recorded: [RecordedExtent] = []
+        recorded.reserveCapacity(runs.count)
         var pieceIndex = 0
         for run in runs {
             let start = data.count
@@ -101,14 +135,16 @@ final class CommitWriter: NodeSink {
                 pieceIndex += 1
             }
             let range = start..<data.count
+            let checksum = data.withUnsafeBytes { Checksum.of(UnsafeRawBufferPointer(rebasing: $0[range])) }
             record.u64(run.offset)
             record.u64(UInt64(run.length))
-            record.u64(data.withUnsafeBytes { Checksum.of(UnsafeRawBufferPointer(rebasing: $0[range])) })
+            record.u64(checksum)
             extents.append((run.offset, range))
+            recorded.append(RecordedExtent(version: version.value, offset: run.offset, length: UInt64(run.length), checksum: checksum))
         }
         let recordBytes = record.finish(kind: .commitRecord, version: version)
         let slot = RootSlot(version: version, topRef: topRef, freeListRef: Ref(freeListOffset), logicalSize: free.logicalSize,
                             commitRecordRef: Ref(recordOffset), commitRecordChecksum: Checksum.of(recordBytes))
-        return Prepared(slot: slot, data: data, extents: extents, record: (recordOffset, recordBytes))
+        return Prepared(slot: slot, data: data, extents: extents, record: (recordOffset, recordBytes), recorded: recorded)
     }
 }

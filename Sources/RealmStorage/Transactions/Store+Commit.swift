@@ -1,10 +1,24 @@
 extension Store {
-    /// Writes `transaction` as the next version (CommitWriter.swift describes the steps).
-    func commit(_ transaction: WriteTransaction) throws(StorageError) {
+    /// A write transaction encoded for the file, not yet written (CommitWriter.swift).
+    struct PreparedCommit {
+        let commit: CommitWriter.Prepared
+        let top: TopState
+        /// The allocator after this commit; the store's once the commit is written.
+        let free: FreeSpace
+        let base: Committed
+        let lineage: UInt64
+        /// The durable version when it was prepared: its record lists every extent written
+        /// after that one (GroupCommit.swift).
+        let coveredFrom: UInt64
+    }
+
+    /// Encodes `transaction` as the next version. Runs on the committer's thread or task,
+    /// with the lane held; touches no file.
+    func prepareCommit(_ transaction: WriteTransaction) throws(StorageError) -> PreparedCommit {
         let base = transaction.base
         let version = transaction.version
         var top = transaction.top
-        let pins = stateLock.withLock { registry.pinned(including: base.slot.version) }
+        let (pins, carried, durable) = try groupPins(for: transaction)
         let writer = CommitWriter(version: version, free: free)
         let context = transaction.context
 
@@ -44,29 +58,76 @@ extension Store {
         let topRef = try writer.place(top.encoded())
         var reused: [UInt8] = []
         swap(&reused, &commitBuffer)
-        let prepared = writer.finish(topRef: topRef, reusing: reused)
-        // Kept for the next commit unless it was huge.
-        defer { if prepared.data.capacity <= 64 << 20 { commitBuffer = prepared.data } }
+        let prepared = writer.finish(topRef: topRef, reusing: reused, carrying: carried)
+        return PreparedCommit(commit: prepared, top: top, free: writer.free, base: base, lineage: transaction.lineage, coveredFrom: durable)
+    }
 
-        // 4. Out to the file, one sync.
-        let targetSlot = 1 - base.slotIndex
+    /// Writes a prepared commit's nodes (not its slot) and makes it the version the next
+    /// writer builds on; the sync queue makes it durable and then calls `done`. With the lane
+    /// held; releases it when `groupable`, else only once this commit is durable (so no other
+    /// transaction shares its sync). On a throw the caller still holds the lane.
+    func writeAndPublish(_ prepared: PreparedCommit, groupable: Bool,
+                         done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) throws(StorageError) {
+        let commit = prepared.commit
+        defer {
+            // Kept for the next commit unless it was huge.
+            if commit.data.capacity <= 64 << 20 { commitBuffer = commit.data }
+        }
+        try growFile(to: commit.slot.logicalSize)
+        try commit.writeNodes(to: file)
+        var mapping = prepared.base.mapping
+        if commit.slot.logicalSize > UInt64(mapping.length) {
+            mapping = try file.map(length: Recovery.reservation(for: commit.slot.logicalSize))
+        }
+        let state = Committed(slot: commit.slot, slotIndex: -1, top: prepared.top, mapping: mapping)
+        let lane = self.lane
+        let finish: @Sendable (Result<VersionID, StorageError>) -> Void
+        if groupable {
+            finish = done
+        } else {
+            finish = { (result: Result<VersionID, StorageError>) in
+                lane.release()
+                done(result)
+            }
+        }
+        try enqueueUnsynced(state, prepared, finish)
+        free = prepared.free
+        if groupable { lane.release() }
+    }
+
+    /// Commits with the lane held and waits on this thread until the commit is durable.
+    func commitWaiting(_ transaction: WriteTransaction, groupable: Bool = true) throws(StorageError) -> VersionID {
+        let durable = DurabilityWaiter()
         do throws(StorageError) {
-            try growFile(to: prepared.slot.logicalSize)
-            try prepared.write(to: file, slotIndex: targetSlot, sync: options.durability == .full)
+            let prepared = try prepareCommit(transaction)
+            try writeAndPublish(prepared, groupable: groupable, done: durable.deliver)
         } catch {
-            invalidateSlot(targetSlot)
+            lane.release()
             throw error
         }
+        return try durable.wait()
+    }
 
-        // 5. Publish.
-        var mapping = base.mapping
-        if prepared.slot.logicalSize > UInt64(mapping.length) {
-            mapping = try file.map(length: Recovery.reservation(for: prepared.slot.logicalSize))
+    /// Commits with the lane held: encodes on the caller, writes on the write queue, and
+    /// calls `done` from the sync queue once durable (or failed).
+    func commit(_ transaction: WriteTransaction, groupable: Bool,
+                then done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) {
+        let prepared: PreparedCommit
+        do throws(StorageError) {
+            prepared = try prepareCommit(transaction)
+        } catch {
+            lane.release()
+            done(.failure(error))
+            return
         }
-        free = writer.free
-        stateLock.withLock {
-            committed = Committed(slot: prepared.slot, slotIndex: targetSlot, top: top, mapping: mapping)
-            committedFreeBytes = writer.free.freeBytes
+        let handoff = Handoff(prepared)
+        writeQueue.async {
+            do throws(StorageError) {
+                try self.writeAndPublish(handoff.value, groupable: groupable, done: done)
+            } catch {
+                self.lane.release()
+                done(.failure(error))
+            }
         }
     }
 
@@ -81,13 +142,20 @@ extension Store {
         physicalSize = size
     }
 
-    /// After a failed commit, makes sure the slot it may have written cannot be taken for a
-    /// committed version at the next open (best effort: the next commit overwrites it anyway).
-    private func invalidateSlot(_ index: Int) {
+    /// After a failed sync, makes sure the slot it may have written cannot be taken for a
+    /// committed version at the next open (best effort: the next sync overwrites it anyway).
+    func invalidateSlot(_ index: Int) {
         let zeros = [UInt8](repeating: 0, count: FileHeader.slotSize)
         zeros.withUnsafeBytes { bytes in
             _ = try? file.write(bytes, at: UInt64(FileHeader.slotOffsets[index]))
         }
         if options.durability == .full { _ = try? file.sync() }
     }
+}
+
+/// Moves a value owned by the lane holder to the queue that continues its work.
+struct Handoff<Value>: @unchecked Sendable {
+    // @unchecked: the sender gives the value up; only the receiving job touches it.
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -15,9 +16,9 @@ import Darwin
 /// Another process cannot open the file while this one has it: the lock file beside it is
 /// held exclusively, and a second opener gets `alreadyOpen`.
 package final class Store: @unchecked Sendable {
-    // @unchecked: `committed` is guarded by `stateLock`; `free`, `physicalSize` and
-    // `commitBuffer` belong to whoever holds the write lane; everything else is immutable
-    // after init.
+    // @unchecked: `committed` and the group commit state (`group`) are guarded by
+    // `stateLock`; `free`, `physicalSize` and `commitBuffer` belong to whoever holds the
+    // write lane; everything else is immutable after init.
     package let path: String
     package let options: StoreOptions
     let file: StorageFile
@@ -41,6 +42,13 @@ package final class Store: @unchecked Sendable {
     /// The buffer the last commit gathered its writes in, kept for the next: a fresh one of
     /// a few hundred KiB per commit cost a page fault per 4 KiB touched (see CommitWriter).
     var commitBuffer: [UInt8] = []
+    /// Versions written but not yet durable, and what makes them so (GroupCommit.swift).
+    var group: GroupState
+    /// Writes the nodes of async commits and grows the file: blocking I/O kept off the
+    /// caller's executor (the cooperative pool, for a task).
+    let writeQueue: DispatchQueue
+    /// Writes root slots and syncs, one group of commits at a time.
+    let syncQueue: DispatchQueue
 
     // MARK: Opening
 
@@ -56,6 +64,8 @@ package final class Store: @unchecked Sendable {
     init(path: String, options: StoreOptions) throws(StorageError) {
         self.path = path
         self.options = options
+        writeQueue = DispatchQueue(label: "openrealm.write")
+        syncQueue = DispatchQueue(label: "openrealm.sync")
         var lockFD: Int32 = -1
         let file: StorageFile
         if options.durability == .memOnly {
@@ -87,6 +97,7 @@ package final class Store: @unchecked Sendable {
             }
             committed = Committed(slot: recovered.slot, slotIndex: recovered.slotIndex, top: recovered.top, mapping: recovered.mapping)
             free = recovered.free
+            group = GroupState(durableFree: recovered.free)
             committedFreeBytes = recovered.free.freeBytes
             physicalSize = recovered.physicalSize
         } catch {
@@ -189,7 +200,7 @@ package final class Store: @unchecked Sendable {
 
     // MARK: Writing
 
-    /// Begins the write transaction, waiting for the write lane.
+    /// Begins the write transaction, waiting (this thread) for the write lane.
     ///
     /// - Throws: `permissionDenied` when the store was opened read-only.
     package func beginWrite() throws(StorageError) -> WriteTransaction {
@@ -197,8 +208,32 @@ package final class Store: @unchecked Sendable {
             throw StorageError(.permissionDenied, "the realm was opened read-only", path: path)
         }
         lane.acquire()
-        let base = stateLock.withLock { committed }
-        return WriteTransaction(store: self, base: base)
+        return startWrite()
+    }
+
+    /// Begins the write transaction, suspending the task (not blocking its thread) until the
+    /// write lane is free; writers are served in arrival order.
+    ///
+    /// - Throws: `permissionDenied` (read-only), `cancelled` (the task was cancelled while it
+    ///   waited; it then holds nothing).
+    package func beginWriteAsync() async throws(StorageError) -> WriteTransaction {
+        guard !options.readOnly else {
+            throw StorageError(.permissionDenied, "the realm was opened read-only", path: path)
+        }
+        try await lane.acquire()
+        return startWrite()
+    }
+
+    /// The write transaction of whoever just got the lane: it builds on the newest version
+    /// written, durable or not (GroupCommit.swift).
+    private func startWrite() -> WriteTransaction {
+        let (base, lineage, resetAllocator) = stateLock.withLock {
+            let reset = group.allocatorStale
+            group.allocatorStale = false
+            return (group.tip ?? committed, group.lineage, reset ? group.durableFree : nil)
+        }
+        if let resetAllocator { free = resetAllocator }
+        return WriteTransaction(store: self, base: base, lineage: lineage)
     }
 }
 

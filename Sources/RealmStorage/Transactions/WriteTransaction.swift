@@ -63,9 +63,14 @@ package final class WriteTransaction {
         }
     }
 
-    init(store: Store, base: Store.Committed) {
+    /// Which run of unbroken commits the base belongs to: a failed group sync starts a new
+    /// one, and a transaction built on the failed versions cannot commit (GroupCommit.swift).
+    let lineage: UInt64
+
+    init(store: Store, base: Store.Committed, lineage: UInt64) {
         self.store = store
         self.base = base
+        self.lineage = lineage
         self.version = base.slot.version.next
         self.top = base.top
         self.top.version = version
@@ -531,18 +536,43 @@ package final class WriteTransaction {
         store.lane.release()
     }
 
-    /// Writes the new version and makes it durable (per the store's durability).
+    /// Writes the new version and waits on this thread until it is durable (per the store's
+    /// durability). Commits queued close together share one sync (GroupCommit.swift).
     ///
-    /// - Throws: `outOfDiskSpace`, `ioFailure`, `valueTooLarge`; the store then stays at
-    ///   the version it had and the transaction is over.
+    /// - Throws: `outOfDiskSpace`, `ioFailure` (also when an earlier commit of the same group
+    ///   failed to sync), `valueTooLarge`; the store then stays at the version it had and the
+    ///   transaction is over.
     @discardableResult
     package func commit() throws(StorageError) -> VersionID {
+        try finishEditing()
+        return try store.commitWaiting(self)
+    }
+
+    /// Writes the new version and suspends until it is durable; the file I/O runs on the
+    /// store's queues, never on the task's thread. `groupable: false` keeps the write lane
+    /// until this commit is durable, so that it syncs alone.
+    @discardableResult
+    package func commitAsync(groupable: Bool = true) async throws(StorageError) -> VersionID {
+        try finishEditing()
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<VersionID, StorageError>, Never>) in
+            store.commit(self, groupable: groupable) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
+    /// Writes the new version and calls `done` (from the store's sync queue) once it is durable
+    /// or failed. Errors found before anything is written are thrown instead.
+    package func commit(groupable: Bool = true, then done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) throws(StorageError) {
+        try finishEditing()
+        store.commit(self, groupable: groupable, then: done)
+    }
+
+    /// The last edits of a commit; afterwards the transaction is over (the store's commit
+    /// functions release the lane).
+    private func finishEditing() throws(StorageError) {
         try ensureActive()
         try clearLinksToDeletedObjects()
         for state in states.values { try flushIndexEntries(state) }
         isActive = false
-        defer { store.lane.release() }
-        try store.commit(self)
-        return version
     }
 }

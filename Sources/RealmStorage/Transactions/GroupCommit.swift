@@ -1,0 +1,152 @@
+import Dispatch
+
+// Group commit: write transactions that follow each other closely share one sync.
+//
+// A commit is written in two parts. The committer (holding the write lane) encodes its nodes
+// and writes them, with its commit record, into free space; the version becomes the store's
+// *tip*, the version the next writer builds on, and the committer hands the lane on at once.
+// The sync queue then writes the root slot of the newest tip and syncs: one sync makes every
+// version written since the last one durable. Only then are those committers answered and
+// their versions published to readers (`committed`), so nobody sees data that is not durable.
+//
+// Why a crash cannot lose or tear anything (FileHeader.swift, invariants 1-3):
+//   - Every version written since the durable one is pinned (`groupPins`), so no commit of a
+//     group overwrites space the durable version or an earlier unsynced version can reach.
+//   - Only the newest tip's slot is written. Its commit record lists every extent written
+//     since the durable version (`carrying`), so the slot verifies only if all of them
+//     reached the disk. Otherwise recovery takes the durable version in the other slot.
+//   - A record written before a sync may list extents the sync made durable. Those stay pinned
+//     until no unsynced version's record lists them (`coveredFrom`).
+//
+// A failed sync fails every version of the group and every version written on top of it:
+// their callers get the error, nothing of them is published, the store's allocator goes back
+// to the durable version's (`allocatorStale`), and `lineage` changes, so that a transaction
+// that began on a failed tip cannot commit.
+
+extension Store {
+    /// What the store knows of versions written but not yet durable. Guarded by `stateLock`.
+    struct GroupState {
+        /// The newest version written, durable or not; nil when it is `committed`.
+        var tip: Committed?
+        /// Versions written and not yet durable, oldest first.
+        var unsynced: [Unsynced] = []
+        /// The extents of versions some unsynced record lists (ascending by version).
+        var extents: [RecordedExtent] = []
+        /// Changes when a group's sync fails (see above).
+        var lineage: UInt64 = 0
+        /// The allocator as of the durable version, to go back to after a failed sync.
+        var durableFree: FreeSpace
+        /// Set by a failed sync; the next writer takes `durableFree` as its allocator.
+        var allocatorStale = false
+        /// Whether a sync job is queued and has not yet taken its group.
+        var syncScheduled = false
+
+        init(durableFree: FreeSpace) { self.durableFree = durableFree }
+    }
+
+    struct Unsynced {
+        let state: Committed
+        let free: FreeSpace
+        let coveredFrom: UInt64
+        let done: @Sendable (Result<VersionID, StorageError>) -> Void
+    }
+
+    /// For a commit about to be encoded: the versions its allocator must not overwrite (sorted),
+    /// the unsynced extents its record must list, and the durable version.
+    ///
+    /// - Throws: `ioFailure` when the transaction began on versions whose sync failed.
+    func groupPins(for transaction: WriteTransaction) throws(StorageError) -> (pins: [UInt64], carried: [RecordedExtent], durable: UInt64) {
+        try stateLock.withLock { () throws(StorageError) in
+            try checkLineage(transaction.lineage)
+            let durable = committed.slot.version.value
+            var pins = registry.pinned(including: committed.slot.version)
+            let lowest = group.unsynced.map(\.coveredFrom).min() ?? durable
+            let newest = transaction.base.slot.version.value
+            if newest > lowest {
+                pins += (lowest + 1)...newest
+                pins = Array(Set(pins)).sorted()
+            }
+            return (pins, group.extents.filter { $0.version > durable }, durable)
+        }
+    }
+
+    private func checkLineage(_ lineage: UInt64) throws(StorageError) {
+        guard lineage == group.lineage else {
+            throw StorageError(.ioFailure, "an earlier commit this transaction builds on failed to reach the disk, so this one cannot be kept either; retry it",
+                               path: path)
+        }
+    }
+
+    /// Makes a written version the tip and queues it for the next sync.
+    func enqueueUnsynced(_ state: Committed, _ prepared: PreparedCommit,
+                         _ done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) throws(StorageError) {
+        let schedule = try stateLock.withLock { () throws(StorageError) -> Bool in
+            try checkLineage(prepared.lineage)
+            group.tip = state
+            group.unsynced.append(Unsynced(state: state, free: prepared.free, coveredFrom: prepared.coveredFrom, done: done))
+            group.extents += prepared.commit.recorded
+            let schedule = !group.syncScheduled
+            group.syncScheduled = true
+            return schedule
+        }
+        if schedule { syncQueue.async { self.syncGroup() } }
+    }
+
+    /// Makes every version written so far durable with one slot write and one sync, then
+    /// publishes the newest and answers their committers. Runs on the sync queue.
+    func syncGroup() {
+        let (batch, target) = stateLock.withLock {
+            group.syncScheduled = false
+            return (group.unsynced, 1 - committed.slotIndex)
+        }
+        guard let last = batch.last else { return }
+        do throws(StorageError) {
+            try CommitWriter.Prepared.writeSlot(last.state.slot, to: file, slotIndex: target)
+            if options.durability == .full { try file.sync() }
+        } catch {
+            invalidateSlot(target)
+            let failed: [Unsynced] = stateLock.withLock {
+                let failed = group.unsynced
+                group.unsynced = []
+                group.extents = []
+                group.tip = nil
+                group.lineage &+= 1
+                group.allocatorStale = true
+                return failed
+            }
+            for version in failed { version.done(.failure(error)) }
+            return
+        }
+        stateLock.withLock {
+            var state = last.state
+            state.slotIndex = target
+            committed = state
+            committedFreeBytes = last.free.freeBytes
+            group.durableFree = last.free
+            group.unsynced.removeFirst(batch.count)
+            if group.unsynced.isEmpty { group.tip = nil }
+            let stillListed = group.unsynced.map(\.coveredFrom).min() ?? state.slot.version.value
+            group.extents.removeAll { $0.version <= stillListed }
+        }
+        for version in batch { version.done(.success(version.state.slot.version)) }
+    }
+}
+
+/// Blocks a committing thread until the sync queue answers.
+final class DurabilityWaiter: @unchecked Sendable {
+    // @unchecked: `result` is written once before `signal` and read after `wait`.
+    private let semaphore = DispatchSemaphore(value: 0)
+    private var result: Result<VersionID, StorageError>?
+
+    var deliver: @Sendable (Result<VersionID, StorageError>) -> Void {
+        { result in
+            self.result = result
+            self.semaphore.signal()
+        }
+    }
+
+    func wait() throws(StorageError) -> VersionID {
+        semaphore.wait()
+        return try result!.get()
+    }
+}
