@@ -1,0 +1,50 @@
+import Dispatch
+@testable import RealmStorage
+
+/// A file layer whose syncs wait for the test's go-ahead, so that a test decides which
+/// commits share a sync: while sync N waits, the commits written meanwhile form the next
+/// group. Sync N can also be made to fail.
+final class GatedSyncFile: StorageFile, @unchecked Sendable {
+    // @unchecked: `syncs`, `opened` and `failing` are guarded by `lock`; `inner` is Sendable.
+    let inner: StorageFile
+    private let lock = Mutex()
+    private let arrived = DispatchSemaphore(value: 0)
+    private let permits = DispatchSemaphore(value: 0)
+    private var syncs = 0
+    private var failing: Set<Int> = []
+
+    init(wrapping inner: StorageFile) { self.inner = inner }
+
+    var path: String { inner.path }
+    var syncCount: Int { lock.withLock { syncs } }
+
+    /// Makes sync `n` (1-based) fail with EIO after it is let through.
+    func fail(sync n: Int) { lock.withLock { _ = failing.insert(n) } }
+
+    /// Waits until a sync is waiting at the gate.
+    func waitForSyncAtGate() { arrived.wait() }
+
+    /// Lets one waiting (or the next) sync through.
+    func open() { permits.signal() }
+
+    func size() throws(StorageError) -> UInt64 { try inner.size() }
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
+        try inner.read(into: buffer, at: offset)
+    }
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) { try inner.write(bytes, at: offset) }
+    func setSize(_ size: UInt64) throws(StorageError) { try inner.setSize(size) }
+    func map(length: Int) throws(StorageError) -> Mapping { try inner.map(length: length) }
+
+    func sync() throws(StorageError) {
+        let number = lock.withLock { () -> Int in
+            syncs += 1
+            return syncs
+        }
+        arrived.signal()
+        permits.wait()
+        if lock.withLock({ failing.contains(number) }) {
+            throw StorageError.system("fsync", path: inner.path, errno: 5)
+        }
+        try inner.sync()
+    }
+}
