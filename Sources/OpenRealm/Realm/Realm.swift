@@ -336,6 +336,13 @@ public final class Realm {
 
     /// Begins a write transaction, moving the realm to the newest version.
     public func beginWrite() throws {
+        try checkCanBeginWrite()
+        didBegin(try engine { () throws(StorageError) in try store.beginWrite() })
+        try afterBegin()
+    }
+
+    /// The checks before a write may begin: none open here, not read-only, versions in bounds.
+    func checkCanBeginWrite() throws(Realm.Error) {
         guard writeTransaction == nil else {
             throw Realm.Error(.alreadyInWriteTransaction, "a write transaction is already open on this realm", path: configuration.path)
         }
@@ -347,9 +354,15 @@ public final class Realm {
                               "\(store.activeVersionCount) versions are pinned, more than maximumNumberOfActiveVersions (\(limit)): "
                               + "release frozen objects and old snapshots, or raise the limit", path: configuration.path)
         }
-        writeTransaction = try engine { () throws(StorageError) in try store.beginWrite() }
+    }
+
+    func didBegin(_ transaction: WriteTransaction) {
+        writeTransaction = transaction
         views = [:]
         generation += 1
+    }
+
+    func afterBegin() throws(Realm.Error) {
         do {
             try makePendingIndexChanges()
         } catch {
@@ -358,22 +371,44 @@ public final class Realm {
         }
     }
 
-    /// Commits the open write transaction.
+    /// Commits the open write transaction; returns once it is durable.
     public func commitWrite() throws {
+        let ending = try endWrite()
+        do {
+            _ = try engine { () throws(StorageError) in try ending.transaction.commit() }
+        } catch {
+            commitFailed(ending)
+            throw error
+        }
+        _ = refresh()
+    }
+
+    /// A write transaction taken off the realm for its commit, with what the realm must undo
+    /// if the commit fails. Taken before the commit starts: an async commit suspends, and the
+    /// realm may begin its next write meanwhile.
+    struct EndingWrite {
+        let transaction: WriteTransaction
+        let deleted: [ManagedObject]
+        let indexChanges: [(table: TableKey, column: String, indexed: Bool)]
+    }
+
+    func endWrite() throws(Realm.Error) -> EndingWrite {
         guard let transaction = writeTransaction else {
             throw Realm.Error(.notInWriteTransaction, "no write transaction is open on this realm", path: configuration.path)
         }
+        // Every pending index change is made in this transaction (see `scheduleIndexChanges`).
+        let ending = EndingWrite(transaction: transaction, deleted: deletedInWrite, indexChanges: pendingIndexChanges)
         writeTransaction = nil
-        defer { _ = refresh() }
-        do {
-            _ = try engine { () throws(StorageError) in try transaction.commit() }
-        } catch {
-            undoDeletionMarks()
-            throw error
-        }
         deletedInWrite.removeAll()
-        // Every pending index change was made in this transaction (see `scheduleIndexChanges`).
         pendingIndexChanges.removeAll()
+        return ending
+    }
+
+    /// After a failed commit: the deleted objects live again, the index changes stay pending.
+    func commitFailed(_ ending: EndingWrite) {
+        for managed in ending.deleted { managed.wasDeleted = false }
+        pendingIndexChanges = ending.indexChanges + pendingIndexChanges
+        _ = refresh()
     }
 
     /// The objects deleted through this realm in the open write transaction: they read as

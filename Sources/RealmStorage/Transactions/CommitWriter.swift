@@ -8,6 +8,9 @@
 //   3. `finish` reserves the free list node (sized for the list as it stands: allocating can
 //      only shorten the list) and the commit record, then encodes both. Queued nodes are
 //      merged into contiguous extents; the record lists each extent with its checksum.
+//      The record: u32 extent count, u32 group depth (0, or for the last commit of a group
+//      how many versions back the extents it lists reach), then per extent u64 offset,
+//      u64 length, u64 checksum.
 //   4. `write` grows the file if needed, writes the extents and the record, writes the new
 //      root slot into the slot not holding the newest version, writes the selector, and syncs
 //      once (FileHeader.swift, invariants 1-3).
@@ -87,7 +90,7 @@ final class CommitWriter: NodeSink {
     /// Reserves and encodes the free list and the commit record; returns what to write,
     /// gathered in `buffer` (emptied first; pass one whose storage can be reused). The record
     /// lists `carrying` (extents of earlier versions not yet synced) before this commit's own.
-    func finish(topRef: Ref, reusing buffer: [UInt8] = [], carrying: [RecordedExtent] = []) -> Prepared {
+    func finish(topRef: Ref, reusing buffer: [UInt8] = [], carrying: [RecordedExtent] = [], coveredFrom: UInt64? = nil) -> Prepared {
         let freeListSize = NodeLayout.aligned(FreeSpace.nodeSize(entries: free.extents.count))
         let freeListOffset = free.allocate(UInt64(freeListSize))
 
@@ -119,7 +122,7 @@ final class CommitWriter: NodeSink {
         extents.reserveCapacity(runs.count)
         var record = NodeWriter(capacity: recordSize)
         record.u32(UInt32(carrying.count + runs.count))
-        record.u32(0)
+        record.u32(carrying.isEmpty ? 0 : UInt32(clamping: version.value - (coveredFrom ?? version.value)))
         for extent in carrying {
             record.u64(extent.offset)
             record.u64(extent.length)

@@ -15,8 +15,10 @@ import Dispatch
 //   - Only the newest tip's slot is written. Its commit record lists every extent written
 //     since the durable version (`carrying`), so the slot verifies only if all of them
 //     reached the disk. Otherwise recovery takes the durable version in the other slot.
-//   - A record written before a sync may list extents the sync made durable. Those stay pinned
-//     until no unsynced version's record lists them (`coveredFrom`).
+//   - A record lists extents of earlier versions. Those stay pinned while a record that lists
+//     them may still be needed: the durable version's (recovery's fallback while the next
+//     group syncs), or an unsynced version's (`coveredFrom`). The record stores how far back it
+//     reaches, so that a reopened store knows it too.
 //
 // A failed sync fails every version of the group and every version written on top of it:
 // their callers get the error, nothing of them is published, the store's allocator goes back
@@ -36,12 +38,17 @@ extension Store {
         var lineage: UInt64 = 0
         /// The allocator as of the durable version, to go back to after a failed sync.
         var durableFree: FreeSpace
+        /// The durable version's record lists extents of the versions after this one.
+        var durableCoveredFrom: UInt64
         /// Set by a failed sync; the next writer takes `durableFree` as its allocator.
         var allocatorStale = false
         /// Whether a sync job is queued and has not yet taken its group.
         var syncScheduled = false
 
-        init(durableFree: FreeSpace) { self.durableFree = durableFree }
+        init(durableFree: FreeSpace, durableCoveredFrom: UInt64) {
+            self.durableFree = durableFree
+            self.durableCoveredFrom = durableCoveredFrom
+        }
     }
 
     struct Unsynced {
@@ -60,7 +67,7 @@ extension Store {
             try checkLineage(transaction.lineage)
             let durable = committed.slot.version.value
             var pins = registry.pinned(including: committed.slot.version)
-            let lowest = group.unsynced.map(\.coveredFrom).min() ?? durable
+            let lowest = min(group.unsynced.map(\.coveredFrom).min() ?? durable, group.durableCoveredFrom)
             let newest = transaction.base.slot.version.value
             if newest > lowest {
                 pins += (lowest + 1)...newest
@@ -89,17 +96,26 @@ extension Store {
             group.syncScheduled = true
             return schedule
         }
-        if schedule { syncQueue.async { self.syncGroup() } }
+        if schedule {
+            // Weakly: the store must be gone as soon as its last user lets go, and the job
+            // answers the committers only after it has dropped the store (see `syncGroup`).
+            syncQueue.async { [weak self] in
+                let answers = self?.syncGroup() ?? []
+                for answer in answers { answer() }
+            }
+        }
     }
 
-    /// Makes every version written so far durable with one slot write and one sync, then
-    /// publishes the newest and answers their committers. Runs on the sync queue.
-    func syncGroup() {
+    /// Makes every version written so far durable with one slot write and one sync, and
+    /// publishes the newest. Runs on the sync queue. Returns the answers to give the
+    /// committers, to be given once the caller no longer holds the store: a committer that
+    /// closes the file right after its answer must find it closed.
+    func syncGroup() -> [() -> Void] {
         let (batch, target) = stateLock.withLock {
             group.syncScheduled = false
             return (group.unsynced, 1 - committed.slotIndex)
         }
-        guard let last = batch.last else { return }
+        guard let last = batch.last else { return [] }
         do throws(StorageError) {
             try CommitWriter.Prepared.writeSlot(last.state.slot, to: file, slotIndex: target)
             if options.durability == .full { try file.sync() }
@@ -114,8 +130,7 @@ extension Store {
                 group.allocatorStale = true
                 return failed
             }
-            for version in failed { version.done(.failure(error)) }
-            return
+            return failed.map { version in { version.done(.failure(error)) } }
         }
         stateLock.withLock {
             var state = last.state
@@ -123,12 +138,13 @@ extension Store {
             committed = state
             committedFreeBytes = last.free.freeBytes
             group.durableFree = last.free
+            group.durableCoveredFrom = last.coveredFrom
             group.unsynced.removeFirst(batch.count)
             if group.unsynced.isEmpty { group.tip = nil }
             let stillListed = group.unsynced.map(\.coveredFrom).min() ?? state.slot.version.value
             group.extents.removeAll { $0.version <= stillListed }
         }
-        for version in batch { version.done(.success(version.state.slot.version)) }
+        return batch.map { version in { version.done(.success(version.state.slot.version)) } }
     }
 }
 

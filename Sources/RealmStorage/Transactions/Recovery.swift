@@ -10,6 +10,9 @@ enum Recovery {
         var physicalSize: UInt64
         /// The other slot names a newer version whose commit did not verify.
         var refusedNewerSlot: Bool
+        /// The versions after this one wrote what the slot's commit record lists: the record of
+        /// the last commit of a group lists the whole group's extents (GroupCommit.swift).
+        var coveredFrom: UInt64
     }
 
     static func open(file: StorageFile, path: String) throws(StorageError) -> Result {
@@ -43,8 +46,9 @@ enum Recovery {
         candidates.sort { $0.slot.version > $1.slot.version }
         var reasons: [String] = []
         for candidate in candidates {
+            let depth: UInt32
             do throws(StorageError) {
-                try verifyCommit(candidate.slot, mapping: mapping, physicalSize: size)
+                depth = try verifyCommit(candidate.slot, mapping: mapping, physicalSize: size)
             } catch {
                 reasons.append("slot \(candidate.index) (\(candidate.slot.version)): \(error.message)")
                 continue
@@ -58,7 +62,8 @@ enum Recovery {
                 let free = try FreeSpace.decode(try NodeView(ref: candidate.slot.freeListRef, mapping: mapping.base, limit: limit, expecting: .freeList),
                                                 logicalSize: limit)
                 return Result(slot: candidate.slot, slotIndex: candidate.index, top: top, free: free, mapping: mapping,
-                              physicalSize: size, refusedNewerSlot: !reasons.isEmpty)
+                              physicalSize: size, refusedNewerSlot: !reasons.isEmpty,
+                              coveredFrom: candidate.slot.version.value - min(UInt64(depth), candidate.slot.version.value))
             } catch {
                 throw StorageError(.fileCorrupted, error.message, path: path)
             }
@@ -74,8 +79,10 @@ enum Recovery {
         return length
     }
 
-    /// Checks that everything the commit of `slot` wrote reached the disk intact.
-    static func verifyCommit(_ slot: RootSlot, mapping: Mapping, physicalSize: UInt64) throws(StorageError) {
+    /// Checks that everything the commit of `slot` wrote reached the disk intact; returns the
+    /// record's group depth (how many versions back its extents reach; 0 for one commit).
+    @discardableResult
+    static func verifyCommit(_ slot: RootSlot, mapping: Mapping, physicalSize: UInt64) throws(StorageError) -> UInt32 {
         let limit = slot.logicalSize
         guard limit >= UInt64(FileHeader.size), limit <= physicalSize, limit <= UInt64(mapping.length) else {
             throw StorageError(.fileCorrupted, "its size \(limit) exceeds the file (\(physicalSize) bytes)")
@@ -86,7 +93,7 @@ enum Recovery {
         }
         var r = record.reader()
         let count = try r.count(elementSize: 24)
-        _ = try r.u32()
+        let depth = try r.u32()
         for _ in 0..<count {
             let offset = try r.u64(), length = try r.u64(), sum = try r.u64()
             guard offset >= UInt64(FileHeader.size), length <= limit, offset <= limit - length else {
@@ -96,5 +103,6 @@ enum Recovery {
                 throw StorageError(.fileCorrupted, "the data it wrote at \(offset) did not reach the disk intact")
             }
         }
+        return depth
     }
 }

@@ -58,7 +58,7 @@ extension Store {
         let topRef = try writer.place(top.encoded())
         var reused: [UInt8] = []
         swap(&reused, &commitBuffer)
-        let prepared = writer.finish(topRef: topRef, reusing: reused, carrying: carried)
+        let prepared = writer.finish(topRef: topRef, reusing: reused, carrying: carried, coveredFrom: durable)
         return PreparedCommit(commit: prepared, top: top, free: writer.free, base: base, lineage: transaction.lineage, coveredFrom: durable)
     }
 
@@ -121,12 +121,20 @@ extension Store {
             return
         }
         let handoff = Handoff(prepared)
-        writeQueue.async {
+        let lane = self.lane
+        // Weakly, as the sync job (GroupCommit.swift); the committer holds the store meanwhile.
+        writeQueue.async { [weak self] in
+            let failure: StorageError?
             do throws(StorageError) {
+                guard let self else { throw StorageError(.transactionEnded, "the store closed before its commit was written") }
                 try self.writeAndPublish(handoff.value, groupable: groupable, done: done)
+                failure = nil
             } catch {
-                self.lane.release()
-                done(.failure(error))
+                failure = error
+            }
+            if let failure {
+                lane.release()
+                done(.failure(failure))
             }
         }
     }

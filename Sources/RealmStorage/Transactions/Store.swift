@@ -97,7 +97,7 @@ package final class Store: @unchecked Sendable {
             }
             committed = Committed(slot: recovered.slot, slotIndex: recovered.slotIndex, top: recovered.top, mapping: recovered.mapping)
             free = recovered.free
-            group = GroupState(durableFree: recovered.free)
+            group = GroupState(durableFree: recovered.free, durableCoveredFrom: recovered.coveredFrom)
             committedFreeBytes = recovered.free.freeBytes
             physicalSize = recovered.physicalSize
         } catch {
@@ -216,7 +216,7 @@ package final class Store: @unchecked Sendable {
     ///
     /// - Throws: `permissionDenied` (read-only), `cancelled` (the task was cancelled while it
     ///   waited; it then holds nothing).
-    package func beginWriteAsync() async throws(StorageError) -> WriteTransaction {
+    package func beginWriteAsync() async throws(StorageError) -> sending WriteTransaction {
         guard !options.readOnly else {
             throw StorageError(.permissionDenied, "the realm was opened read-only", path: path)
         }

@@ -552,7 +552,7 @@ package final class WriteTransaction {
     /// store's queues, never on the task's thread. `groupable: false` keeps the write lane
     /// until this commit is durable, so that it syncs alone.
     @discardableResult
-    package func commitAsync(groupable: Bool = true) async throws(StorageError) -> VersionID {
+    package func commitAsync(groupable: Bool = true, isolation: isolated (any Actor)? = #isolation) async throws(StorageError) -> VersionID {
         try finishEditing()
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<VersionID, StorageError>, Never>) in
             store.commit(self, groupable: groupable) { continuation.resume(returning: $0) }

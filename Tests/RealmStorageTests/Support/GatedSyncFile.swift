@@ -12,8 +12,19 @@ final class GatedSyncFile: StorageFile, @unchecked Sendable {
     private let permits = DispatchSemaphore(value: 0)
     private var syncs = 0
     private var failing: Set<Int> = []
+    private var broken = false
+    private let passAfterFailure: Bool
+    private let gateAfterSync: Bool
 
-    init(wrapping inner: StorageFile) { self.inner = inner }
+    /// With `gateAfterSync`, a sync waits at the gate after the inner file synced (so writes
+    /// made meanwhile are not made durable by it); a failed inner sync then signals its arrival
+    /// and throws without waiting. With `passAfterFailure`, once the inner file's sync failed
+    /// (a simulated crash) every later sync passes the gate without waiting.
+    init(wrapping inner: StorageFile, passAfterFailure: Bool = false, gateAfterSync: Bool = false) {
+        self.inner = inner
+        self.passAfterFailure = passAfterFailure
+        self.gateAfterSync = gateAfterSync
+    }
 
     var path: String { inner.path }
     var syncCount: Int { lock.withLock { syncs } }
@@ -40,11 +51,24 @@ final class GatedSyncFile: StorageFile, @unchecked Sendable {
             syncs += 1
             return syncs
         }
-        arrived.signal()
-        permits.wait()
+        let gated = !lock.withLock({ broken && passAfterFailure })
+        if gated && !gateAfterSync {
+            arrived.signal()
+            permits.wait()
+        }
         if lock.withLock({ failing.contains(number) }) {
             throw StorageError.system("fsync", path: inner.path, errno: 5)
         }
-        try inner.sync()
+        do throws(StorageError) {
+            try inner.sync()
+        } catch {
+            lock.withLock { broken = true }
+            if gated && gateAfterSync { arrived.signal() }
+            throw error
+        }
+        if gated && gateAfterSync {
+            arrived.signal()
+            permits.wait()
+        }
     }
 }

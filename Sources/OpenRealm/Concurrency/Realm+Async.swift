@@ -1,0 +1,118 @@
+import Dispatch
+import RealmStorage
+
+// Async writes: the Swift concurrency face of the write lane.
+//
+// A `Realm` is not `Sendable`: it belongs to the thread or actor that opened it. The async
+// methods here take the caller's isolation (`isolation: isolated (any Actor)? = #isolation`),
+// so they run on that actor and the realm never crosses to another one. What may block runs
+// elsewhere: waiting for the lane suspends the task (WriteLane.swift), the file is grown and
+// written on the store's write queue and synced on its sync queue (GroupCommit.swift), and
+// the task resumes once its commit is durable. Commits from many tasks that queue up together
+// share one sync.
+
+extension Realm {
+    /// Opens a realm for the calling actor. The file is opened (and recovered, if it must be)
+    /// on a dispatch queue, not on the task's thread.
+    ///
+    /// ```swift
+    /// actor Ledger {
+    ///     func record(_ entry: Entry) async throws {
+    ///         let realm = try await Realm.open(configuration: config)
+    ///         try await realm.asyncWrite { realm.add(entry) }
+    ///     }
+    /// }
+    /// ```
+    public static func open(configuration: Configuration = .defaultConfiguration,
+                            isolation: isolated (any Actor)? = #isolation) async throws -> Realm {
+        // Opening the store is the blocking part; the Realm below finds it already open.
+        let store: Store? = try await Realm.openStoreOffThread(configuration)
+        let realm = try Realm(configuration: configuration)
+        withExtendedLifetime(store) {}
+        return realm
+    }
+
+    /// Opens a realm isolated to `actor` (the seeds' `Realm(actor:)`): call it from the actor.
+    public convenience init(configuration: Configuration = .defaultConfiguration, actor: isolated any Actor) async throws {
+        let store: Store? = try await Realm.openStoreOffThread(configuration)
+        try self.init(configuration: configuration)
+        withExtendedLifetime(store) {}
+    }
+
+    private static func openStoreOffThread(_ configuration: Configuration) async throws -> Store? {
+        guard configuration.encryptionKey == nil, configuration.shouldCompactOnLaunch == nil else { return nil }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Store?, Swift.Error>) in
+            DispatchQueue.global().async {
+                do {
+                    let store = try engine { () throws(StorageError) in
+                        try Store.open(path: configuration.path, options: configuration.storeOptions)
+                    }
+                    continuation.resume(returning: store)
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// Runs `block` in a write transaction and commits it, suspending (never blocking a
+    /// thread) while it waits for the write lane and for the commit to be durable.
+    ///
+    /// If `block` throws, or the task is cancelled by the time `block` returns, the
+    /// transaction is rolled back and the error (or `CancellationError`) is thrown. A task
+    /// cancelled while it waits for the lane leaves the line without writing.
+    ///
+    /// - Throws: `CancellationError`, `Realm.Error` (`alreadyInWriteTransaction`, `readOnly`,
+    ///   the commit's I/O errors), or what `block` throws.
+    @discardableResult
+    public func asyncWrite<Result>(_ block: () throws -> Result,
+                                   isolation: isolated (any Actor)? = #isolation) async throws -> Result {
+        try await beginWriteAsync()
+        let result: Result
+        do {
+            result = try block()
+            try Task.checkCancellation()
+        } catch {
+            cancelWrite()
+            throw error
+        }
+        if isInWriteTransaction { try await commitWriteAsync() }
+        return result
+    }
+
+    /// Begins a write transaction, suspending until the write lane is free.
+    ///
+    /// - Throws: `CancellationError` when the task is cancelled while it waits.
+    public func beginWriteAsync(isolation: isolated (any Actor)? = #isolation) async throws {
+        try checkCanBeginWrite()
+        let transaction: WriteTransaction
+        do throws(StorageError) {
+            transaction = try await store.beginWriteAsync()
+        } catch where error.code == .cancelled {
+            throw CancellationError()
+        } catch {
+            throw Realm.Error(error)
+        }
+        // Another write may have begun on this realm while this one waited for the lane.
+        guard writeTransaction == nil else {
+            transaction.rollback()
+            throw Realm.Error(.alreadyInWriteTransaction, "a write transaction is already open on this realm", path: configuration.path)
+        }
+        didBegin(transaction)
+        try afterBegin()
+    }
+
+    /// Commits the open write transaction, suspending until it is durable. With `allowGrouping`
+    /// (the default) it may share its sync with the commits queued behind it; without, it keeps
+    /// the write lane until its own sync is done.
+    public func commitWriteAsync(allowGrouping: Bool = true, isolation: isolated (any Actor)? = #isolation) async throws {
+        let ending = try endWrite()
+        do throws(StorageError) {
+            _ = try await ending.transaction.commitAsync(groupable: allowGrouping)
+        } catch {
+            commitFailed(ending)
+            throw Realm.Error(error)
+        }
+        _ = refresh()
+    }
+}

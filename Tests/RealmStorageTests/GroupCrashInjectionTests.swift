@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+@testable import RealmStorage
+
+/// Power cuts at every sync of a grouped workload. Groups of commits are written while the
+/// previous sync waits after syncing (GatedSyncFile), so each sync makes a group durable with
+/// one slot, and the pending writes at a crash are the group in flight: every member's nodes
+/// and records, and the last one's slot. Every
+/// post-crash image must recover, verify, and hold exactly the acknowledged groups or those
+/// and the group in flight, whole; then take new commits.
+@Suite struct GroupCrashInjectionTests {
+    /// Group 0 creates the table; the others insert this many rows each.
+    static let groupSizes = [1, 3, 1, 4, 2, 5, 1]
+
+    static func rows(throughGroup g: Int) -> [Int]? {
+        guard g >= 0 else { return nil }
+        return Array(0..<groupSizes.prefix(g + 1).dropFirst().reduce(0, +))
+    }
+
+    struct Crash {
+        var state: CrashSimulatingFile.CrashState
+        /// The group whose sync failed.
+        var group: Int
+    }
+
+    /// Runs the grouped workload on a file that loses power at sync `n`.
+    static func run(crashingAt n: Int, path: String) throws -> Crash? {
+        let box = WrappedFileBox<GatedSyncFile>()
+        let store = try Store.open(path: path, options: StoreOptions(limits: TreeLimits(leafCapacity: 4, innerCapacity: 4), fileWrapper: box.wrapper {
+            GatedSyncFile(wrapping: CrashSimulatingFile(wrapping: $0, crashAtSync: n), passAfterFailure: true, gateAfterSync: true)
+        }))
+        let gate = try #require(box.file)
+        let crashFile = try #require(gate.inner as? CrashSimulatingFile)
+        let answers = GroupCommitTests.Answers()
+        let setup = try store.beginWrite()
+        let table = try setup.createTable("Row", columns: GroupCommitTests.columns)
+        try setup.commit(then: answers.record(-1))
+        var next = 0
+        var failed: Int?
+        for g in 1...groupSizes.count {
+            // Sync g (of group g-1) has synced and waits, or has crashed.
+            gate.waitForSyncAtGate()
+            if crashFile.didCrash {
+                failed = g - 1
+                break
+            }
+            // Written after that sync: pending until sync g+1, which makes them durable.
+            if g < groupSizes.count {
+                for _ in 0..<groupSizes[g] {
+                    try GroupCommitTests.insert(store, table, next, answers)
+                    next += 1
+                }
+                try GroupCommitTests.barrier(store)
+            }
+            gate.open()
+            answers.waitFor(groupSizes[g - 1])
+        }
+        guard let failed, let state = crashFile.crashState else { return nil }
+        // Everything answered before the crash succeeded; the crashed group failed.
+        let firstFailed = failed <= 1 ? 0 : groupSizes[1..<failed].reduce(0, +)
+        for id in 0..<firstFailed { #expect((try? answers[id]?.get()) != nil, "row \(id) was acknowledged before the crash") }
+        return Crash(state: state, group: failed)
+    }
+
+    @Test func everyCrashRecoversWholeGroups() throws {
+        let directory = TemporaryDirectory()
+        var crashes = 0
+        for n in 1...(Self.groupSizes.count + 1) {
+            guard let crash = try Self.run(crashingAt: n, path: directory.path("work-\(n).realm")) else { continue }
+            crashes += 1
+            let before = Self.rows(throughGroup: crash.group - 1), after = Self.rows(throughGroup: crash.group)
+            let policies = CrashInjectionTests.policies(for: crash.state, seed: 0x6C0_0C0 &+ UInt64(n), randomCount: 6)
+            for (i, policy) in policies.enumerated() {
+                let image = crash.state.image(policy)
+                let path = directory.path("image-\(n)-\(i).realm")
+                let context = "crash at sync \(n) (group \(crash.group)), policy \(policy): \(image.fateSummary)"
+                do {
+                    try image.write(to: path)
+                    let store = try Store.open(path: path, options: StoreOptions(create: false))
+                    try store.verify()
+                    let recovered = try GroupCommitTests.ids(store.beginRead())
+                    if image.commitArrived {
+                        #expect(recovered == after, "everything arrived, so the group in flight must be recovered; got \(String(describing: recovered)); \(context)")
+                    } else if !image.slotArrived {
+                        #expect(recovered == before, "the slot did not arrive, so the acknowledged groups must be recovered; got \(String(describing: recovered)); \(context)")
+                    } else {
+                        #expect(recovered == before || recovered == after, "recovered \(String(describing: recovered)); \(context)")
+                    }
+                    // The recovered file takes a new commit.
+                    let transaction = try store.beginWrite()
+                    let table = try transaction.table(named: "Row")?.info.key ?? transaction.createTable("Row", columns: GroupCommitTests.columns)
+                    try transaction.insert(table, values: [.int(1_000), .string("after")])
+                    try transaction.commit()
+                    try store.verify()
+                } catch {
+                    Issue.record("the recovered file failed: \(error); \(context)")
+                }
+                try? FileManager.default.removeItem(atPath: path)
+                try? FileManager.default.removeItem(atPath: path + ".lock")
+            }
+        }
+        #expect(crashes == Self.groupSizes.count, "every sync of the workload must have been crashed once")
+    }
+}
