@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import RealmStorage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Real processes killed with SIGKILL while many tasks commit at once, so that commits share
+/// syncs (group commit). Each task numbers its objects; a task's commits build on each other,
+/// so after any kill each task's objects must be a prefix of its numbers, and never shorter
+/// than what the child had acknowledged (logged after each commit returned).
+@Suite struct GroupKillTests {
+    static let tasks = 12
+    static let rounds = 8
+    static let stride: Int64 = 1_000_000
+
+    static func commitUntilKilled(path: String, log: String, delay: UInt32) async throws {
+        let store = try Store.open(path: path, options: StoreOptions(limits: TreeLimits(leafCapacity: 8, innerCapacity: 4)))
+        let setup = try await store.beginWriteAsync()
+        let table = try setup.table(named: KillTests.tableName)?.info.key ?? setup.createTable(KillTests.tableName, columns: KillTests.columns)
+        // Where each task's numbers go on: its objects so far (a prefix, as the parent checked).
+        let keys = try setup.table(table).keys().map(\.value)
+        let starts = (0..<tasks).map { t in Int64(keys.filter { $0 / stride == Int64(t) }.count) }
+        try await setup.commitAsync()
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        let logLock = NSLock()
+        Thread.detachNewThread {
+            usleep(delay)
+            kill(getpid(), SIGKILL)
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for t in 0..<tasks {
+                group.addTask {
+                    var count = starts[t]
+                    while true {
+                        let transaction = try await store.beginWriteAsync()
+                        let id = Int64(t) * stride + count
+                        try transaction.insert(table, key: ObjectKey(id), values: KillTests.values(id))
+                        try await transaction.commitAsync()
+                        count += 1
+                        logLock.withLock { handle.write(Data("\(t) \(count)\n".utf8)) }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    @Test func acknowledgedGroupedCommitsSurviveSIGKILL() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path(), log = directory.path("acknowledged.log")
+        var recovered = 0
+        for round in 0..<Self.rounds {
+            let delay = UInt32(20_000 + 15_000 * (round % 4))
+            await #expect(processExitsWith: .signal(SIGKILL), "round \(round)") { [path = path as String, log = log as String, delay = delay as UInt32] in
+                try await GroupKillTests.commitUntilKilled(path: path, log: log, delay: delay)
+            }
+            let store = try Store.open(path: path, options: StoreOptions(create: false))
+            try store.verify()
+            let view = try #require(try store.beginRead().table(named: KillTests.tableName))
+            var counts = [Int](repeating: 0, count: Self.tasks)
+            var wrong = 0
+            try view.forEachRow { (row) throws(StorageError) -> Bool in
+                counts[Int(row.key.value / Self.stride)] += 1
+                if try row.values() != KillTests.values(row.key.value) { wrong += 1 }
+                return true
+            }
+            #expect(wrong == 0, "round \(round): \(wrong) objects hold values that do not match their ids")
+            for t in 0..<Self.tasks {
+                let keys = try view.keys().map(\.value).filter { $0 / Self.stride == Int64(t) }
+                #expect(keys == (0..<Int64(counts[t])).map { Int64(t) * Self.stride + $0 }, "round \(round): task \(t) holds no prefix")
+            }
+            var acknowledged = [Int](repeating: 0, count: Self.tasks)
+            for line in (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n") ?? [] {
+                let parts = line.split(separator: " ").compactMap { Int($0) }
+                if parts.count == 2 { acknowledged[parts[0]] = max(acknowledged[parts[0]], parts[1]) }
+            }
+            recovered = counts.reduce(0, +)
+            for t in 0..<Self.tasks {
+                #expect(counts[t] >= acknowledged[t], "round \(round): task \(t) had \(acknowledged[t]) acknowledged, \(counts[t]) recovered")
+            }
+        }
+        #expect(recovered >= Self.tasks, "the children must have committed (\(recovered) objects recovered)")
+    }
+}
