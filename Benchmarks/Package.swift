@@ -56,6 +56,16 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // Durable commits, group commit and readers under a writer (W2, W2g, W6 of the actors
+        // issue) against GRDB.
+        .executableTarget(
+            name: "ConcurrencySideBySide",
+            dependencies: [
+                "EngineWorkloads",
+                .product(name: "OpenRealm", package: "OpenRealm"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

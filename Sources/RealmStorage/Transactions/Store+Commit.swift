@@ -66,7 +66,7 @@ extension Store {
     /// writer builds on; the sync queue makes it durable and then calls `done`. With the lane
     /// held; releases it when `groupable`, else only once this commit is durable (so no other
     /// transaction shares its sync). On a throw the caller still holds the lane.
-    func writeAndPublish(_ prepared: PreparedCommit, groupable: Bool,
+    func writeAndPublish(_ prepared: PreparedCommit, groupable: Bool, leading: Bool = false,
                          done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) throws(StorageError) {
         let commit = prepared.commit
         defer {
@@ -90,7 +90,7 @@ extension Store {
                 done(result)
             }
         }
-        try enqueueUnsynced(state, prepared, finish)
+        try enqueueUnsynced(state, prepared, leading: leading, finish)
         free = prepared.free
         if groupable { lane.release() }
     }
@@ -100,11 +100,12 @@ extension Store {
         let durable = DurabilityWaiter()
         do throws(StorageError) {
             let prepared = try prepareCommit(transaction)
-            try writeAndPublish(prepared, groupable: groupable, done: durable.deliver)
+            try writeAndPublish(prepared, groupable: groupable, leading: true, done: durable.deliver)
         } catch {
             lane.release()
             throw error
         }
+        syncAsLeader()
         return try durable.wait()
     }
 

@@ -49,6 +49,8 @@ package final class Store: @unchecked Sendable {
     let writeQueue: DispatchQueue
     /// Writes root slots and syncs, one group of commits at a time.
     let syncQueue: DispatchQueue
+    /// Held while a group is synced, on the sync queue or by a committer syncing itself.
+    let syncing = Mutex()
 
     // MARK: Opening
 

@@ -1,0 +1,288 @@
+// Durable commits and readers under a writer, OpenRealm against GRDB (DatabasePool,
+// `synchronous = FULL`), in one run:
+//   W2   sequential 1-object durable commits (`realm.write { add }`);
+//   W2g  64 tasks each committing 1-object durable writes (`RealmActor.write`, GRDB's async
+//        `pool.write`): commits queued together share a sync (group commit);
+//   W6   primary-key lookups on a reader thread, alone and while a writer thread commits
+//        1-object durable writes; the share of its rate the reader keeps.
+//
+//   swift run -c release --package-path Benchmarks ConcurrencySideBySide [--seconds N] [--tasks N] [--openrealm-only] [--only W2|W2g|W6]
+
+import EngineWorkloads
+import Foundation
+import GRDB
+import OpenRealm
+import Synchronization
+
+final class Person: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted(indexed: true) var age = 0
+    @Persisted var score = 0.0
+    @Persisted var email: String?
+}
+
+/// The command line, read once (static lets: readable from any task and thread).
+enum Settings {
+    static let options: [String: String] = {
+        var options: [String: String] = [:]
+        var arguments = CommandLine.arguments.dropFirst().makeIterator()
+        while let argument = arguments.next() {
+            switch argument {
+            case "--seconds", "--tasks", "--only": options[argument] = arguments.next()!
+            case "--openrealm-only": options[argument] = "yes"
+            default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
+            }
+        }
+        return options
+    }()
+    static let duration = Double(options["--seconds"] ?? "3")!
+    static let taskCount = Int(options["--tasks"] ?? "64")!
+    static let openRealmOnly = options["--openrealm-only"] != nil
+    static let only = options["--only"]
+}
+let duration = Settings.duration, taskCount = Settings.taskCount, openRealmOnly = Settings.openRealmOnly, only = Settings.only
+
+func folder() -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("concurrency-bench-\(UUID().uuidString)")
+    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+func now() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+func person(_ id: Int) -> Person {
+    let person = Person()
+    person.id = id
+    person.name = "person \(id)"
+    person.age = id % 90
+    person.score = Double(id)
+    return person
+}
+
+func record(_ id: Int) -> PersonRecord {
+    PersonRecord(id: Int64(id), name: "person \(id)", age: Int64(id % 90), score: Double(id), email: nil)
+}
+
+func realmConfiguration(_ dir: URL) -> Realm.Configuration {
+    Realm.Configuration(fileURL: dir.appendingPathComponent("bench.realm"), objectTypes: [Person.self])
+}
+
+func grdbPool(_ dir: URL) throws -> DatabasePool {
+    var configuration = Configuration()
+    configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+    let pool = try DatabasePool(path: dir.appendingPathComponent("bench.sqlite").path, configuration: configuration)
+    // Again on the writer: opening a pool sets `synchronous = NORMAL` after `prepareDatabase`
+    // (GRDB's setUpWALMode), which syncs at checkpoints only (checked with strace).
+    try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+    try pool.write { db in try PersonRecord.createTable(db) }
+    return pool
+}
+
+// MARK: W2
+
+func w2OpenRealm() throws -> Double {
+    let dir = folder()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let realm = try Realm(configuration: realmConfiguration(dir))
+    var commits = 0
+    let start = now()
+    while now() - start < Settings.duration {
+        try realm.write { realm.add(person(commits)) }
+        commits += 1
+    }
+    return Double(commits) / (now() - start)
+}
+
+func w2GRDB() throws -> Double {
+    let dir = folder()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let pool = try grdbPool(dir)
+    var commits = 0
+    let start = now()
+    while now() - start < Settings.duration {
+        try pool.write { db in try record(commits).insert(db) }
+        commits += 1
+    }
+    return Double(commits) / (now() - start)
+}
+
+// MARK: W2g
+
+func w2gOpenRealm() async throws -> Double {
+    let dir = folder()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let store = RealmActor(configuration: realmConfiguration(dir))
+    let start = now()
+    let commits = try await withThrowingTaskGroup(of: Int.self) { group in
+        for task in 0..<Settings.taskCount {
+            group.addTask {
+                var n = 0
+                while now() - start < Settings.duration {
+                    let id = task * 10_000_000 + n
+                    try await store.write { realm in realm.add(person(id)) }
+                    n += 1
+                }
+                return n
+            }
+        }
+        return try await group.reduce(0, +)
+    }
+    return Double(commits) / (now() - start)
+}
+
+func w2gGRDB() async throws -> Double {
+    let dir = folder()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let pool = try grdbPool(dir)
+    let start = now()
+    let commits = try await withThrowingTaskGroup(of: Int.self) { group in
+        for task in 0..<Settings.taskCount {
+            group.addTask {
+                var n = 0
+                while now() - start < Settings.duration {
+                    let id = task * 10_000_000 + n
+                    try await pool.write { db in try record(id).insert(db) }
+                    n += 1
+                }
+                return n
+            }
+        }
+        return try await group.reduce(0, +)
+    }
+    return Double(commits) / (now() - start)
+}
+
+// MARK: W6
+
+struct ReaderResult { var alone = 0.0, withWriter = 0.0, writer = 0.0 }
+let preload = 100_000
+
+/// Runs `reader` (lookups until the deadline; returns how many) on a thread of its own, with
+/// `writer` (commits until the deadline; returns how many) on another when given.
+func readerAndWriter(reader: @escaping @Sendable (Double) throws -> Int, writer: (@Sendable (Double) throws -> Int)?) -> (Double, Double) {
+    let done = DispatchGroup()
+    let lookups = Atomic<Int>(0), commits = Atomic<Int>(0)
+    let deadline = now() + Settings.duration
+    done.enter()
+    Thread.detachNewThread {
+        lookups.store(try! reader(deadline), ordering: .relaxed)
+        done.leave()
+    }
+    if let writer {
+        done.enter()
+        Thread.detachNewThread {
+            commits.store(try! writer(deadline), ordering: .relaxed)
+            done.leave()
+        }
+    }
+    done.wait()
+    return (Double(lookups.load(ordering: .relaxed)) / Settings.duration, Double(commits.load(ordering: .relaxed)) / Settings.duration)
+}
+
+func w6OpenRealm() throws -> ReaderResult {
+    let dir = folder()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let configuration = realmConfiguration(dir)
+    do {
+        let realm = try Realm(configuration: configuration)
+        for start in stride(from: 0, to: preload, by: 10_000) {
+            try realm.write { for id in start..<(start + 10_000) { realm.add(person(id)) } }
+        }
+    }
+    let reader: @Sendable (Double) throws -> Int = { deadline in
+        let realm = try Realm(configuration: configuration)
+        var random = SeededGenerator(seed: 11)
+        var lookups = 0, checksum = 0
+        while now() < deadline {
+            for _ in 0..<1_000 {
+                let p = realm.object(ofType: Person.self, forPrimaryKey: Int.random(in: 0..<preload, using: &random))!
+                checksum &+= p.id &+ p.name.utf8.count &+ p.age &+ Int(p.score) &+ (p.email?.utf8.count ?? 0)
+            }
+            lookups += 1_000
+            realm.refresh()
+        }
+        precondition(checksum != 0)
+        return lookups
+    }
+    let writer: @Sendable (Double) throws -> Int = { deadline in
+        let realm = try Realm(configuration: configuration)
+        var commits = 0
+        while now() < deadline {
+            try realm.write { realm.add(person(preload + commits)) }
+            commits += 1
+        }
+        return commits
+    }
+    var result = ReaderResult()
+    result.alone = readerAndWriter(reader: reader, writer: nil).0
+    (result.withWriter, result.writer) = readerAndWriter(reader: reader, writer: writer)
+    return result
+}
+
+func w6GRDB() throws -> ReaderResult {
+    let dir = folder()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let pool = try grdbPool(dir)
+    for start in stride(from: 0, to: preload, by: 10_000) {
+        try pool.write { db in for id in start..<(start + 10_000) { try record(id).insert(db) } }
+    }
+    let reader: @Sendable (Double) throws -> Int = { deadline in
+        var random = SeededGenerator(seed: 11)
+        var lookups = 0, checksum = 0
+        while now() < deadline {
+            for _ in 0..<1_000 {
+                let p = try pool.read { db in try PersonRecord.fetchOne(db, key: Int64.random(in: 0..<Int64(preload), using: &random))! }
+                checksum &+= Int(p.id) &+ p.name.utf8.count &+ Int(p.age) &+ Int(p.score) &+ (p.email?.utf8.count ?? 0)
+            }
+            lookups += 1_000
+        }
+        precondition(checksum != 0)
+        return lookups
+    }
+    let writer: @Sendable (Double) throws -> Int = { deadline in
+        var commits = 0
+        while now() < deadline {
+            try pool.write { db in try record(preload + commits).insert(db) }
+            commits += 1
+        }
+        return commits
+    }
+    var result = ReaderResult()
+    result.alone = readerAndWriter(reader: reader, writer: nil).0
+    (result.withWriter, result.writer) = readerAndWriter(reader: reader, writer: writer)
+    return result
+}
+
+// MARK: Report
+
+func row(_ name: String, _ a: Double, _ b: Double?, unit: String = "") {
+    let ratio = b.map { $0 > 0 ? String(format: "%.2f×", a / $0) : "–" } ?? "–"
+    print("| \(name) | \(String(format: "%.0f", a))\(unit) | \(b.map { String(format: "%.0f", $0) + unit } ?? "–") | \(ratio) |")
+}
+
+print("| workload | OpenRealm | GRDB | ratio |")
+print("|---|---:|---:|---:|")
+var w2Rate: Double?
+if only == nil || only == "W2" || only == "W2g" {
+    let realm = try w2OpenRealm()
+    w2Rate = realm
+    if only != "W2g" { row("W2 sequential 1-object durable commits (/s)", realm, openRealmOnly ? nil : try w2GRDB()) }
+}
+if only == nil || only == "W2g" {
+    let realm = try await w2gOpenRealm()
+    row("W2g \(taskCount) tasks, 1-object durable commits (/s)", realm, openRealmOnly ? nil : try await w2gGRDB())
+    if let w2Rate { print("| W2g / W2 (OpenRealm) | \(String(format: "%.1f×", realm / w2Rate)) | | |") }
+}
+if only == nil || only == "W6" {
+    let realm = try w6OpenRealm()
+    let grdb = openRealmOnly ? nil : try w6GRDB()
+    row("W6 reader alone (lookups/s)", realm.alone, grdb?.alone)
+    row("W6 reader while a writer commits (lookups/s)", realm.withWriter, grdb?.withWriter)
+    print("| W6 reader rate kept | \(String(format: "%.0f%%", 100 * realm.withWriter / realm.alone)) | \(grdb.map { String(format: "%.0f%%", 100 * $0.withWriter / $0.alone) } ?? "–") | |")
+    row("W6 writer commits (/s)", realm.writer, grdb?.writer)
+}
