@@ -43,7 +43,8 @@ public actor RealmActor {
     @discardableResult
     public func write<Result: Sendable>(_ block: (Realm) throws -> Result) async throws -> Result {
         let realm = try realm()
-        return try await realm.asyncWrite { try block(realm) }
+        // The actor's queue may block: the commit's nodes are written here.
+        return try await realm.asyncWrite({ try block(realm) }, writeHere: true)
     }
 
     /// Runs `block` on the actor's realm at the newest version.

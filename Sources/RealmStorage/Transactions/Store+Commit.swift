@@ -111,11 +111,18 @@ extension Store {
 
     /// Commits with the lane held: encodes on the caller, writes on the write queue, and
     /// calls `done` from the sync queue once durable (or failed).
-    func commit(_ transaction: WriteTransaction, groupable: Bool,
+    ///
+    /// `writeHere`: the caller may block (its own serial queue, never the cooperative pool), so
+    /// the nodes are written right here, saving a hop to the write queue per commit.
+    func commit(_ transaction: WriteTransaction, groupable: Bool, writeHere: Bool = false,
                 then done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) {
         let prepared: PreparedCommit
         do throws(StorageError) {
             prepared = try prepareCommit(transaction)
+            if writeHere {
+                try writeAndPublish(prepared, groupable: groupable, done: done)
+                return
+            }
         } catch {
             lane.release()
             done(.failure(error))
