@@ -103,7 +103,7 @@ import Testing
         #expect(try await store.read { $0.objects(Person.self).count } == 0)
     }
 
-    @Test func aTaskCancelledBeforeItsTurnWritesNothing() async throws {
+    @Test @TestActor func aTaskCancelledBeforeItsTurnWritesNothing() async throws {
         let folder = TestFolder()
         let holder = try Realm(configuration: folder.configuration())
         try holder.beginWrite()                         // holds the write lane
@@ -118,7 +118,7 @@ import Testing
         #expect(try await store.read { $0.objects(Person.self).map(\.id) } == [2])
     }
 
-    @Test func asyncWriteInsideAWriteIsRefused() async throws {
+    @Test @TestActor func asyncWriteInsideAWriteIsRefused() async throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())
         try realm.beginWrite()
@@ -128,7 +128,7 @@ import Testing
         #expect(realm.objects(Person.self).count == 1)
     }
 
-    @Test func commitWriteAsyncWithoutGroupingIsDurableOnReturn() async throws {
+    @Test @TestActor func commitWriteAsyncWithoutGroupingIsDurableOnReturn() async throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())
         try await realm.beginWriteAsync()

@@ -9,7 +9,7 @@ import Testing
         try realm.write { realm.create(Person.self, value: ["id": id, "name": name]) }
     }
 
-    @Test func anotherTaskResolvesAndWrites() async throws {
+    @Test @TestActor func anotherTaskResolvesAndWrites() async throws {
         let folder = TestFolder()
         let configuration = folder.configuration()
         let realm = try Realm(configuration: configuration)
@@ -56,7 +56,7 @@ import Testing
         _ = reference
     }
 
-    @Test func threadSafeWrapperCarriesAnObjectAcrossTasks() async throws {
+    @Test @TestActor func threadSafeWrapperCarriesAnObjectAcrossTasks() async throws {
         struct Job: Sendable {
             @ThreadSafe var person: Person?
         }

@@ -41,14 +41,14 @@ public actor RealmActor {
     /// Runs `block` in a write transaction on the actor's realm and returns its result once
     /// the commit is durable. Rolls back if `block` throws or the task is cancelled first.
     @discardableResult
-    public func write<Result: Sendable>(_ block: (Realm) throws -> Result) async throws -> Result {
+    public func write<Result: Sendable>(_ block: @Sendable (Realm) throws -> Result) async throws -> Result {
         let realm = try realm()
         // The actor's queue may block: the commit's nodes are written here.
         return try await realm.asyncWrite({ try block(realm) }, writeHere: true)
     }
 
     /// Runs `block` on the actor's realm at the newest version.
-    public func read<Result: Sendable>(_ block: (Realm) throws -> Result) throws -> Result {
+    public func read<Result: Sendable>(_ block: @Sendable (Realm) throws -> Result) throws -> Result {
         let realm = try realm()
         if !realm.isInWriteTransaction { realm.refresh() }
         return try block(realm)

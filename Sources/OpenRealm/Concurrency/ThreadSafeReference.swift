@@ -2,7 +2,14 @@ import RealmStorage
 
 /// Something that belongs to one thread or actor and can be handed to another only through a
 /// `ThreadSafeReference` (live objects, as in Realm).
-public protocol ThreadConfined {}
+public protocol ThreadConfined {
+    /// Whether this is frozen data (Frozen.swift), which any thread may read.
+    var isFrozen: Bool { get }
+    /// A frozen snapshot of this value at its realm's current version.
+    func freeze() -> Self
+    /// The live value in a realm of the calling thread; nil when it no longer exists.
+    func thaw() -> Self?
+}
 
 extension Object: ThreadConfined {}
 

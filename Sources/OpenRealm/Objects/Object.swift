@@ -113,6 +113,7 @@ final class ManagedObject {
 
     @usableFromInline
     func read(_ property: Int) -> _StoredValue {
+        realm.confinement.verify()
         ensure(epoch == realm.epoch, "Object has been deleted or invalidated: realm.invalidate() was called after it was read")
         ensure(!wasDeleted, "Object has been deleted or invalidated: it was deleted from the realm")
         let kind = binding.readKinds[property]
@@ -139,6 +140,7 @@ final class ManagedObject {
 
     /// The elements of list property `property`.
     func readList(_ property: Int) -> [Value] {
+        realm.confinement.verify()
         do {
             // Outside write transactions a list cannot change until the realm moves to another
             // version: keep the decoded elements, so that walking a list by index reads it
@@ -169,6 +171,7 @@ final class ManagedObject {
     /// added to it; embedded objects no longer in the list are deleted).
     func writeList(_ property: Int, _ elements: [_StoredValue]) {
         guard let transaction = realm.writeTransaction else {
+            ensure(!realm.isFrozen, "Cannot modify a frozen object: frozen data is read-only; thaw() it and change it in a write transaction")
             misuse("Cannot modify managed objects outside of a write transaction: wrap the change in realm.write { }")
         }
         do {
@@ -184,6 +187,7 @@ final class ManagedObject {
 
     @usableFromInline
     func write(_ property: Int, _ value: _StoredValue, isPrimaryKey: Bool) {
+        realm.confinement.verify()
         ensure(!wasDeleted, "Object has been deleted or invalidated: it was deleted from the realm")
         ensure(!binding.schema.properties[property].isComputed,
                      "LinkingObjects properties are read-only: change the links of the objects pointing here instead")
@@ -192,6 +196,7 @@ final class ManagedObject {
             return
         }
         guard let transaction = realm.writeTransaction else {
+            ensure(!realm.isFrozen, "Cannot modify a frozen object: frozen data is read-only; thaw() it and change it in a write transaction")
             misuse("Cannot modify managed objects outside of a write transaction: wrap the change in realm.write { }")
         }
         ensure(!isPrimaryKey, "Primary key can't be changed after an object is inserted: delete it and add a new one")

@@ -215,5 +215,8 @@ extension Realm {
         var changes: Int
     }
 
-    var queryStamp: QueryStamp { QueryStamp(generation: generation, changes: writeTransaction?.changeCount ?? 0) }
+    var queryStamp: QueryStamp {
+        confinement.verify()
+        return QueryStamp(generation: generation, changes: writeTransaction?.changeCount ?? 0)
+    }
 }

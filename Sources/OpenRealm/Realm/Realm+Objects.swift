@@ -233,6 +233,7 @@ extension Realm {
 
     /// All objects of a type, in insertion order; live.
     public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
+        confinement.verify()
         ensure(!(type is EmbeddedObject.Type), "Embedded objects cannot be queried directly: read them through their parent")
         ensure(!(type is AsymmetricObject.Type), "Asymmetric objects cannot be read back: they are write-only")
         do {

@@ -34,21 +34,33 @@ public final class Realm {
     private(set) var generation = 0
     /// Changes at every `invalidate()`: objects from an earlier epoch are invalidated.
     private(set) var epoch = 0
+    /// Whether this realm is a frozen snapshot of one version (Frozen.swift): it never moves
+    /// to another version and cannot be written.
+    public let isFrozen: Bool
+    /// The thread or actor this realm belongs to (Confinement.swift).
+    let confinement: Confinement
+    /// The frozen realm of the version this live realm reads, made by the first `freeze()`
+    /// at that version and handed out again until the realm moves on.
+    var frozenCache: Realm?
+    /// For a frozen realm: the live realm `thaw()` gives when called on its thread (the realm
+    /// that was frozen, or the last one thawing opened).
+    weak var thawTarget: Realm?
 
     /// Opens the default realm (`Realm.Configuration.defaultConfiguration`).
-    public convenience init() throws {
-        try self.init(configuration: .defaultConfiguration)
+    public convenience init(isolation: isolated (any Actor)? = #isolation) throws {
+        try self.init(configuration: .defaultConfiguration, isolation: isolation)
     }
 
     /// Opens the realm file at `fileURL` with the default configuration's other settings.
-    public convenience init(fileURL: URL) throws {
+    public convenience init(fileURL: URL, isolation: isolated (any Actor)? = #isolation) throws {
         var configuration = Configuration.defaultConfiguration
         configuration.fileURL = fileURL
         configuration.inMemoryIdentifier = nil
-        try self.init(configuration: configuration)
+        try self.init(configuration: configuration, isolation: isolation)
     }
 
-    /// Opens a realm.
+    /// Opens a realm, confined to the calling actor (`isolation`), or to the calling thread
+    /// when called outside any actor (Confinement.swift).
     ///
     /// As in Realm, model classes that only add or drop `@Persisted(indexed: true)` need no
     /// migration: the indexes change when the realm opens (or, for classes not listed in
@@ -58,12 +70,14 @@ public final class Realm {
     /// - Throws: `Realm.Error`: `fileNotFound` (read-only and missing), `invalidDatabase`,
     ///   `fileCorrupted`, `alreadyOpen` (another process), `schemaMismatch`, `invalidSchema`,
     ///   `unsupported` (an encryption key).
-    public init(configuration: Configuration) throws {
+    public init(configuration: Configuration, isolation: isolated (any Actor)? = #isolation) throws {
         if configuration.encryptionKey != nil {
             throw Realm.Error(.unsupported, "encrypted realms are not available yet; open the realm without an encryption key",
                               path: configuration.path)
         }
         self.configuration = configuration
+        isFrozen = false
+        confinement = .of(isolation)
         if let shouldCompact = configuration.shouldCompactOnLaunch {
             try Self.compactIfAsked(configuration, shouldCompact)
         }
@@ -101,6 +115,16 @@ public final class Realm {
         if migrate { try self.migrate(from: stored?.schemaVersion ?? 0) }
         for type in configuration.objectTypes ?? [] { _ = try binding(for: type) }
         try recordSchemaVersionAndIndexes()
+    }
+
+    /// A frozen realm reading `version` of `store`'s file. The live realm that made it checked
+    /// the schema, so nothing is checked or written here.
+    init(frozenAt version: ReadTransaction, store: Store, configuration: Configuration) {
+        self.configuration = configuration
+        self.store = store
+        readTransaction = version
+        isFrozen = true
+        confinement = .none
     }
 
     /// Compacts the file before opening it when `shouldCompact` asks for it. Only when no
@@ -173,9 +197,13 @@ public final class Realm {
     /// Moves the realm to the newest committed version. Returns whether it changed.
     @discardableResult
     public func refresh() -> Bool {
+        guard !isFrozen else { return false }
+        confinement.verify()
         guard writeTransaction == nil else { return false }
         let before = readTransaction.version
         readTransaction = store.beginRead()
+        // The frozen realm of the old version would keep it pinned.
+        frozenCache = nil
         views = [:]
         generation += 1
         return readTransaction.version != before
@@ -185,6 +213,8 @@ public final class Realm {
     /// invalidates every object, list and result read so far; a write transaction in progress
     /// is cancelled. The realm itself stays usable: the next read starts at the newest version.
     public func invalidate() {
+        // A frozen realm is its version: it has nothing to release but itself.
+        guard !isFrozen else { return }
         cancelWrite()
         epoch += 1
         _ = refresh()
@@ -206,6 +236,7 @@ public final class Realm {
     /// Reading objects and primary-key lookups need no other index, so inside a write the
     /// view leaves the batched index inserts pending (see WriteTransaction+PendingIndex).
     func tableView(_ table: TableKey) throws(StorageError) -> TableView {
+        confinement.verify()
         if let writeTransaction { return try writeTransaction.table(table, flushingIndexes: false) }
         if let view = views[table] { return view }
         let view = try readTransaction.table(table)
@@ -269,6 +300,7 @@ public final class Realm {
 
     /// The current view of a bound table, reused while the realm stays on one version.
     func view(of binding: TableBinding) throws(StorageError) -> TableViewBox {
+        confinement.verify()
         if writeTransaction == nil, binding.cachedViewGeneration == generation, let box = binding.cachedView { return box }
         let box = TableViewBox(try tableView(binding.table))
         if writeTransaction == nil {
@@ -343,6 +375,11 @@ public final class Realm {
 
     /// The checks before a write may begin: none open here, not read-only, versions in bounds.
     func checkCanBeginWrite() throws(Realm.Error) {
+        confinement.verify()
+        guard !isFrozen else {
+            throw Realm.Error(.frozen, "cannot write to a frozen realm: it is a read-only snapshot; write through a live realm (thaw())",
+                              path: configuration.path)
+        }
         guard writeTransaction == nil else {
             throw Realm.Error(.alreadyInWriteTransaction, "a write transaction is already open on this realm", path: configuration.path)
         }
@@ -358,6 +395,7 @@ public final class Realm {
 
     func didBegin(_ transaction: WriteTransaction) {
         writeTransaction = transaction
+        frozenCache = nil
         views = [:]
         generation += 1
     }
@@ -393,6 +431,7 @@ public final class Realm {
     }
 
     func endWrite() throws(Realm.Error) -> EndingWrite {
+        confinement.verify()
         guard let transaction = writeTransaction else {
             throw Realm.Error(.notInWriteTransaction, "no write transaction is open on this realm", path: configuration.path)
         }
@@ -427,6 +466,7 @@ public final class Realm {
 
     /// Discards the open write transaction.
     public func cancelWrite() {
+        confinement.verify()
         guard let transaction = writeTransaction else { return }
         writeTransaction = nil
         transaction.rollback()
@@ -438,7 +478,9 @@ public final class Realm {
 
     /// Traps unless a write transaction is open (the seeds' rule for every mutation).
     func requireWriteTransaction(_ operation: String) -> WriteTransaction {
+        confinement.verify()
         guard let writeTransaction else {
+            ensure(!isFrozen, "Cannot \(operation) in a frozen realm: frozen data is read-only; thaw() it and write in a write transaction")
             misuse("Cannot \(operation) outside of a write transaction: wrap it in realm.write { }")
         }
         return writeTransaction

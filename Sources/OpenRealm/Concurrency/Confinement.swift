@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Where a live realm may be used.
+//
+// A live `Realm` and everything read from it (objects, results, collections) belong to the
+// context that opened the realm: the actor it was opened on (`#isolation`), else the thread.
+// Swift 6 already refuses to send them elsewhere (they are not `Sendable`); the runtime check
+// here catches what the compiler cannot see — Swift 5 mode callers, `nonisolated(unsafe)`,
+// `@unchecked Sendable` boxes, and a realm opened outside any actor and kept across an
+// `await`, after which the task may run on another thread. Frozen realms are immutable and
+// belong to no context (Frozen.swift).
+//
+// The caches of a realm and its objects are plain, unlocked state: the check is what makes
+// that safe. It costs a thread comparison (under a nanosecond) or, for an actor, the
+// runtime's executor check (about 10 ns), on each read.
+
+/// The context a realm belongs to.
+enum Confinement {
+    /// Opened outside any actor (or on the main actor, which always runs on the main thread).
+    case thread(pthread_t)
+    /// Opened on an actor: used only while running on it.
+    case actor(ActorReference)
+    /// A frozen realm: any context.
+    case none
+
+    /// The confinement of a realm opened in `isolation` (the caller's `#isolation`).
+    static func of(_ isolation: (any Actor)?) -> Confinement {
+        guard let isolation, !(isolation is MainActor) else { return .thread(pthread_self()) }
+        return .actor(ActorReference(isolation))
+    }
+
+    /// Traps unless the caller runs in this context.
+    @inline(__always)
+    func verify() {
+        switch self {
+        case .thread(let owner):
+            if pthread_equal(owner, pthread_self()) == 0 { Self.wrongThread() }
+        case .actor(let reference):
+            reference.verify()
+        case .none:
+            break
+        }
+    }
+
+    /// Whether the caller runs in this context (checked without trapping where it can be:
+    /// for an actor only when the caller says it runs on one, see `ActorReference.isCurrent`).
+    func isCurrent(isolation: (any Actor)?) -> Bool {
+        switch self {
+        case .thread(let owner): return pthread_equal(owner, pthread_self()) != 0
+        case .actor(let reference): return reference.actor.map { $0 === isolation } ?? false
+        case .none: return true
+        }
+    }
+
+    @inline(never)
+    private static func wrongThread() -> Never {
+        misuse("Realm accessed from incorrect thread: a live Realm and its objects, results and collections are confined to the "
+               + "thread that opened them. Open a Realm on this thread, pass a ThreadSafeReference, or freeze() the data")
+    }
+}
+
+/// The actor a realm is confined to, held weakly: the actor usually owns the realm.
+final class ActorReference {
+    weak var actor: (any Actor)?
+    let name: String
+
+    init(_ actor: any Actor) {
+        self.actor = actor
+        name = String(describing: type(of: actor))
+    }
+
+    func verify() {
+        guard let actor else {
+            misuse("Realm accessed after the actor it was opened on (\(name)) was released: a live Realm is confined to its actor")
+        }
+        actor.preconditionIsolated(
+            "Realm accessed from outside the actor it was opened on (\(name)): a live Realm and its objects are confined to "
+                + "that actor. Pass a ThreadSafeReference, or freeze() the data")
+    }
+}
