@@ -1,3 +1,4 @@
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -20,16 +21,20 @@ import Darwin
 
 /// The context a realm belongs to.
 enum Confinement {
-    /// Opened outside any actor (or on the main actor, which always runs on the main thread).
-    case thread(pthread_t)
+    /// Opened outside any actor, or on the main actor (which always runs on the main thread,
+    /// so the thread check serves; callbacks go to the main actor).
+    case thread(pthread_t, mainActor: Bool)
     /// Opened on an actor: used only while running on it.
     case actor(ActorReference)
+    /// Opened with `Realm(configuration:queue:)`: used only in blocks running on that queue.
+    case queue(QueueReference)
     /// A frozen realm: any context.
     case none
 
     /// The confinement of a realm opened in `isolation` (the caller's `#isolation`).
     static func of(_ isolation: (any Actor)?) -> Confinement {
-        guard let isolation, !(isolation is MainActor) else { return .thread(pthread_self()) }
+        guard let isolation else { return .thread(pthread_self(), mainActor: false) }
+        if isolation is MainActor { return .thread(pthread_self(), mainActor: true) }
         return .actor(ActorReference(isolation))
     }
 
@@ -37,9 +42,11 @@ enum Confinement {
     @inline(__always)
     func verify() {
         switch self {
-        case .thread(let owner):
+        case .thread(let owner, _):
             if pthread_equal(owner, pthread_self()) == 0 { Self.wrongThread() }
         case .actor(let reference):
+            reference.verify()
+        case .queue(let reference):
             reference.verify()
         case .none:
             break
@@ -50,8 +57,9 @@ enum Confinement {
     /// for an actor only when the caller says it runs on one, see `ActorReference.isCurrent`).
     func isCurrent(isolation: (any Actor)?) -> Bool {
         switch self {
-        case .thread(let owner): return pthread_equal(owner, pthread_self()) != 0
+        case .thread(let owner, _): return pthread_equal(owner, pthread_self()) != 0
         case .actor(let reference): return reference.actor.map { $0 === isolation } ?? false
+        case .queue(let reference): return reference.isCurrent
         case .none: return true
         }
     }
@@ -80,5 +88,36 @@ final class ActorReference {
         actor.preconditionIsolated(
             "Realm accessed from outside the actor it was opened on (\(name)): a live Realm and its objects are confined to "
                 + "that actor. Pass a ThreadSafeReference, or freeze() the data")
+    }
+}
+
+/// The dispatch queue a realm is confined to, recognised by a token set on the queue.
+final class QueueReference {
+    let queue: DispatchQueue
+    private let token: QueueToken
+
+    final class QueueToken: Sendable {}
+    private static let key = DispatchSpecificKey<QueueToken>()
+
+    /// Must be made on `queue` (in a block running on it).
+    init(_ queue: DispatchQueue) {
+        self.queue = queue
+        if let token = queue.getSpecific(key: Self.key) {
+            self.token = token
+        } else {
+            token = QueueToken()
+            queue.setSpecific(key: Self.key, value: token)
+        }
+        ensure(isCurrent, "Realm(configuration:queue:) must be called from a block running on that queue: "
+               + "queue.async { let realm = try Realm(configuration: config, queue: queue) … }")
+    }
+
+    var isCurrent: Bool { DispatchQueue.getSpecific(key: Self.key) === token }
+
+    func verify() {
+        if !isCurrent {
+            misuse("Realm accessed from incorrect dispatch queue: a Realm opened with Realm(configuration:queue:) and its "
+                   + "objects are confined to blocks running on \(queue.label). Pass a ThreadSafeReference, or freeze() the data")
+        }
     }
 }

@@ -53,6 +53,31 @@ open class Object: CustomStringConvertible {
     }
 }
 
+extension Object {
+    /// An unmanaged object with its properties set from `value`: a dictionary of property
+    /// names to values, an array of values in property order, or an object to copy. Objects
+    /// that links stand for (dictionaries, arrays) are made unmanaged too; `add` takes them in.
+    ///
+    /// ```swift
+    /// let dog = Dog(value: ["name": "Ben", "age": 13])
+    /// ```
+    ///
+    /// Traps on a value that does not fit a property, naming the property and its type.
+    public convenience init(value: Any) {
+        self.init()
+        Object.fill(self, from: value)
+    }
+
+    private static func fill(_ object: Object, from value: Any) {
+        let source = (value as? Object).flatMap { type(of: $0) == type(of: object) ? $0 : nil }
+        Realm.fill(object, from: value, copying: source) { type, value in
+            let linked = type.init()
+            fill(linked, from: value)
+            return linked
+        }
+    }
+}
+
 extension Object: Hashable {
     /// Managed objects are equal when they are the same row of the same realm; unmanaged ones
     /// only to themselves.

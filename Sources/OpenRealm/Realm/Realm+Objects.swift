@@ -130,6 +130,12 @@ extension Realm {
     /// Sets the properties of a new unmanaged object from `create`'s value: `source`, when
     /// given, is an object to copy; else `value` is a dictionary or an array.
     private func fill(_ object: Object, from value: Any, copying source: Object?, update: UpdatePolicy) {
+        Self.fill(object, from: value, copying: source) { type, value in self.linkedObject(type, from: value, update: update) }
+    }
+
+    /// Sets the properties of a new unmanaged object from a dictionary, an array or an object
+    /// to copy (`source`); `linked` makes the objects that links and lists of links stand for.
+    static func fill(_ object: Object, from value: Any, copying source: Object?, linked: @escaping LinkedObjectMaker) {
         let schema: ObjectSchema
         do {
             schema = try ObjectSchema.of(Swift.type(of: object))
@@ -155,7 +161,6 @@ extension Realm {
                 misuse("Invalid value for create(\(schema.className).self, value:): pass a dictionary, an array or a \(schema.className)")
             }
         }
-        let linked: LinkedObjectMaker = { type, value in self.linkedObject(type, from: value, update: update) }
         // The layout was confirmed for this class: each offset is the wrapper of its property.
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         for (property, value) in entries {

@@ -37,8 +37,18 @@ public final class Realm {
     /// Whether this realm is a frozen snapshot of one version (Frozen.swift): it never moves
     /// to another version and cannot be written.
     public let isFrozen: Bool
-    /// The thread or actor this realm belongs to (Confinement.swift).
+    /// The thread, actor or dispatch queue this realm belongs to (Confinement.swift).
     let confinement: Confinement
+    /// For a realm on an actor or a dispatch queue: how work reaches it from elsewhere
+    /// (async write callbacks, autorefresh; RealmContext.swift).
+    private(set) var context: RealmContext?
+    /// The async writes of the callback family (Realm+AsyncWriteCallbacks.swift).
+    var asyncWrites = AsyncWriteState()
+    /// Whether the realm moves to each new version by itself. It does on an actor or a
+    /// dispatch queue (the refresh is posted there after each commit, in this process); a realm
+    /// on a thread has no event loop to post to and moves only with `refresh()` or a write.
+    /// Off, the realm stays on its version until refreshed or a write begins.
+    public var autorefresh = true
     /// The frozen realm of the version this live realm reads, made by the first `freeze()`
     /// at that version and handed out again until the realm moves on.
     var frozenCache: Realm?
@@ -70,14 +80,19 @@ public final class Realm {
     /// - Throws: `Realm.Error`: `fileNotFound` (read-only and missing), `invalidDatabase`,
     ///   `fileCorrupted`, `alreadyOpen` (another process), `schemaMismatch`, `invalidSchema`,
     ///   `unsupported` (an encryption key).
-    public init(configuration: Configuration, isolation: isolated (any Actor)? = #isolation) throws {
+    public convenience init(configuration: Configuration, isolation: isolated (any Actor)? = #isolation) throws {
+        try self.init(configuration: configuration, confinement: .of(isolation))
+    }
+
+    /// Opens a realm confined to `confinement`.
+    init(configuration: Configuration, confinement: Confinement) throws {
         if configuration.encryptionKey != nil {
             throw Realm.Error(.unsupported, "encrypted realms are not available yet; open the realm without an encryption key",
                               path: configuration.path)
         }
         self.configuration = configuration
         isFrozen = false
-        confinement = .of(isolation)
+        self.confinement = confinement
         if let shouldCompact = configuration.shouldCompactOnLaunch {
             try Self.compactIfAsked(configuration, shouldCompact)
         }
@@ -115,6 +130,7 @@ public final class Realm {
         if migrate { try self.migrate(from: stored?.schemaVersion ?? 0) }
         for type in configuration.objectTypes ?? [] { _ = try binding(for: type) }
         try recordSchemaVersionAndIndexes()
+        context = RealmContext(for: self)
     }
 
     /// A frozen realm reading `version` of `store`'s file. The live realm that made it checked
@@ -432,6 +448,7 @@ public final class Realm {
 
     func endWrite() throws(Realm.Error) -> EndingWrite {
         confinement.verify()
+        asyncWrites.current = nil
         guard let transaction = writeTransaction else {
             throw Realm.Error(.notInWriteTransaction, "no write transaction is open on this realm", path: configuration.path)
         }
@@ -467,6 +484,7 @@ public final class Realm {
     /// Discards the open write transaction.
     public func cancelWrite() {
         confinement.verify()
+        asyncWrites.current = nil
         guard let transaction = writeTransaction else { return }
         writeTransaction = nil
         transaction.rollback()

@@ -135,18 +135,18 @@ extension Store {
             if options.durability == .full { try file.sync() }
         } catch {
             invalidateSlot(target)
-            let failed: [Unsynced] = stateLock.withLock {
+            let (failed, told): ([Unsynced], [() -> Void]) = stateLock.withLock {
                 let failed = group.unsynced
                 group.unsynced = []
                 group.extents = []
                 group.tip = nil
                 group.lineage &+= 1
                 group.allocatorStale = true
-                return failed
+                return (failed, takePublishAnswers())
             }
-            return failed.map { version in { version.done(.failure(error)) } }
+            return failed.map { version in { version.done(.failure(error)) } } + told
         }
-        stateLock.withLock {
+        let told: [() -> Void] = stateLock.withLock {
             var state = last.state
             state.slotIndex = target
             committed = state
@@ -157,8 +157,9 @@ extension Store {
             if group.unsynced.isEmpty { group.tip = nil }
             let stillListed = group.unsynced.map(\.coveredFrom).min() ?? state.slot.version.value
             group.extents.removeAll { $0.version <= stillListed }
+            return takePublishAnswers()
         }
-        return batch.map { version in { version.done(.success(version.state.slot.version)) } }
+        return batch.map { version in { version.done(.success(version.state.slot.version)) } } + told
     }
 }
 

@@ -51,6 +51,10 @@ package final class Store: @unchecked Sendable {
     let syncQueue: DispatchQueue
     /// Held while a group is synced, on the sync queue or by a committer syncing itself.
     let syncing = Mutex()
+    /// Told after every sync (PublishedVersions.swift).
+    let observers = VersionObservers()
+    /// `waitUntilPublished` callers, answered after the next sync (guarded by `stateLock`).
+    var publishWaiters: [CheckedContinuation<Bool, Never>] = []
 
     // MARK: Opening
 

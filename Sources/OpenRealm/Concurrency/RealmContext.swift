@@ -1,0 +1,117 @@
+import Dispatch
+import RealmStorage
+
+// How work reaches a realm from other threads.
+//
+// A realm confined to an actor or a dispatch queue can be called back: async write callbacks
+// (Realm+AsyncWriteCallbacks.swift) and autorefresh run there, posted from the engine's
+// threads. A realm confined to a thread has no event loop to post to, so it has no context:
+// it refreshes when asked (`refresh()`, or a write beginning), as in Realm for threads
+// without a run loop.
+//
+// Work posted to one realm runs in the order it was posted: on a queue, one block drains the
+// mailbox; on an actor, one task at a time does.
+
+/// A value used only in its realm's context, carried there through `Sendable` closures.
+struct InContext<Value>: @unchecked Sendable {
+    // @unchecked: the value is created in the realm's context and only used again in
+    // closures that `RealmContext.post` runs in that context.
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// The mailbox of a realm on an actor or a dispatch queue.
+final class RealmContext: @unchecked Sendable {
+    // @unchecked: `pending`, `draining` and `refreshPosted` are guarded by `lock`; `realm` is
+    // only read by closures running in the realm's context.
+    private let lock = Mutex()
+    private var pending: [() -> Void] = []
+    private var draining = false
+    private var refreshPosted = false
+    private let target: Target
+    private weak var realm: Realm?
+    private var observation: VersionObservation?
+
+    private enum Target {
+        case actor(ActorReference)
+        case queue(DispatchQueue)
+    }
+
+    /// The context of `realm`; nil for a realm confined to a thread (other than the main
+    /// actor's), or a frozen one.
+    init?(for realm: Realm) {
+        switch realm.confinement {
+        case .actor(let reference): target = .actor(reference)
+        case .queue(let reference): target = .queue(reference.queue)
+        case .thread(_, mainActor: true): target = .actor(ActorReference(MainActor.shared))
+        case .thread, .none: return nil
+        }
+        self.realm = realm
+        observation = realm.store.observePublishedVersions { [weak self] in self?.versionPublished() }
+    }
+
+    /// Runs `body` in the realm's context, after everything posted before it. From any thread.
+    func post(_ body: @escaping () -> Void) {
+        let start: Bool = lock.withLock {
+            pending.append(body)
+            if draining { return false }
+            draining = true
+            return true
+        }
+        guard start else { return }
+        switch target {
+        case .queue(let queue):
+            queue.async { self.drain() }
+        case .actor(let reference):
+            // An actor that is gone has no realm left to call back.
+            guard let actor = reference.actor else { return }
+            Task { await Self.run(on: actor) { self.drain() } }
+        }
+    }
+
+    private static func run(on actor: isolated any Actor, _ body: () -> Void) {
+        body()
+    }
+
+    private func drain() {
+        while true {
+            let batch: [() -> Void] = lock.withLock {
+                let batch = pending
+                pending = []
+                if batch.isEmpty { draining = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            for body in batch { body() }
+        }
+    }
+
+    /// After a sync: one refresh is posted, however many versions arrive before it runs.
+    private func versionPublished() {
+        let post: Bool = lock.withLock {
+            if refreshPosted { return false }
+            refreshPosted = true
+            return true
+        }
+        guard post else { return }
+        self.post { [weak self] in
+            guard let self else { return }
+            lock.withLock { refreshPosted = false }
+            if let realm, realm.autorefresh { realm.refresh() }
+        }
+    }
+}
+
+extension Realm {
+    /// Waits until every commit written by now (in this process) is durable, then refreshes.
+    /// Returns whether the realm moved to another version.
+    ///
+    /// A realm on an actor or a dispatch queue refreshes itself when `autorefresh` is on; this
+    /// is for waiting for a commit another task has just made, without polling.
+    @discardableResult
+    public func asyncRefresh(isolation: isolated (any Actor)? = #isolation) async -> Bool {
+        confinement.verify()
+        await store.waitUntilPublished()
+        return refresh()
+    }
+}
