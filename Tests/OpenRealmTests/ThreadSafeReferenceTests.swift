@@ -74,6 +74,38 @@ import Testing
         #expect(job.person == nil)
     }
 
+    @Test func resultsListsAndMapsResolveLiveInAnotherRealm() async throws {
+        let folder = TestFolder()
+        let configuration = folder.configuration()
+        let realm = try Realm(configuration: configuration)
+        let (shelter, board) = try realm.write {
+            let shelter = realm.create(Shelter.self, value: ["name": "S", "tags": ["x"]])
+            for name in ["c", "b", "a"] { shelter.pets.append(realm.create(Pet.self, value: ["name": name])) }
+            let board = realm.create(Scoreboard.self, value: ["name": "B"])
+            board.scores["one"] = 1
+            return (shelter, board)
+        }
+        let results = ThreadSafeReference(to: realm.objects(Pet.self).filter("name != 'b'").sorted(byKeyPath: "name"))
+        let pets = ThreadSafeReference(to: shelter.pets)
+        let tags = ThreadSafeReference(to: shelter.tags)
+        let scores = ThreadSafeReference(to: board.scores)
+        let ofList = ThreadSafeReference(to: shelter.pets.filter("name != 'c'"))
+        let seen = try await Task.detached { () -> [[String]] in
+            let realm = try Realm(configuration: configuration)
+            let results = try #require(realm.resolve(results)), pets = try #require(realm.resolve(pets))
+            let tags = try #require(realm.resolve(tags)), scores = try #require(realm.resolve(scores))
+            let ofList = try #require(realm.resolve(ofList))
+            try realm.write {
+                pets.append(realm.create(Pet.self, value: ["name": "d"]))
+                tags.append("y")
+                scores["two"] = 2
+            }
+            // Resolved results and collections are live in the resolving realm.
+            return [results.map(\.name), pets.map(\.name), Array(tags), scores.keys, ofList.map(\.name)]
+        }.value
+        #expect(seen == [["a", "c", "d"], ["c", "b", "a", "d"], ["x", "y"], ["one", "two"], ["b", "a"]])
+    }
+
     @Test func resolvingTwiceTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let folder = TestFolder()

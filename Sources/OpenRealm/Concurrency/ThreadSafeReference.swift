@@ -13,8 +13,8 @@ public protocol ThreadConfined {
 
 extension Object: ThreadConfined {}
 
-/// A `Sendable` handle to a managed object, for another thread or actor to resolve in its own
-/// realm of the same file.
+/// A `Sendable` handle to a managed object, results, or a managed list, set or map, for another
+/// thread or actor to resolve in its own realm of the same file.
 ///
 /// ```swift
 /// let reference = ThreadSafeReference(to: person)
@@ -28,39 +28,38 @@ extension Object: ThreadConfined {}
 /// Until it is resolved (at most once) or released, the reference pins the version it was made
 /// at, as Realm does: keep references short-lived.
 public final class ThreadSafeReference<Confined: ThreadConfined>: @unchecked Sendable {
-    // @unchecked: every stored property but `state` is immutable after init; `state` is
-    // guarded by `lock`. The metatype and the pinned read transaction are safe to share.
+    // @unchecked: `path` and `make` are immutable after init, and `make` captures only
+    // immutable values (metatypes, keys, property indexes, a query made for the resolving
+    // realm and used only there); `state` and `resolved` are guarded by `lock`.
     private let path: String
-    private let objectType: Object.Type
-    private let key: ObjectKey
+    private let make: (Realm) -> Confined?
     private let lock = Mutex()
     /// The pinned source version until the reference is resolved.
     private var state: ReadTransaction?
     private var resolved = false
 
-    /// A reference to `value`, a managed object.
+    /// A reference to `value`: a managed object, results, or a managed list, set or map.
     ///
-    /// Traps for an unmanaged, invalidated or frozen-out object, or inside a write transaction
-    /// (the object may not be committed yet).
+    /// Traps for unmanaged, invalidated or frozen values (frozen data travels in `Frozen`),
+    /// or inside a write transaction (the value may not be committed yet).
     public init(to value: Confined) {
-        guard let object = value as? Object else { misuse("ThreadSafeReference supports objects only") }
-        guard let managed = object._managed else {
-            misuse("Cannot create a ThreadSafeReference to an unmanaged object: add it to a realm first")
+        guard let referable = value as? any ThreadSafeReferable else {
+            misuse("ThreadSafeReference supports objects, results, lists, sets and maps")
         }
-        guard !object.isInvalidated else {
-            misuse("Cannot create a ThreadSafeReference to an object that has been deleted or invalidated")
+        let (realm, make) = referable.threadSafeRecipe()
+        guard !realm.isFrozen else {
+            misuse("Cannot create a ThreadSafeReference to frozen data: frozen data can be shared as it is, in a Frozen")
         }
-        guard !managed.realm.isInWriteTransaction else {
+        guard !realm.isInWriteTransaction else {
             misuse("Cannot create a ThreadSafeReference inside a write transaction: commit first, then pass the reference")
         }
-        path = managed.realm.configuration.path
-        objectType = type(of: object)
-        key = managed.key
-        state = managed.realm.readTransaction
+        path = realm.configuration.path
+        self.make = { make($0) as? Confined }
+        state = realm.readTransaction
     }
 
-    /// Takes the reference's source version (once): nil after the first resolve.
-    fileprivate func take(into realmPath: String) -> (type: Object.Type, key: ObjectKey, version: VersionID) {
+    /// Takes the reference's source version (once); traps on a second resolve.
+    fileprivate func take(into realmPath: String) -> (version: VersionID, make: (Realm) -> Confined?) {
         guard realmPath == path else {
             misuse("Cannot resolve a ThreadSafeReference in a realm of another file (\(realmPath)); it was made in \(path)")
         }
@@ -73,21 +72,84 @@ public final class ThreadSafeReference<Confined: ThreadConfined>: @unchecked Sen
         guard let taken else {
             misuse("Cannot resolve a ThreadSafeReference more than once: make a new reference for each resolve")
         }
-        return (objectType, key, taken.version)
+        return (taken.version, make)
+    }
+}
+
+/// What a `ThreadSafeReference` can point to: the value's realm, and how to find the value
+/// again in another realm of the same file (nil when it is gone there).
+protocol ThreadSafeReferable {
+    func threadSafeRecipe() -> (Realm, (Realm) -> Any?)
+}
+
+extension Object: ThreadSafeReferable {
+    func threadSafeRecipe() -> (Realm, (Realm) -> Any?) {
+        guard let managed = _managed else {
+            misuse("Cannot create a ThreadSafeReference to an unmanaged object: add it to a realm first")
+        }
+        guard !isInvalidated else {
+            misuse("Cannot create a ThreadSafeReference to an object that has been deleted or invalidated")
+        }
+        let (type, key) = (Swift.type(of: self), managed.key)
+        return (managed.realm, { realm in realm.existingObject(type, key) })
+    }
+}
+
+extension Results: ThreadSafeReferable {
+    func threadSafeRecipe() -> (Realm, (Realm) -> Any?) {
+        // Made here: a query over a collection takes the collection's objects now.
+        let query = self.query.moved(from: realm)
+        return (realm, { realm in Results(realm: realm, query: query) })
+    }
+}
+
+extension ListStorage {
+    /// The owner's class and key, and the property, for finding the collection again.
+    func threadSafeOwner(_ what: String) -> (Realm, Object.Type, ObjectKey, Int) {
+        guard let owner else { misuse("Cannot create a ThreadSafeReference to an unmanaged \(what): add its object to a realm first") }
+        return (owner.realm, owner.schema.objectType, owner.key, property)
+    }
+}
+
+extension List: ThreadSafeReferable {
+    func threadSafeRecipe() -> (Realm, (Realm) -> Any?) {
+        let (source, type, key, property) = storage.threadSafeOwner("list")
+        return (source, { realm in realm.existingObject(type, key).map { List(owner: $0._managed!, property: property) } })
+    }
+}
+
+extension MutableSet: ThreadSafeReferable {
+    func threadSafeRecipe() -> (Realm, (Realm) -> Any?) {
+        let (source, type, key, property) = storage.threadSafeOwner("set")
+        return (source, { realm in realm.existingObject(type, key).map { MutableSet(owner: $0._managed!, property: property) } })
+    }
+}
+
+extension Map: ThreadSafeReferable {
+    func threadSafeRecipe() -> (Realm, (Realm) -> Any?) {
+        guard let owner else { misuse("Cannot create a ThreadSafeReference to an unmanaged map: add its object to a realm first") }
+        let (type, key, property) = (owner.schema.objectType, owner.key, self.property)
+        return (owner.realm, { realm in realm.existingObject(type, key).map { Map(owner: $0._managed!, property: property) } })
     }
 }
 
 extension Realm {
-    /// The object `reference` points to, in this realm; nil when it was deleted since. If the
+    /// The value `reference` points to, in this realm; nil when it was deleted since. If the
     /// reference was made at a newer version than this realm reads, the realm is refreshed
     /// first. A reference resolves at most once (a second resolve traps).
     public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
-        let (type, key, version) = reference.take(into: configuration.path)
+        confinement.verify()
+        ensure(!isFrozen, "Cannot resolve a ThreadSafeReference in a frozen realm: resolve it in a live realm")
+        let (version, make) = reference.take(into: configuration.path)
         if writeTransaction == nil && readTransaction.version < version { refresh() }
+        return make(self)
+    }
+
+    /// The object of `type` with `key` in this realm, if it exists here.
+    func existingObject(_ type: Object.Type, _ key: ObjectKey) -> Object? {
         do {
-            guard let binding = try binding(for: type) else { return nil }
-            guard try tableView(binding.table).contains(key) else { return nil }
-            return materialize(type, binding, key) as? Confined
+            guard let binding = try binding(for: type), try tableView(binding.table).contains(key) else { return nil }
+            return materialize(type, binding, key)
         } catch {
             misuse("\(error)")
         }
