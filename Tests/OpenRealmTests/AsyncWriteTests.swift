@@ -20,6 +20,10 @@ import Testing
             return realm.objects(Dog.self).count
         }
 
+        func schemaVersionAfterOpening() async throws -> UInt64 {
+            try await Realm.open(configuration: configuration).schemaVersionOfFile
+        }
+
         func admitWithSeedInit(_ name: String) async throws {
             let realm = try await Realm(configuration: configuration, actor: self)
             try await realm.asyncWrite { realm.create(Dog.self, value: ["name": name]) }
@@ -36,6 +40,15 @@ import Testing
         try await kennel.admitWithSeedInit("Bo")
         let realm = try Realm(configuration: folder.configuration())
         #expect(Set(realm.objects(Dog.self).map(\.name)) == ["Rex", "Fido", "Bo"])
+    }
+
+    @Test func openingOnAnActorRecordsANewSchemaVersion() async throws {
+        let folder = TestFolder()
+        var configuration = folder.configuration([Dog.self])
+        _ = try await Kennel(configuration).admit("Rex")
+        configuration.schemaVersion = 2
+        let version = try await Kennel(configuration).schemaVersionAfterOpening()
+        #expect(version == 2)
     }
 
     @Test func manyTasksCommitThroughOneRealmActor() async throws {

@@ -12,8 +12,9 @@ import RealmStorage
 // share one sync.
 
 extension Realm {
-    /// Opens a realm for the calling actor. The file is opened (and recovered, if it must be)
-    /// on a dispatch queue, not on the task's thread.
+    /// Opens a realm for the calling actor. The file is opened (and recovered, if it must be),
+    /// and a changed schema version recorded or migrated, on a dispatch queue, not on the
+    /// task's thread.
     ///
     /// ```swift
     /// actor Ledger {
@@ -39,15 +40,29 @@ extension Realm {
         withExtendedLifetime(store) {}
     }
 
+    /// Does the blocking part of opening on a dispatch queue, not on the task's thread: opens
+    /// the file (recovering it if it must), checks the schema, and makes the one write that
+    /// records a new schema version or index change. The realm opened there is used only
+    /// there; the caller's realm then finds the file open and up to date.
+    ///
+    /// With a migration block, only the file is opened there: the block is the caller's, and
+    /// may touch its actor's state, so it runs on the caller. With a compaction test, nothing
+    /// is (the file must not be open when the caller's realm compacts it).
     private static func openStoreOffThread(_ configuration: Configuration) async throws -> Store? {
         guard configuration.encryptionKey == nil, configuration.shouldCompactOnLaunch == nil else { return nil }
+        let callerClosures = configuration.migrationBlock != nil
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Store?, Swift.Error>) in
             DispatchQueue.global().async {
                 do {
-                    let store = try engine { () throws(StorageError) in
-                        try Store.open(path: configuration.path, options: configuration.storeOptions)
+                    if callerClosures {
+                        let store = try engine { () throws(StorageError) in
+                            try Store.open(path: configuration.path, options: configuration.storeOptions)
+                        }
+                        continuation.resume(returning: store)
+                        return
                     }
-                    continuation.resume(returning: store)
+                    let realm = try Realm(configuration: configuration, isolation: nil)
+                    continuation.resume(returning: realm.store)
                 } catch {
                     continuation.resume(throwing: error)
                 }
