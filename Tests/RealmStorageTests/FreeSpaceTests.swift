@@ -50,6 +50,17 @@ import Testing
         try store.verify()
     }
 
+    @Test func anAllocationContinuesRightAfterThePreviousOneWhenItFits() {
+        var space = FreeSpace(extents: [], logicalSize: 10_000)
+        space.release(offset: 1_000, length: 200, firstVersion: 0, endVersion: 0)
+        space.release(offset: 3_000, length: 40, firstVersion: 0, endVersion: 0)
+        #expect(space.allocate(64) == 1_000)      // the only extent that fits
+        #expect(space.allocate(32) == 1_064)      // goes on there, though 3,000 fits better
+        #expect(space.allocate(128) == 10_000)    // 104 bytes left there: too small; none fits
+        #expect(space.allocate(40) == 3_000)      // nothing free after the end: best fit again
+        #expect(space.extents.map(\.offset) == [1_096])
+    }
+
     @Test func extentsAreReusedOnlyWhenNoPinnedVersionSeesThem() {
         var space = FreeSpace(extents: [], logicalSize: 10_000)
         space.release(offset: 4096, length: 64, firstVersion: 3, endVersion: 6)

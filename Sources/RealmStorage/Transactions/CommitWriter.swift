@@ -61,6 +61,9 @@ final class CommitWriter: NodeSink {
         var record: (offset: UInt64, bytes: [UInt8])
         /// This commit's own extents as its record lists them.
         var recorded: [RecordedExtent]
+        /// Whether the record lies right after the last extent and follows it in `data`, to go
+        /// out in the same write (the allocator usually puts it there).
+        var recordFollowsData = false
 
         /// Writes everything, then the slot and selector, then syncs (when `sync`).
         func write(to file: StorageFile, slotIndex: Int, sync: Bool = true) throws(StorageError) {
@@ -73,11 +76,14 @@ final class CommitWriter: NodeSink {
         func writeNodes(to file: StorageFile) throws(StorageError) {
             let written = data.withUnsafeBytes { all in
                 Result { () throws(StorageError) in
-                    for extent in extents { try file.write(UnsafeRawBufferPointer(rebasing: all[extent.range]), at: extent.offset) }
+                    for (i, extent) in extents.enumerated() {
+                        let end = recordFollowsData && i == extents.count - 1 ? all.count : extent.range.upperBound
+                        try file.write(UnsafeRawBufferPointer(rebasing: all[extent.range.lowerBound..<end]), at: extent.offset)
+                    }
                 }
             }
             try written.get()
-            try file.write(record.bytes, at: record.offset)
+            if !recordFollowsData { try file.write(record.bytes, at: record.offset) }
         }
 
         /// Writes `slot` into root slot `slotIndex` and points the selector at it (no sync).
@@ -148,6 +154,11 @@ final class CommitWriter: NodeSink {
         let recordBytes = record.finish(kind: .commitRecord, version: version)
         let slot = RootSlot(version: version, topRef: topRef, freeListRef: Ref(freeListOffset), logicalSize: free.logicalSize,
                             commitRecordRef: Ref(recordOffset), commitRecordChecksum: Checksum.of(recordBytes))
-        return Prepared(slot: slot, data: data, extents: extents, record: (recordOffset, recordBytes), recorded: recorded)
+        var prepared = Prepared(slot: slot, data: data, extents: extents, record: (recordOffset, recordBytes), recorded: recorded)
+        if let last = runs.last, last.offset + UInt64(last.length) == recordOffset {
+            prepared.data.append(contentsOf: recordBytes)
+            prepared.recordFollowsData = true
+        }
+        return prepared
     }
 }
