@@ -52,6 +52,16 @@ import Testing
         MisuseTests.expectRule(result, "Owner")
     }
 
+    @Test func asyncWriteOnARealmOfAThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TestFolder()
+            // Opened outside any actor: after a suspension this task may run on another thread.
+            let realm = try Realm(configuration: folder.configuration())
+            try await realm.asyncWrite { realm.create(Dog.self, value: ["name": "Rex"]) }
+        }
+        MisuseTests.expectRule(result, "needs a realm opened on the calling actor")
+    }
+
     @Test func changingAFrozenObjectTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let folder = TestFolder()

@@ -106,6 +106,7 @@ extension Realm {
     ///
     /// - Throws: `CancellationError` when the task is cancelled while it waits.
     public func beginWriteAsync(isolation: isolated (any Actor)? = #isolation) async throws {
+        verifyUsableAcrossSuspension(isolation, "beginWriteAsync")
         try checkCanBeginWrite()
         let transaction: WriteTransaction
         do throws(StorageError) {
@@ -132,6 +133,7 @@ extension Realm {
     }
 
     func commitWriteAsync(allowGrouping: Bool, writeHere: Bool, isolation: isolated (any Actor)? = #isolation) async throws {
+        verifyUsableAcrossSuspension(isolation, "commitWriteAsync")
         let ending = try endWrite()
         do throws(StorageError) {
             _ = try await ending.transaction.commitAsync(groupable: allowGrouping, writeHere: writeHere)
@@ -140,5 +142,25 @@ extension Realm {
             throw Realm.Error(error)
         }
         _ = refresh()
+    }
+}
+
+extension Realm {
+    /// Traps unless the caller runs on the realm's actor (or on the main actor, for a realm of
+    /// the main thread). The async methods suspend, and a realm can be used after the
+    /// suspension only where the task is sure to resume: on its actor. A realm opened outside
+    /// any actor belongs to its thread, and a nonisolated task may resume on another thread;
+    /// one confined to a dispatch queue has `writeAsync` instead.
+    func verifyUsableAcrossSuspension(_ isolation: (any Actor)?, _ operation: String) {
+        confinement.verify()
+        switch confinement {
+        case .actor(let reference) where reference.actor === isolation: return
+        case .thread(_, mainActor: true) where isolation is MainActor: return
+        case .none: return
+        default:
+            misuse("\(operation) needs a realm opened on the calling actor: a realm opened outside any actor belongs to its thread, "
+                   + "and an async call may resume on another thread. Open the realm in an actor (Realm.open, Realm(configuration:)), "
+                   + "use RealmActor, or write with write { } (on a dispatch queue, writeAsync)")
+        }
     }
 }

@@ -110,7 +110,7 @@ extension Realm {
     /// is for waiting for a commit another task has just made, without polling.
     @discardableResult
     public func asyncRefresh(isolation: isolated (any Actor)? = #isolation) async -> Bool {
-        confinement.verify()
+        verifyUsableAcrossSuspension(isolation, "asyncRefresh")
         await store.waitUntilPublished()
         return refresh()
     }
