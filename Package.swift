@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "OpenRealm", dependencies: ["RealmStorage"]),
         .executableTarget(name: "openrealm", dependencies: ["RealmStorage", "OpenRealm"]),
         .testTarget(name: "RealmStorageTests", dependencies: ["RealmStorage"], exclude: ["Golden"]),
-        .testTarget(name: "OpenRealmTests", dependencies: ["OpenRealm"]),
+        .testTarget(name: "OpenRealmTests", dependencies: ["OpenRealm", "RealmStorage"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -82,13 +82,6 @@ extension Realm {
     @discardableResult
     public func asyncWrite<Result>(_ block: () throws -> Result,
                                    isolation: isolated (any Actor)? = #isolation) async throws -> Result {
-        try await asyncWrite(block, writeHere: false)
-    }
-
-    /// `asyncWrite`, for callers on an executor of their own that may block (`RealmActor`):
-    /// with `writeHere` the commit's nodes are written on it, one hop fewer per commit.
-    func asyncWrite<Result>(_ block: () throws -> Result, writeHere: Bool,
-                            isolation: isolated (any Actor)? = #isolation) async throws -> Result {
         try await beginWriteAsync()
         let result: Result
         do {
@@ -98,7 +91,7 @@ extension Realm {
             cancelWrite()
             throw error
         }
-        if isInWriteTransaction { try await commitWriteAsync(allowGrouping: true, writeHere: writeHere) }
+        if isInWriteTransaction { try await commitWriteAsync(allowGrouping: true) }
         return result
     }
 
@@ -129,14 +122,10 @@ extension Realm {
     /// (the default) it may share its sync with the commits queued behind it; without, it keeps
     /// the write lane until its own sync is done.
     public func commitWriteAsync(allowGrouping: Bool = true, isolation: isolated (any Actor)? = #isolation) async throws {
-        try await commitWriteAsync(allowGrouping: allowGrouping, writeHere: false)
-    }
-
-    func commitWriteAsync(allowGrouping: Bool, writeHere: Bool, isolation: isolated (any Actor)? = #isolation) async throws {
         verifyUsableAcrossSuspension(isolation, "commitWriteAsync")
         let ending = try endWrite()
         do throws(StorageError) {
-            _ = try await ending.transaction.commitAsync(groupable: allowGrouping, writeHere: writeHere)
+            _ = try await ending.transaction.commitAsync(groupable: allowGrouping)
         } catch {
             commitFailed(ending)
             throw Realm.Error(error)

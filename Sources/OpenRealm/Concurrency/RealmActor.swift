@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// An actor that owns a realm, for code that does not want an actor of its own: hand it
 /// closures to read and write, from any task.
@@ -14,13 +15,25 @@ import Dispatch
 ///
 /// The actor runs on its own serial queue, not on the cooperative thread pool, so a closure
 /// that blocks (a large synchronous write, a migration at first use) holds no pool thread.
-/// Its writes queue on the file's write lane with every other writer and share syncs with
-/// them (group commit). Results leave the actor, so they must be `Sendable`: return plain
-/// values, frozen objects or thread-safe references, never live objects.
+/// Writes queued on the actor together run in one transaction and one commit (each block
+/// still sees those before it, and one that throws is undone alone: WriteBatch.swift); that
+/// commit queues on the file's write lane with every other writer and shares syncs with them
+/// (group commit). Results leave the actor, so they must be `Sendable`: return plain values,
+/// frozen objects or thread-safe references, never live objects.
 public actor RealmActor {
     public nonisolated let configuration: Realm.Configuration
     private let executor: QueueExecutor
+    /// The realm `read` and `realm()` give: never inside a merged write's transaction.
     private var openedRealm: Realm?
+    /// The realm writes run in (WriteBatch.swift).
+    var writer: Realm?
+    /// The merged write being gathered, if any (WriteBatch.swift).
+    var batch: WriteBatch?
+    /// Set by `close()` during a merged write: the writer goes once it is committed.
+    var closeRequested = false
+    /// Writers that called `write` and have not yet reached the actor: a merged write waits
+    /// for them before it commits (WriteBatch.swift).
+    nonisolated let arriving = Atomic<Int>(0)
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -29,8 +42,10 @@ public actor RealmActor {
         executor = QueueExecutor(label: "openrealm.actor." + configuration.path)
     }
 
-    /// The actor's realm, opened on first use and kept; moved to the newest version when it is
-    /// read through `read` or a write begins.
+    /// The actor's realm for reading, opened on first use and kept; moved to the newest
+    /// version when it is read through `read`. Write through `write`: a synchronous write on
+    /// this realm would wait for the write lane on the actor's own queue, where the writes
+    /// queued before it need to run.
     public func realm() throws -> Realm {
         if let openedRealm { return openedRealm }
         let realm = try Realm(configuration: configuration)
@@ -40,11 +55,15 @@ public actor RealmActor {
 
     /// Runs `block` in a write transaction on the actor's realm and returns its result once
     /// the commit is durable. Rolls back if `block` throws or the task is cancelled first.
+    ///
+    /// Writes queued on the actor together are merged into one transaction and one commit
+    /// (each block still sees the writes queued before it; one that throws is undone alone).
+    /// Every caller is answered once the commit is durable, or with its error; if the commit
+    /// fails, every write merged into it fails and none is visible.
     @discardableResult
-    public func write<Result: Sendable>(_ block: @Sendable (Realm) throws -> Result) async throws -> Result {
-        let realm = try realm()
-        // The actor's queue may block: the commit's nodes are written here.
-        return try await realm.asyncWrite({ try block(realm) }, writeHere: true)
+    public nonisolated func write<Result: Sendable>(_ block: @Sendable (Realm) throws -> Result) async throws -> Result {
+        arriving.add(1, ordering: .sequentiallyConsistent)
+        return try await performWrite(block)
     }
 
     /// Runs `block` on the actor's realm at the newest version.
@@ -54,10 +73,17 @@ public actor RealmActor {
         return try block(realm)
     }
 
-    /// Releases the realm (and the version it reads); the next use opens it again.
+    /// Releases the realm (and the version it reads); the next use opens it again. A merged
+    /// write in progress still commits.
     public func close() {
         openedRealm?.invalidate()
         openedRealm = nil
+        if batch == nil {
+            writer?.invalidate()
+            writer = nil
+        } else {
+            closeRequested = true
+        }
     }
 }
 

@@ -71,8 +71,12 @@ extension Realm {
             return (fileURL ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("default.realm")).path
         }
 
+        /// Wraps the file when the store opens it: tests put fault-injecting layers here.
+        var fileWrapper: (@Sendable (StorageFile) -> StorageFile)?
+
         var storeOptions: StoreOptions {
-            StoreOptions(durability: inMemoryIdentifier != nil ? .memOnly : .full, create: !readOnly, readOnly: readOnly)
+            StoreOptions(durability: inMemoryIdentifier != nil ? .memOnly : .full, create: !readOnly, readOnly: readOnly,
+                         fileWrapper: fileWrapper)
         }
     }
 }

@@ -44,6 +44,10 @@ extension Realm {
             public static let cancelled = Code(rawValue: "cancelled")
             /// A frozen realm, object or collection was asked to change or to be observed.
             public static let frozen = Code(rawValue: "frozen")
+            /// A write that `RealmActor` merged into one commit with others failed after a
+            /// schema change, which cannot be undone on its own: none of the merged writes
+            /// was made. Retry them.
+            public static let mergedWriteFailed = Code(rawValue: "mergedWriteFailed")
         }
 
         public var code: Code

@@ -465,6 +465,15 @@ public final class Realm {
         for managed in ending.deleted { managed.wasDeleted = false }
         pendingIndexChanges = ending.indexChanges + pendingIndexChanges
         _ = refresh()
+        // Tables the failed commit created do not exist.
+        forgetMissingTables()
+    }
+
+    /// Drops the bindings of tables the realm's current transaction does not have (after a
+    /// cancelled or failed write that created them).
+    private func forgetMissingTables() {
+        let tables = writeTransaction?.tables ?? readTransaction.top.tables
+        bindings = bindings.filter { binding in tables.contains { $0.key == binding.value.table } }
     }
 
     /// The objects deleted through this realm in the open write transaction: they read as
@@ -489,9 +498,42 @@ public final class Realm {
         writeTransaction = nil
         transaction.rollback()
         undoDeletionMarks()
-        // Tables created in the cancelled transaction no longer exist.
-        bindings = bindings.filter { readTransaction.top.table($0.value.table) != nil }
         _ = refresh()
+        // Tables created in the cancelled transaction no longer exist.
+        forgetMissingTables()
+    }
+
+    /// A point of the open write transaction to come back to: one caller's part of a write
+    /// shared by several (RealmActor), see WriteTransaction+Savepoint.swift.
+    struct WriteSavepoint {
+        let engine: WriteTransaction.Savepoint
+        let deletedCount: Int
+        let bindings: [ObjectIdentifier: TableBinding]
+    }
+
+    func savepoint() throws(Realm.Error) -> WriteSavepoint {
+        let transaction = requireWriteTransaction("take a savepoint")
+        let engineSavepoint = try engine { () throws(StorageError) in try transaction.savepoint() }
+        return WriteSavepoint(engine: engineSavepoint, deletedCount: deletedInWrite.count, bindings: bindings)
+    }
+
+    func releaseSavepoint(_ savepoint: WriteSavepoint) {
+        writeTransaction?.releaseSavepoint(savepoint.engine)
+    }
+
+    /// Undoes what was done since `savepoint`; the write transaction stays open.
+    ///
+    /// - Throws: when the changes cannot be undone alone (a schema change): the caller must
+    ///   then cancel the whole write.
+    func rollback(to savepoint: WriteSavepoint) throws(Realm.Error) {
+        let transaction = requireWriteTransaction("roll back to a savepoint")
+        try engine { () throws(StorageError) in try transaction.rollback(to: savepoint.engine) }
+        transaction.releaseSavepoint(savepoint.engine)
+        for managed in deletedInWrite[savepoint.deletedCount...] { managed.wasDeleted = false }
+        deletedInWrite.removeSubrange(savepoint.deletedCount...)
+        bindings = savepoint.bindings
+        views = [:]
+        generation += 1
     }
 
     /// Traps unless a write transaction is open (the seeds' rule for every mutation).

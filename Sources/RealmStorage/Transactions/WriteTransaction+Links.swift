@@ -10,6 +10,8 @@
 extension WriteTransaction {
     /// Remembers a deleted object if links can point at its table.
     func noteDeleted(_ table: TableKey, _ key: ObjectKey) {
+        // Undoing an insert deletes what was not there: no link to it existed before.
+        guard !isUndoing else { return }
         guard top.tables.contains(where: { $0.columns.contains { !$0.removed && ($0.linkTarget == table || $0.type == .mixed) } }) else { return }
         deletedLinkTargets[table, default: []].insert(key.value)
     }

@@ -20,6 +20,7 @@ extension WriteTransaction {
         try checkObjectKeyColumns(columns, tableName: name)
         top.nextTableKey += 1
         top.tables.append(TableInfo(key: key, name: name, columns: columns))
+        undo?.createdTables.insert(key)
         return key
     }
 
@@ -42,6 +43,7 @@ extension WriteTransaction {
     package func renameTable(_ key: TableKey, to name: String) throws(StorageError) {
         try ensureActive()
         let t = try tableIndex(key)
+        noteIrreversible("a table was renamed")
         if let other = top.table(named: name), other.key != key {
             throw StorageError(.invalidArgument, "a table named \(name) already exists")
         }
@@ -53,6 +55,7 @@ extension WriteTransaction {
         try ensureActive()
         let t = try tableIndex(key)
         let info = top.tables[t]
+        noteIrreversible("a table was removed")
         if let linking = top.tables.first(where: { $0.key != key && $0.columns.contains { !$0.removed && $0.linkTarget == key } }) {
             throw StorageError(.invalidArgument, "table \(linking.name) links to \(info.name); remove that column first")
         }
@@ -72,6 +75,7 @@ extension WriteTransaction {
         try ensureActive()
         let t = try tableIndex(key)
         let info = top.tables[t]
+        noteIrreversible("a table was cleared")
         let keys = try table(key).keys()
         try dropTrees(of: info)
         top.tables[t].clusterRoot = .none
@@ -109,6 +113,7 @@ extension WriteTransaction {
             throw StorageError(.invalidArgument, "table \(top.tables[t].name) already has a column \(spec.name)")
         }
         try checkLinkTarget(spec, newTable: nil)
+        if let undo, !undo.createdTables.contains(table) { noteIrreversible("a column was added to an existing table") }
         if spec.isObjectKey {
             throw StorageError(.invalidArgument, "\(top.tables[t].name).\(spec.name): only a new table can take its object keys from a column")
         }
@@ -139,6 +144,7 @@ extension WriteTransaction {
     /// Removes a column; its position stays reserved so older leaves remain readable.
     package func removeColumn(_ table: TableKey, _ column: ColumnKey) throws(StorageError) {
         try ensureActive()
+        noteIrreversible("a column was removed")
         let t = try tableIndex(table)
         let c = column.index
         guard c < top.tables[t].columns.count, !top.tables[t].columns[c].removed else {
@@ -208,6 +214,7 @@ extension WriteTransaction {
     /// Renames a column (its data stays).
     package func renameColumn(_ table: TableKey, _ column: ColumnKey, to name: String) throws(StorageError) {
         try ensureActive()
+        noteIrreversible("a column was renamed")
         let t = try tableIndex(table)
         guard column.index < top.tables[t].columns.count, !top.tables[t].columns[column.index].removed else {
             throw StorageError(.invalidArgument, "table \(top.tables[t].name) has no column \(column)")
@@ -224,6 +231,7 @@ extension WriteTransaction {
     /// - Throws: `duplicateKey` when `unique` and two objects share a value.
     package func setIndex(_ table: TableKey, _ column: ColumnKey, indexed: Bool, unique: Bool) throws(StorageError) {
         try ensureActive()
+        noteIrreversible("an index was added or removed")
         let t = try tableIndex(table)
         let c = column.index
         guard c < top.tables[t].columns.count, !top.tables[t].columns[c].removed, !top.tables[t].columns[c].isList else {

@@ -23,6 +23,12 @@ package final class WriteTransaction {
     @exclusivity(unchecked) var deletedLinkTargets: [TableKey: Set<Int64>] = [:]
     var newSchemaBlob: [UInt8]?
     private(set) var isActive = true
+    /// The inverses of the changes since the oldest open savepoint; nil when none is open
+    /// (WriteTransaction+Savepoint.swift).
+    @exclusivity(unchecked) var undo: UndoLog?
+    /// Set while a savepoint's changes are undone: links may then name objects that the
+    /// next inverses bring back.
+    var isUndoing = false
 
     /// A touched table's trees (buffers over committed nodes) and its changes so far.
     final class TableState {
@@ -128,6 +134,12 @@ package final class WriteTransaction {
         }()
         lastState = state
         return state
+    }
+
+    /// Forgets the cached table state and position (after the catalogue or states changed).
+    func forgetLastState() {
+        lastState = nil
+        lastTableIndex = 0
     }
 
     /// The state of the table at position `t` of the catalogue (no copy of its info unless
@@ -298,6 +310,7 @@ package final class WriteTransaction {
             try indexInsert(state, c, IndexEntry(value: values[c], key: objectKey.value))
         }
         state.changes.recordInsert(objectKey.value)
+        undo?.entries.append(.inserted(table, objectKey))
         return objectKey
     }
 
@@ -362,6 +375,7 @@ package final class WriteTransaction {
             try indexInsert(state, c, value, key)
         }
         state.changes.recordModify(key.value, column: c)
+        undo?.entries.append(.set(table, key, column, old: old))
     }
 
     /// Replaces the elements of one list column of an existing object.
@@ -377,6 +391,7 @@ package final class WriteTransaction {
         guard try self.table(table).contains(key) else {
             throw StorageError(.invalidArgument, "table \(top.tables[t].name) has no object \(key)")
         }
+        let old = undo == nil ? [] : try self.table(table).list(key, column)
         let context = self.context
         try state.cluster.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
             let i = leaf.position(of: key.value).index
@@ -384,6 +399,7 @@ package final class WriteTransaction {
             leaf.lists[c][i] = elements.isEmpty ? .clean(.none) : .dirty(elements)
         }
         state.changes.recordModify(key.value, column: c)
+        undo?.entries.append(.setList(table, key, column, old: old))
     }
 
     /// Deletes an object (its lists go with it). Returns false when it did not exist.
@@ -397,6 +413,7 @@ package final class WriteTransaction {
         let state = state(at: t)
         let layouts = state.layouts
         guard let row = try self.table(table, flushingIndexes: false).row(key) else { return false }
+        let inverse = undo == nil ? nil : try undoEntryForDelete(table, row, layouts)
         var indexed: [(Int, Value)] = []
         for c in layouts.indices where layouts[c].indexed && !layouts[c].removed {
             indexed.append((c, try row.value(ColumnKey(c))))
@@ -421,6 +438,7 @@ package final class WriteTransaction {
         for (c, value) in indexed { try indexRemove(state, c, value, key) }
         state.changes.recordDelete(key.value)
         noteDeleted(table, key)
+        if let inverse { undo?.entries.append(inverse) }
         return true
     }
 
@@ -442,6 +460,8 @@ package final class WriteTransaction {
             if value.payloadSize > ValueLimits.maxPayloadSize {
                 throw StorageError(.valueTooLarge, "a value of \(value.payloadSize) bytes for \(columnName(t, c)) exceeds the 16 MiB limit")
             }
+        case .link where isUndoing, .typedLink where isUndoing:
+            break
         case .link(let target):
             guard let targetTable = layout.linkTarget, try self.table(targetTable).contains(target) else {
                 throw StorageError(.invalidArgument, "\(columnName(t, c)) links to \(target), which does not exist")

@@ -1,0 +1,239 @@
+import RealmStorage
+import Synchronization
+
+// Merged writes: the writes queued on a RealmActor together share one transaction and one
+// commit.
+//
+// Why: a small commit costs far more than its change. The changed leaves of every tree it
+// touches are encoded and written again, with the inner nodes above them, the free list, the
+// commit record and the slot, before the sync. Group commit shares the sync; merging shares
+// all of it.
+//
+// How: the first writer to reach the actor opens a batch: it waits for the write lane, begins
+// the transaction and runs its block. Writers reaching the actor meanwhile wait for the batch
+// to open, then run their blocks in it one after another, in arrival order, each under a
+// savepoint, so that a block that throws is undone alone (WriteTransaction+Savepoint.swift).
+// The opener commits once no writer is on its way to the actor (`arriving`) or the batch is
+// full, and everybody is answered when the commit is durable. Writers that arrive after the
+// batch closed start the next one, whose commit group commit may sync with this one's.
+//
+// What the callers see is what they would see if each had committed alone, in arrival order:
+// a block sees the writes before it. What differs: the writes of a batch become durable, or
+// fail, together (as those of one group commit's sync do), and a block that throws after a
+// schema change (which a savepoint cannot undo) fails the whole batch with
+// `mergedWriteFailed`.
+
+/// One merged write in the making. Lives on its RealmActor.
+final class WriteBatch {
+    /// The most writes a batch takes. A smaller batch lets the next one be gathered while this
+    /// one syncs, and bounds how long the first writer of a batch waits for the last.
+    static let capacity = 32
+
+    enum Phase { case opening, open, closed }
+    var phase = Phase.opening
+    /// Writes whose block ran and whose changes stay in the transaction.
+    var count = 0
+    /// Writers waiting for the batch to open, and those told it has that have not run yet.
+    var joining = 0
+    /// Set when a block failed and could not be undone alone: the batch is discarded.
+    var poisoned: Realm.Error?
+    private var waitingToOpen: [CheckedContinuation<Void, Never>] = []
+    private var waitingForEnd: [CheckedContinuation<Void, Never>] = []
+    private var waitingForCommit: [CheckedContinuation<Void, Swift.Error>] = []
+    private var committer: CheckedContinuation<Void, Never>?
+
+    /// Suspends until the opener began the transaction or failed to.
+    func waitForOpen(isolation: isolated (any Actor)? = #isolation) async {
+        await withCheckedContinuation { waitingToOpen.append($0) }
+    }
+
+    func announceOpen() {
+        let waiting = waitingToOpen
+        waitingToOpen = []
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// Suspends until the batch's transaction ended on the realm (committed or cancelled).
+    func waitForEnd(isolation: isolated (any Actor)? = #isolation) async {
+        await withCheckedContinuation { waitingForEnd.append($0) }
+    }
+
+    func announceEnd() {
+        let waiting = waitingForEnd
+        waitingForEnd = []
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// For a write whose block ran: suspends until the batch is durable, or throws its failure.
+    func waitForCommit(isolation: isolated (any Actor)? = #isolation) async throws {
+        try await withCheckedThrowingContinuation { waitingForCommit.append($0) }
+    }
+
+    func answer(_ failure: Swift.Error?) {
+        let waiting = waitingForCommit
+        waitingForCommit = []
+        for continuation in waiting {
+            if let failure { continuation.resume(throwing: failure) } else { continuation.resume() }
+        }
+    }
+
+    /// For the opener: suspends until `wakeCommitter`.
+    func waitUntilGathered(isolation: isolated (any Actor)? = #isolation) async {
+        await withCheckedContinuation { committer = $0 }
+    }
+
+    func wakeCommitter() {
+        committer?.resume()
+        committer = nil
+    }
+}
+
+extension RealmActor {
+    /// `write` once on the actor: joins the batch being gathered or opens one.
+    func performWrite<Result: Sendable>(_ block: @Sendable (Realm) throws -> Result) async throws -> Result {
+        arriving.subtract(1, ordering: .sequentiallyConsistent)
+        while let current = batch {
+            switch current.phase {
+            case .closed:
+                await current.waitForEnd()
+            case .opening:
+                current.joining += 1
+                await current.waitForOpen()
+                current.joining -= 1
+                // Looks again: the batch may be open, or already full and closed, or gone
+                // because its opener could not begin (cancelled, or the file failed), and
+                // then this writer opens the next one.
+            case .open:
+                return try await join(current, block)
+            }
+        }
+        return try await open(block)
+    }
+
+    /// For tests: the writers waiting for the batch being opened (its opener included).
+    var writersWaitingForTheLane: Int {
+        guard let batch, batch.phase == .opening else { return 0 }
+        return 1 + batch.joining
+    }
+
+    private func writerRealm() throws -> Realm {
+        if let writer { return writer }
+        let realm = try Realm(configuration: configuration)
+        writer = realm
+        return realm
+    }
+
+    /// Opens a batch: begins the transaction, runs `block` in it, lets the writers that queued
+    /// meanwhile run theirs, and commits.
+    private func open<Result: Sendable>(_ block: @Sendable (Realm) throws -> Result) async throws -> Result {
+        let realm = try writerRealm()
+        let batch = WriteBatch()
+        self.batch = batch
+        do {
+            try await realm.beginWriteAsync()
+        } catch {
+            self.batch = nil
+            batch.announceOpen()
+            throw error
+        }
+        batch.phase = .open
+        let own = Swift.Result { () throws -> Result in try runPart(of: batch, in: realm, block) }
+        batch.announceOpen()
+        if batch.phase == .open && !isGathered(batch) { await batch.waitUntilGathered() }
+        batch.phase = .closed
+        return try await commit(batch, in: realm, own)
+    }
+
+    /// Runs `block` in the open batch and waits for the batch's commit.
+    private func join<Result: Sendable>(_ batch: WriteBatch, _ block: @Sendable (Realm) throws -> Result) async throws -> Result {
+        let result: Result
+        do {
+            result = try runPart(of: batch, in: writer!, block)
+        } catch {
+            wakeCommitterIfGathered(batch)
+            throw error
+        }
+        wakeCommitterIfGathered(batch)
+        try await batch.waitForCommit()
+        return result
+    }
+
+    /// Runs one write's block under a savepoint; the batch keeps its changes if it returns and
+    /// the task is not cancelled, and is rid of them otherwise.
+    private func runPart<Result>(of batch: WriteBatch, in realm: Realm, _ block: @Sendable (Realm) throws -> Result) throws -> Result {
+        try Task.checkCancellation()
+        guard batch.poisoned == nil else { throw batch.poisoned! }
+        let savepoint = try realm.savepoint()
+        do {
+            let result = try block(realm)
+            ensure(realm.isInWriteTransaction,
+                   "A block passed to RealmActor.write must not commit or cancel its write transaction: writes queued together share it. Throw to roll the block's changes back")
+            try Task.checkCancellation()
+            realm.releaseSavepoint(savepoint)
+            batch.count += 1
+            if batch.count >= WriteBatch.capacity { batch.phase = .closed }
+            return result
+        } catch {
+            do {
+                try realm.rollback(to: savepoint)
+            } catch let undo {
+                batch.poisoned = Realm.Error(.mergedWriteFailed,
+                                             "a write merged into this commit failed and could not be undone on its own (\(undo.message)); "
+                                             + "no write of the commit was made: retry", path: configuration.path)
+                batch.phase = .closed
+            }
+            throw error
+        }
+    }
+
+    /// Whether every writer on its way has had its turn: nobody is still to reach the actor,
+    /// and nobody told the batch opened is still to run.
+    private func isGathered(_ batch: WriteBatch) -> Bool {
+        batch.joining == 0 && arriving.load(ordering: .sequentiallyConsistent) == 0
+    }
+
+    private func wakeCommitterIfGathered(_ batch: WriteBatch) {
+        if batch.phase == .closed || isGathered(batch) { batch.wakeCommitter() }
+    }
+
+    /// Commits the batch (or discards it) and answers its writers; returns or throws the
+    /// opener's own outcome.
+    private func commit<Result>(_ batch: WriteBatch, in realm: Realm, _ own: Swift.Result<Result, Swift.Error>) async throws -> Result {
+        if batch.poisoned != nil || batch.count == 0 {
+            realm.cancelWrite()
+            end(batch)
+            batch.answer(batch.poisoned)
+            if let poisoned = batch.poisoned, case .success = own { throw poisoned }
+            return try own.get()
+        }
+        let ending = try realm.endWrite()
+        // The realm is out of the transaction: the next batch may begin while this one syncs.
+        end(batch)
+        do throws(StorageError) {
+            _ = try await ending.transaction.commitAsync(groupable: true, writeHere: true)
+        } catch {
+            realm.commitFailed(ending)
+            let failure = Realm.Error(error)
+            batch.answer(failure)
+            closeIfRequested()
+            _ = try own.get()
+            throw failure
+        }
+        _ = realm.refresh()
+        batch.answer(nil)
+        closeIfRequested()
+        return try own.get()
+    }
+
+    private func end(_ batch: WriteBatch) {
+        if self.batch === batch { self.batch = nil }
+        batch.announceEnd()
+    }
+
+    private func closeIfRequested() {
+        guard closeRequested, batch == nil else { return }
+        closeRequested = false
+        writer?.invalidate()
+        writer = nil
+    }
+}

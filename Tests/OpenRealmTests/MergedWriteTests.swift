@@ -1,0 +1,185 @@
+import Foundation
+@testable import OpenRealm
+import Testing
+
+/// RealmActor merges the writes queued on it into one transaction and one commit
+/// (WriteBatch.swift). Each test holds the write lane with another realm until every write is
+/// queued, so that the batch is certain to form.
+@Suite struct MergedWriteTests {
+    struct Refused: Error {}
+
+    /// Waits until `count` writers wait on `store` for the lane (the opener and its joiners).
+    static func waitUntilQueued(_ store: RealmActor, _ count: Int) async throws {
+        while await store.writersWaitingForTheLane < count {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    @Test @TestActor func writesQueuedTogetherShareOneCommit() async throws {
+        let folder = TestFolder()
+        let holder = try Realm(configuration: folder.configuration())
+        try holder.beginWrite()
+        let store = RealmActor(configuration: folder.configuration())
+        let writes = Task { @Sendable in
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for id in 0..<20 {
+                    group.addTask {
+                        try await store.write { realm in
+                            realm.create(Person.self, value: ["id": id, "name": "p\(id)"])
+                            // Each block sees the writes queued before it.
+                            return realm.objects(Person.self).count
+                        }
+                    }
+                }
+                var counts: [Int] = []
+                for try await count in group { counts.append(count) }
+                return counts
+            }
+        }
+        try await Self.waitUntilQueued(store, 20)
+        holder.cancelWrite()
+        let before = try fileVersion(folder)
+        let counts = try await writes.value
+        #expect(counts.sorted() == Array(1...20))
+        #expect(try fileVersion(folder) == before + 1)
+        let realm = try Realm(configuration: folder.configuration())
+        #expect(realm.objects(Person.self).count == 20)
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 19)?.name == "p19")
+    }
+
+    @Test @TestActor func aWriteThatThrowsIsUndoneAloneAndTheOthersCommit() async throws {
+        let folder = TestFolder()
+        let holder = try Realm(configuration: folder.configuration())
+        try holder.write {
+            holder.create(Person.self, value: ["id": 50, "name": "kept"])
+            holder.create(Person.self, value: ["id": 51, "name": "kept too"])
+        }
+        try holder.beginWrite()
+        let store = RealmActor(configuration: folder.configuration())
+        let writes = Task { @Sendable in
+            try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
+                for id in 0..<10 {
+                    group.addTask {
+                        do {
+                            try await store.write { realm in
+                                realm.create(Person.self, value: ["id": id, "name": "p\(id)"])
+                                if id == 5 {
+                                    // Changes of every kind, then a failure: all of it goes.
+                                    realm.create(Person.self, value: ["id": 105, "name": "gone"])
+                                    realm.delete(realm.object(ofType: Person.self, forPrimaryKey: 50)!)
+                                    realm.object(ofType: Person.self, forPrimaryKey: 51)!.name = "changed"
+                                    throw Refused()
+                                }
+                            }
+                            return (id, true)
+                        } catch is Refused {
+                            return (id, false)
+                        }
+                    }
+                }
+                var outcomes: [Int: Bool] = [:]
+                for try await (id, kept) in group { outcomes[id] = kept }
+                return outcomes
+            }
+        }
+        try await Self.waitUntilQueued(store, 10)
+        holder.cancelWrite()
+        let outcomes = try await writes.value
+        #expect(outcomes == Dictionary(uniqueKeysWithValues: (0..<10).map { ($0, $0 != 5) }))
+        let realm = try Realm(configuration: folder.configuration())
+        #expect(Set(realm.objects(Person.self).map(\.id)) == Set((0..<10).filter { $0 != 5 } + [50, 51]))
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 51)?.name == "kept too")
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 50)?.name == "kept")
+    }
+
+    @Test @TestActor func aCancelledWriterLeavesTheBatchWithoutWriting() async throws {
+        let folder = TestFolder()
+        let holder = try Realm(configuration: folder.configuration())
+        try holder.beginWrite()
+        let store = RealmActor(configuration: folder.configuration())
+        let kept = (0..<6).map { id in
+            Task { try await store.write { realm in _ = realm.create(Person.self, value: ["id": id]) } }
+        }
+        try await Self.waitUntilQueued(store, 6)
+        let cancelled = Task { try await store.write { realm in _ = realm.create(Person.self, value: ["id": 99]) } }
+        try await Self.waitUntilQueued(store, 7)
+        cancelled.cancel()
+        holder.cancelWrite()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        for task in kept { try await task.value }
+        let realm = try Realm(configuration: folder.configuration())
+        #expect(Set(realm.objects(Person.self).map(\.id)) == Set(0..<6))
+    }
+
+    @Test @TestActor func theOpenerGivesWayWhenItIsCancelledWhileWaiting() async throws {
+        let folder = TestFolder()
+        let holder = try Realm(configuration: folder.configuration())
+        try holder.beginWrite()
+        let store = RealmActor(configuration: folder.configuration())
+        let opener = Task { try await store.write { realm in _ = realm.create(Person.self, value: ["id": 1]) } }
+        try await Self.waitUntilQueued(store, 1)
+        let joiners = (2..<5).map { id in
+            Task { try await store.write { realm in _ = realm.create(Person.self, value: ["id": id]) } }
+        }
+        try await Self.waitUntilQueued(store, 4)
+        opener.cancel()
+        await #expect(throws: CancellationError.self) { try await opener.value }
+        holder.cancelWrite()
+        for task in joiners { try await task.value }
+        let realm = try Realm(configuration: folder.configuration())
+        #expect(Set(realm.objects(Person.self).map(\.id)) == [2, 3, 4])
+    }
+
+    @Test @TestActor func readsNeverSeeAMergedWriteBeforeItIsDurable() async throws {
+        let folder = TestFolder()
+        let holder = try Realm(configuration: folder.configuration())
+        try holder.beginWrite()
+        let store = RealmActor(configuration: folder.configuration())
+        let writes = (0..<10).map { id in
+            Task { try await store.write { realm in _ = realm.create(Person.self, value: ["id": id]) } }
+        }
+        try await Self.waitUntilQueued(store, 10)
+        let reads = (0..<10).map { _ in Task { try await store.read { $0.objects(Person.self).count } } }
+        holder.cancelWrite()
+        for task in writes { try await task.value }
+        for task in reads { #expect([0, 10].contains(try await task.value)) }
+        #expect(try await store.read { $0.objects(Person.self).count } == 10)
+    }
+
+    @Test @TestActor func aFailedCommitFailsEveryMergedWriteAndShowsNone() async throws {
+        let folder = TestFolder()
+        let failing = FaultSwitch()
+        var configuration = folder.configuration()
+        configuration.failSyncs(when: failing)
+        let holder = try Realm(configuration: configuration)
+        try holder.beginWrite()
+        let store = RealmActor(configuration: configuration)
+        let writes = (0..<8).map { id in
+            Task { try await store.write { realm in _ = realm.create(Person.self, value: ["id": id]) } }
+        }
+        try await Self.waitUntilQueued(store, 8)
+        failing.set(true)
+        holder.cancelWrite()
+        for task in writes {
+            let error = await #expect(throws: Realm.Error.self) { try await task.value }
+            #expect(error?.code == .fileAccess)
+        }
+        failing.set(false)
+        #expect(try await store.read { $0.objects(Person.self).count } == 0)
+        // The actor writes normally again, and only that write is in the file.
+        try await store.write { realm in _ = realm.create(Person.self, value: ["id": 100]) }
+        #expect(try await store.read { $0.objects(Person.self).map(\.id) } == [100])
+        holder.invalidate()
+        await store.close()
+    }
+
+    @Test @TestActor func aBlockMayLeaveNothingToCommit() async throws {
+        let folder = TestFolder()
+        let store = RealmActor(configuration: folder.configuration())
+        let value = try await store.write { realm in realm.objects(Person.self).count }
+        #expect(value == 0)
+        await #expect(throws: Refused.self) { try await store.write { _ in throw Refused() } }
+        try await store.write { realm in _ = realm.create(Person.self, value: ["id": 1]) }
+        #expect(try await store.read { $0.objects(Person.self).count } == 1)
+    }
+}
