@@ -1,0 +1,100 @@
+import Foundation
+import OpenRealm
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Child processes write through one RealmActor from many tasks, so that their writes are
+/// merged into shared commits that share syncs, until they SIGKILL themselves. A task waits
+/// for each write before its next, so the objects of a task that survive a kill must be the
+/// first n of its numbers, n at least what the child logged as acknowledged; and an object
+/// of a write that threw (undone back to its savepoint inside a merged commit) must never
+/// be there.
+@Suite struct MergedWriteKillTests {
+    static let tasks = 16
+    static let rounds = 4
+    static let stride = 1_000_000
+    /// Added to the number of an object created by a write that then throws.
+    static let thrownOffset = 500_000
+
+    struct Refused: Error {}
+
+    static func configuration(_ path: String) -> Realm.Configuration {
+        Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Person.self])
+    }
+
+    static func writeUntilKilled(path: String, log: String, delay: UInt32) async throws {
+        let store = RealmActor(configuration: configuration(path))
+        // Where each task's numbers go on: how many objects it has (a prefix, as checked).
+        let ids = try await store.read { realm in Array(realm.objects(Person.self).map(\.id)) }
+        let starts = (0..<tasks).map { t in ids.filter { $0 / stride == t && $0 % stride < thrownOffset }.count }
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        let logLock = NSLock()
+        Thread.detachNewThread {
+            usleep(delay)
+            kill(getpid(), SIGKILL)
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for t in 0..<tasks {
+                group.addTask {
+                    var count = starts[t]
+                    while true {
+                        let id = t * stride + count
+                        if count % 3 == 2 {
+                            _ = try? await store.write { realm in
+                                realm.create(Person.self, value: ["id": id + thrownOffset, "name": "thrown"])
+                                throw Refused()
+                            }
+                        }
+                        try await store.write { realm in _ = realm.create(Person.self, value: ["id": id, "name": "p\(id)"]) }
+                        count += 1
+                        logLock.withLock { handle.write(Data("\(t) \(count)\n".utf8)) }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// Per task, the highest count the child logged after a write returned.
+    static func acknowledged(in log: String) -> [Int] {
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").reduce(into: [Int](repeating: 0, count: tasks)) { result, line in
+            let fields = line.split(separator: " ")
+            guard fields.count == 2, let task = Int(fields[0]), let count = Int(fields[1]) else { return }
+            result[task] = max(result[task], count)
+        }
+    }
+
+    @Test func acknowledgedMergedWritesSurviveSIGKILL() async throws {
+        let folder = TestFolder()
+        let path = folder.url.appendingPathComponent("kill.realm").path
+        let log = folder.url.appendingPathComponent("acknowledged.log").path
+        var recovered = 0
+        for round in 0..<Self.rounds {
+            let delay = UInt32(150_000 + 100_000 * round)
+            await #expect(processExitsWith: .signal(SIGKILL), "round \(round)") { [path = path as String, log = log as String, delay = delay as UInt32] in
+                try await MergedWriteKillTests.writeUntilKilled(path: path, log: log, delay: delay)
+            }
+            let realm = try Realm(configuration: Self.configuration(path))
+            let people = Array(realm.objects(Person.self))
+            #expect(people.allSatisfy { $0.name == "p\($0.id)" }, "round \(round): an object of a write that threw survived, or a name is wrong")
+            var counts = [Int](repeating: 0, count: Self.tasks)
+            for t in 0..<Self.tasks {
+                let ids = people.map(\.id).filter { $0 / Self.stride == t }.sorted()
+                #expect(ids == (0..<ids.count).map { t * Self.stride + $0 }, "round \(round): task \(t) holds no prefix")
+                counts[t] = ids.count
+            }
+            let acknowledged = Self.acknowledged(in: log)
+            for t in 0..<Self.tasks {
+                #expect(counts[t] >= acknowledged[t], "round \(round): task \(t) had \(acknowledged[t]) acknowledged, \(counts[t]) recovered")
+            }
+            recovered = counts.reduce(0, +)
+        }
+        #expect(recovered >= Self.tasks, "the children must have written (\(recovered) objects recovered)")
+    }
+}
