@@ -173,6 +173,35 @@ import Testing
         await store.close()
     }
 
+    @Test @TestActor func aClassFirstUsedByAWriteThatThrowsLeavesNoTable() async throws {
+        let folder = TestFolder()
+        let holder = try Realm(configuration: folder.configuration())
+        try holder.beginWrite()
+        let store = RealmActor(configuration: folder.configuration())
+        let first = Task { try await store.write { realm in _ = realm.create(Person.self, value: ["id": 1]) } }
+        try await Self.waitUntilQueued(store, 1)
+        let throwing = Task {
+            try await store.write { realm in
+                // Dog's table is created here, inside the shared transaction, and must go.
+                realm.create(Dog.self, value: ["name": "Rex"])
+                throw Refused()
+            }
+        }
+        try await Self.waitUntilQueued(store, 2)
+        let last = Task { try await store.write { realm in _ = realm.create(Person.self, value: ["id": 2]) } }
+        try await Self.waitUntilQueued(store, 3)
+        holder.cancelWrite()
+        try await first.value
+        await #expect(throws: Refused.self) { try await throwing.value }
+        try await last.value
+        let realm = try Realm(configuration: folder.configuration())
+        #expect(realm.objects(Person.self).count == 2)
+        #expect(realm.objects(Dog.self).isEmpty)
+        // The class works again in the next write.
+        try await store.write { realm in _ = realm.create(Dog.self, value: ["name": "Fido"]) }
+        #expect(try await store.read { Array($0.objects(Dog.self).map(\.name)) } == ["Fido"])
+    }
+
     @Test @TestActor func aBlockMayLeaveNothingToCommit() async throws {
         let folder = TestFolder()
         let store = RealmActor(configuration: folder.configuration())

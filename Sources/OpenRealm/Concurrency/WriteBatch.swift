@@ -203,6 +203,7 @@ extension RealmActor {
             realm.cancelWrite()
             end(batch)
             batch.answer(batch.poisoned)
+            closeIfRequested()
             if let poisoned = batch.poisoned, case .success = own { throw poisoned }
             return try own.get()
         }
