@@ -202,6 +202,44 @@ import Testing
         #expect(try await store.read { Array($0.objects(Dog.self).map(\.name)) } == ["Fido"])
     }
 
+    @Test @TestActor func deleteAllInAWriteThatThrowsIsUndoneAlone() async throws {
+        let folder = TestFolder()
+        let holder = try Realm(configuration: folder.configuration())
+        try holder.write { for id in 0..<50 { holder.create(Person.self, value: ["id": id]) } }
+        try holder.beginWrite()
+        let store = RealmActor(configuration: folder.configuration())
+        let first = Task { try await store.write { realm in _ = realm.create(Person.self, value: ["id": 100]) } }
+        try await Self.waitUntilQueued(store, 1)
+        let throwing = Task {
+            try await store.write { realm in
+                realm.deleteAll()
+                throw Refused()
+            }
+        }
+        try await Self.waitUntilQueued(store, 2)
+        holder.cancelWrite()
+        try await first.value
+        await #expect(throws: Refused.self) { try await throwing.value }
+        #expect(try await store.read { $0.objects(Person.self).count } == 51)
+    }
+
+    /// A stream of failing writes from many tasks, merged with good ones: every good write
+    /// commits, and the batches keep closing (undone writes count towards a batch's size).
+    @Test(.timeLimit(.minutes(1))) @TestActor func failingWritesInterleavedWithGoodOnesLoseNothing() async throws {
+        let folder = TestFolder()
+        let store = RealmActor(configuration: folder.configuration())
+        let stop = FaultSwitch()
+        let failing = (0..<16).map { _ in
+            Task { while !stop.isOn { _ = try? await store.write { _ in throw Refused() } } }
+        }
+        for id in 0..<20 {
+            try await store.write { realm in _ = realm.create(Person.self, value: ["id": id]) }
+        }
+        stop.set(true)
+        for task in failing { await task.value }
+        #expect(try await store.read { $0.objects(Person.self).count } == 20)
+    }
+
     @Test @TestActor func aBlockMayLeaveNothingToCommit() async throws {
         let folder = TestFolder()
         let store = RealmActor(configuration: folder.configuration())

@@ -59,7 +59,7 @@ import Testing
     static func randomChange(_ tx: WriteTransaction, _ tables: Tables, _ random: inout SeededRandom) throws {
         let id = Int64(random.below(40))
         let link: Value = random.chance(30) ? .null : .link(ObjectKey(Int64(random.below(40))))
-        switch random.below(8) {
+        switch random.below(9) {
         case 0, 1:
             let values: [Value] = [.int(id), .string("c\(random.below(60))"), .int(Int64(random.below(5))),
                                    random.chance(20) ? .null : .double(Double(random.below(100)) / 4), .null, .null, .null]
@@ -78,6 +78,8 @@ import Testing
             try? tx.setList(tables.item, ObjectKey(id), ColumnKey(4), (0..<random.below(5)).map { .int(Int64($0 * 7)) })
         case 6:
             _ = try? tx.insert(tables.tag, values: [.string("t\(random.below(9))"), link])
+        case 7 where random.chance(10):
+            try tx.clear(tables.tag)
         default:
             let keys = try tx.table(tables.tag).keys()
             if !keys.isEmpty { _ = try tx.delete(tables.tag, keys[random.below(keys.count)]) }
@@ -181,6 +183,27 @@ import Testing
         #expect(try tx.createTable("Scratch", columns: [ColumnSpec(name: "y", type: .string)]) == scratch)
         try tx.commit()
         #expect(store.beginRead().top.tables.map(\.name) == ["Item", "Tag", "Scratch"])
+        try store.verify()
+    }
+
+    @Test func aClearedTableComesBack() throws {
+        let dir = TemporaryDirectory()
+        let (store, tables) = try Self.storeWithItems(dir, 0..<300) { tx, tables in
+            try tx.insert(tables.tag, values: [.string("t"), .link(ObjectKey(7))])
+        }
+        let tx = try store.beginWrite()
+        let before = try Self.dump(tx)
+        let savepoint = try tx.savepoint()
+        try tx.clear(tables.item)
+        try tx.clear(tables.tag)
+        try tx.insert(tables.item, values: Self.item(1000, "after"))
+        try tx.rollback(to: savepoint)
+        tx.releaseSavepoint(savepoint)
+        #expect(try Self.dump(tx) == before)
+        try tx.commit()
+        let read = store.beginRead()
+        #expect(try read.table(tables.item).count() == 300)
+        #expect(try read.table(tables.tag).value(ObjectKey(0), ColumnKey(1)) == .link(ObjectKey(7)))
         try store.verify()
     }
 

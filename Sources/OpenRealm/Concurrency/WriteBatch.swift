@@ -11,28 +11,33 @@ import Synchronization
 //
 // How: the first writer to reach the actor opens a batch: it waits for the write lane, begins
 // the transaction and runs its block. Writers reaching the actor meanwhile wait for the batch
-// to open, then run their blocks in it one after another, in arrival order, each under a
-// savepoint, so that a block that throws is undone alone (WriteTransaction+Savepoint.swift).
+// to open, then run their blocks in it one after another, in the order the actor runs them,
+// each under a savepoint, so that a block that throws is undone alone
+// (WriteTransaction+Savepoint.swift).
 // The opener commits once no writer is on its way to the actor (`arriving`) or the batch is
 // full, and everybody is answered when the commit is durable. Writers that arrive after the
 // batch closed start the next one, whose commit group commit may sync with this one's.
 //
-// What the callers see is what they would see if each had committed alone, in arrival order:
-// a block sees the writes before it. What differs: the writes of a batch become durable, or
-// fail, together (as those of one group commit's sync do), and a block that throws after a
-// schema change (which a savepoint cannot undo) fails the whole batch with
-// `mergedWriteFailed`.
+// What the callers see is what they would see if each had committed alone, in the order their
+// blocks ran: a block sees the writes before it. What differs: the writes of a batch become
+// durable, or fail, together (as those of one group commit's sync do), and a block that
+// throws after a schema change (which a savepoint cannot undo: a table renamed or removed, a
+// column added to an existing table, an index a class asks for when it is first used) fails
+// the whole batch with `mergedWriteFailed`.
 
 /// One merged write in the making. Lives on its RealmActor.
 final class WriteBatch {
-    /// The most writes a batch takes. A smaller batch lets the next one be gathered while this
-    /// one syncs, and bounds how long the first writer of a batch waits for the last.
+    /// The most writes a batch runs, kept or not. A smaller batch lets the next one be
+    /// gathered while this one syncs, and bounds how long the batch holds the write lane and
+    /// its first writer waits for the last.
     static let capacity = 32
 
     enum Phase { case opening, open, closed }
     var phase = Phase.opening
     /// Writes whose block ran and whose changes stay in the transaction.
     var count = 0
+    /// Writes that ran here, kept, undone or cancelled.
+    var attempts = 0
     /// Writers waiting for the batch to open, and those told it has that have not run yet.
     var joining = 0
     /// Set when a block failed and could not be undone alone: the batch is discarded.
@@ -134,6 +139,7 @@ extension RealmActor {
         } catch {
             self.batch = nil
             batch.announceOpen()
+            closeIfRequested()
             throw error
         }
         batch.phase = .open
@@ -161,6 +167,8 @@ extension RealmActor {
     /// Runs one write's block under a savepoint; the batch keeps its changes if it returns and
     /// the task is not cancelled, and is rid of them otherwise.
     private func runPart<Result>(of batch: WriteBatch, in realm: Realm, _ block: @Sendable (Realm) throws -> Result) throws -> Result {
+        batch.attempts += 1
+        defer { if batch.attempts >= WriteBatch.capacity { batch.phase = .closed } }
         try Task.checkCancellation()
         guard batch.poisoned == nil else { throw batch.poisoned! }
         let savepoint = try realm.savepoint()
@@ -171,7 +179,6 @@ extension RealmActor {
             try Task.checkCancellation()
             realm.releaseSavepoint(savepoint)
             batch.count += 1
-            if batch.count >= WriteBatch.capacity { batch.phase = .closed }
             return result
         } catch {
             do {
@@ -207,7 +214,15 @@ extension RealmActor {
             if let poisoned = batch.poisoned, case .success = own { throw poisoned }
             return try own.get()
         }
-        let ending = try realm.endWrite()
+        let ending: Realm.EndingWrite
+        do {
+            ending = try realm.endWrite()
+        } catch {
+            end(batch)
+            batch.answer(error)
+            closeIfRequested()
+            throw error
+        }
         // The realm is out of the transaction: the next batch may begin while this one syncs.
         end(batch)
         do throws(StorageError) {

@@ -414,6 +414,12 @@ public final class Realm {
         frozenCache = nil
         views = [:]
         generation += 1
+        // A commit of this realm that created tables may have failed after this transaction's
+        // base was chosen (an async commit still syncing when the next write began): its
+        // tables are not in this one.
+        if !bindings.values.allSatisfy({ binding in transaction.tables.contains { $0.key == binding.table } }) {
+            forgetMissingTables()
+        }
     }
 
     func afterBegin() throws(Realm.Error) {
@@ -464,6 +470,9 @@ public final class Realm {
     func commitFailed(_ ending: EndingWrite) {
         for managed in ending.deleted { managed.wasDeleted = false }
         pendingIndexChanges = ending.indexChanges + pendingIndexChanges
+        // A write that began meanwhile (on a realm of an actor, while this commit synced)
+        // takes them on; otherwise the next write does.
+        if writeTransaction != nil { try? makePendingIndexChanges() }
         _ = refresh()
         // Tables the failed commit created do not exist.
         forgetMissingTables()

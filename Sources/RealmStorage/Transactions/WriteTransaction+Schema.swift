@@ -75,8 +75,12 @@ extension WriteTransaction {
         try ensureActive()
         let t = try tableIndex(key)
         let info = top.tables[t]
-        noteIrreversible("a table was cleared")
         let keys = try table(key).keys()
+        if undo != nil {
+            // Under a savepoint, object by object, so that each delete is logged and undoable.
+            for objectKey in keys { _ = try delete(key, objectKey) }
+            return
+        }
         try dropTrees(of: info)
         top.tables[t].clusterRoot = .none
         top.tables[t].indexRoots = Array(repeating: .none, count: info.columns.count)
