@@ -52,22 +52,14 @@ final class WriteBatch {
         await withCheckedContinuation { waitingToOpen.append($0) }
     }
 
-    func announceOpen() {
-        let waiting = waitingToOpen
-        waitingToOpen = []
-        for continuation in waiting { continuation.resume() }
-    }
+    func announceOpen() { Self.resumeAll(&waitingToOpen, with: .success(())) }
 
     /// Suspends until the batch's transaction ended on the realm (committed or cancelled).
     func waitForEnd(isolation: isolated (any Actor)? = #isolation) async {
         await withCheckedContinuation { waitingForEnd.append($0) }
     }
 
-    func announceEnd() {
-        let waiting = waitingForEnd
-        waitingForEnd = []
-        for continuation in waiting { continuation.resume() }
-    }
+    func announceEnd() { Self.resumeAll(&waitingForEnd, with: .success(())) }
 
     /// For a write whose block ran: suspends until the batch is durable, or throws its failure.
     func waitForCommit(isolation: isolated (any Actor)? = #isolation) async throws {
@@ -75,11 +67,15 @@ final class WriteBatch {
     }
 
     func answer(_ failure: Swift.Error?) {
-        let waiting = waitingForCommit
-        waitingForCommit = []
-        for continuation in waiting {
-            if let failure { continuation.resume(throwing: failure) } else { continuation.resume() }
-        }
+        Self.resumeAll(&waitingForCommit, with: failure.map { .failure($0) } ?? .success(()))
+    }
+
+    /// Empties `waiting` first (a resumed writer may wait again) and resumes each with `result`.
+    private static func resumeAll<Failure: Swift.Error>(_ waiting: inout [CheckedContinuation<Void, Failure>],
+                                                       with result: Result<Void, Failure>) {
+        let resumed = waiting
+        waiting = []
+        for continuation in resumed { continuation.resume(with: result) }
     }
 
     /// For the opener: suspends until `wakeCommitter`.
