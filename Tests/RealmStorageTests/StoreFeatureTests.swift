@@ -138,6 +138,22 @@ import Testing
         try store.verify()
     }
 
+    @Test func clearingATableFreesTheListsOfObjectsChangedBeforeInTheTransaction() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store.open(path: dir.path())
+        var tx = try store.beginWrite()
+        let table = try tx.createTable("Row", columns: [ColumnSpec(name: "n", type: .int), ColumnSpec(name: "l", type: .int, isList: true)])
+        for n in 0..<3 { try tx.insert(table, values: [.int(Int64(n)), .null], lists: [1: [.int(1), .int(2)]]) }
+        try tx.commit()
+        tx = try store.beginWrite()
+        // The leaf becomes a buffer whose list cells still name the committed lists.
+        try tx.set(table, ObjectKey(1), ColumnKey(0), .int(10))
+        try tx.clear(table)
+        try tx.commit()
+        try store.verify()   // found the lists neither reachable nor free before the fix
+        #expect(try store.beginRead().table(table).count() == 0)
+    }
+
     @Test func theSchemaBlobIsKeptWithTheVersion() throws {
         let dir = TemporaryDirectory()
         let path = dir.path()

@@ -10,6 +10,8 @@ extension Store {
         /// The durable version when it was prepared: its record lists every extent written
         /// after that one (GroupCommit.swift).
         let coveredFrom: UInt64
+        /// The leaf buffers encoded, kept for the next transaction once this is written.
+        let written: DecodedLeaves?
     }
 
     /// Encodes `transaction` as the next version. Runs on the committer's thread or task,
@@ -49,6 +51,8 @@ extension Store {
             }
         }
 
+        if let written = context.written, let older = context.reuse { written.carryOver(older, freed: transaction.freed) }
+
         // 3. The change history, the schema blob, the top node.
         top.history = try History.advance(top.history, adding: transaction.pendingChanges, from: base.slot.version, to: version,
                                           pinned: pins, context: context, release: release, place: writer.place)
@@ -59,7 +63,8 @@ extension Store {
         var reused: [UInt8] = []
         swap(&reused, &commitBuffer)
         let prepared = writer.finish(topRef: topRef, reusing: reused, carrying: carried, coveredFrom: durable)
-        return PreparedCommit(commit: prepared, top: top, free: writer.free, base: base, lineage: transaction.lineage, coveredFrom: durable)
+        return PreparedCommit(commit: prepared, top: top, free: writer.free, base: base, lineage: transaction.lineage, coveredFrom: durable,
+                              written: transaction.context.written)
     }
 
     /// Writes a prepared commit's nodes (not its slot) and makes it the version the next
@@ -90,8 +95,13 @@ extension Store {
                 done(result)
             }
         }
-        try enqueueUnsynced(state, prepared, leading: leading, finish)
+        // Taken over before the commit is queued: a commit that keeps the lane until it is
+        // durable has it released by the sync job, which may run before this thread gets past
+        // `enqueueUnsynced`. If that throws (the lineage failed meanwhile), the next writer
+        // resets the allocator and, being on another lineage, ignores the leaves.
         free = prepared.free
+        decodedLeaves = prepared.written
+        try enqueueUnsynced(state, prepared, leading: leading, finish)
         if groupable { lane.release() }
     }
 

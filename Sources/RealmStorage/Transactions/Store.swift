@@ -17,7 +17,7 @@ import Darwin
 /// held exclusively, and a second opener gets `alreadyOpen`.
 package final class Store: @unchecked Sendable {
     // @unchecked: `committed` and the group commit state (`group`) are guarded by
-    // `stateLock`; `free`, `physicalSize` and `commitBuffer` belong to whoever holds the
+    // `stateLock`; `free`, `physicalSize`, `commitBuffer` and `decodedLeaves` belong to whoever holds the
     // write lane; everything else is immutable after init.
     package let path: String
     package let options: StoreOptions
@@ -42,6 +42,9 @@ package final class Store: @unchecked Sendable {
     /// The buffer the last commit gathered its writes in, kept for the next: a fresh one of
     /// a few hundred KiB per commit cost a page fault per 4 KiB touched (see CommitWriter).
     var commitBuffer: [UInt8] = []
+    /// The leaf buffers the last commit encoded, for the next write transaction if it builds
+    /// on that commit (DecodedLeaves.swift). The write lane's holder's, like `free`.
+    var decodedLeaves: DecodedLeaves?
     /// Versions written but not yet durable, and what makes them so (GroupCommit.swift).
     var group: GroupState
     /// Writes the nodes of async commits and grows the file: blocking I/O kept off the
@@ -239,7 +242,14 @@ package final class Store: @unchecked Sendable {
             return (group.tip ?? committed, group.lineage, reset ? group.durableFree : nil)
         }
         if let resetAllocator { free = resetAllocator }
-        return WriteTransaction(store: self, base: base, lineage: lineage)
+        // The kept leaves are taken whole (the transaction edits them); they only fit a
+        // transaction built on the commit that kept them (DecodedLeaves.swift).
+        let kept = decodedLeaves
+        decodedLeaves = nil
+        let reuse = kept.flatMap { kept in
+            kept.version == base.slot.version.value && kept.lineage == lineage && resetAllocator == nil ? kept : nil
+        }
+        return WriteTransaction(store: self, base: base, lineage: lineage, reuse: reuse)
     }
 }
 

@@ -103,6 +103,13 @@ extension WriteTransaction {
                 for i in 0..<refs.count { try clusterContext.free(refs.ref(i), .list) }
             }
         }
+        // Leaves changed earlier in this transaction are buffers, skipped above; the lists
+        // they still share with the last commit go too (else those nodes leak).
+        try BTree<ClusterFormat>.forEachBufferThrowing(state.cluster.root) { (leaf) throws(StorageError) in
+            for (c, spec) in info.columns.enumerated() where spec.isList && !spec.removed {
+                for case .clean(let ref) in leaf.lists[c] { try clusterContext.free(ref, .list) }
+            }
+        }
         for case let index? in state.indexes {
             try BTree<IndexFormat>.freeAll(index.root, context) { _ throws(StorageError) in }
         }

@@ -73,19 +73,25 @@ package final class WriteTransaction {
     /// one, and a transaction built on the failed versions cannot commit (GroupCommit.swift).
     let lineage: UInt64
 
-    init(store: Store, base: Store.Committed, lineage: UInt64) {
+    /// `reuse`: the leaf buffers kept by the commit that wrote `base` (DecodedLeaves.swift).
+    init(store: Store, base: Store.Committed, lineage: UInt64, reuse: DecodedLeaves?) {
         self.store = store
         self.base = base
         self.lineage = lineage
         self.version = base.slot.version.next
         self.top = base.top
         self.top.version = version
-        self.context = TreeContext(base: base.mapping.base, limit: base.slot.logicalSize, limits: store.options.limits, freed: freed)
+        self.context = TreeContext(base: base.mapping.base, limit: base.slot.logicalSize, limits: store.options.limits, freed: freed,
+                                   columns: [], reuse: reuse, written: DecodedLeaves(version: version.value, lineage: lineage))
     }
 
     deinit {
         if isActive { store.lane.release() }
     }
+
+    /// How many leaf buffers this transaction took from the commit it builds on instead of
+    /// decoding their nodes (DecodedLeaves.swift).
+    package var reusedLeafCount: Int { context.reuse?.taken ?? 0 }
 
     /// The version this transaction started from.
     package var baseVersion: VersionID { base.slot.version }

@@ -93,7 +93,11 @@ extension BTree {
         guard case .clean(let ref) = node else { return }
         let (view, kind) = try context.node(ref, F.innerKind, orLeaf: F.leafKind)
         if kind == F.leafKind {
-            node = .leaf(try F.decodeLeaf(view, context))
+            if let kept = try F.takeDecodedLeaf(view, context) {
+                node = .leaf(kept)
+            } else {
+                node = .leaf(try F.decodeLeaf(view, context))
+            }
         } else {
             let inner = try InnerView<F>(view)
             let keys = try F.readKeys(view, at: inner.keysOffset, count: inner.childCount)
@@ -264,7 +268,10 @@ extension BTree {
     static func encode(_ node: TreeNode<F>, _ context: TreeContext, _ sink: NodeSink) throws(StorageError) -> Ref {
         switch node {
         case .clean(let ref): return ref
-        case .leaf(let leaf): return try F.encodeLeaf(leaf, context, sink)
+        case .leaf(let leaf):
+            let ref = try F.encodeLeaf(leaf, context, sink)
+            F.keepDecodedLeaf(leaf, at: ref, context)
+            return ref
         case .inner(let inner):
             var refs = [Int64]()
             refs.reserveCapacity(inner.children.count)

@@ -75,18 +75,29 @@ package final class TreeContext {
     package let freed: FreedNodes?
     /// The columns of the table a cluster tree belongs to (empty for other trees).
     package let columns: [ColumnSpec]
+    /// In a write transaction: the leaf buffers the commit it builds on kept (taken instead
+    /// of decoding), and where its own commit keeps the leaves it encodes (DecodedLeaves.swift).
+    let reuse: DecodedLeaves?
+    let written: DecodedLeaves?
 
-    package init(base: UnsafeRawPointer, limit: UInt64, limits: TreeLimits, freed: FreedNodes?, columns: [ColumnSpec] = []) {
+    package convenience init(base: UnsafeRawPointer, limit: UInt64, limits: TreeLimits, freed: FreedNodes?, columns: [ColumnSpec] = []) {
+        self.init(base: base, limit: limit, limits: limits, freed: freed, columns: columns, reuse: nil, written: nil)
+    }
+
+    init(base: UnsafeRawPointer, limit: UInt64, limits: TreeLimits, freed: FreedNodes?, columns: [ColumnSpec],
+         reuse: DecodedLeaves?, written: DecodedLeaves?) {
         self.base = base
         self.limit = limit
         self.limits = limits
         self.freed = freed
         self.columns = columns
+        self.reuse = reuse
+        self.written = written
     }
 
     /// The same transaction's context for a table with `columns`.
     package func with(columns: [ColumnSpec]) -> TreeContext {
-        TreeContext(base: base, limit: limit, limits: limits, freed: freed, columns: columns)
+        TreeContext(base: base, limit: limit, limits: limits, freed: freed, columns: columns, reuse: reuse, written: written)
     }
 
     @inline(__always)

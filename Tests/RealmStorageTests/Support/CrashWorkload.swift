@@ -328,7 +328,9 @@ enum CrashWorkload {
 
     /// Runs step `index` (0-based) in one write transaction on `store` and commits it.
     /// The transaction is rolled back when the step itself throws; a throwing commit ends it.
-    static func commit(step index: Int, on store: Store) throws(StorageError) {
+    /// Returns how many leaf buffers the step took from the commit before it (DecodedLeaves.swift).
+    @discardableResult
+    static func commit(step index: Int, on store: Store) throws(StorageError) -> Int {
         let transaction = try store.beginWrite()
         let mutator = WorkloadMutator(transaction: transaction, model: expected[index], seed: ReplayableRandom.derive(seed, index))
         do {
@@ -337,6 +339,8 @@ enum CrashWorkload {
             transaction.rollback()
             throw error
         }
+        let reused = transaction.reusedLeafCount
         try transaction.commit()
+        return reused
     }
 }

@@ -1,0 +1,164 @@
+// Decoded leaves handed from one commit to the next write transaction.
+//
+// A run of small commits keeps changing the same few leaves: the last cluster leaf of a
+// table that grows by appends, the index leaf its new entries go to, a hot object's leaf.
+// Without help each commit encodes those leaves and the next transaction decodes them again
+// from the file, then frees the buffers (the larger part of a one-object commit's CPU time,
+// measured with callgrind). A commit therefore keeps the buffers it encoded, keyed by the ref
+// each was written to, and the next write transaction takes a buffer instead of decoding the
+// node, when it builds on exactly that commit.
+//
+// Why a buffer is a faithful copy of its node:
+//   - It is the value encoding started from, so decoding the node gives the same entries.
+//     Cluster leaves with unwritten lists are not kept (their cells name no ref yet), and a
+//     cluster leaf is only taken for the same column specs it was encoded with (decoding
+//     depends on them).
+//   - It is only offered to a transaction whose base is the commit that wrote it (same
+//     version, same lineage, no allocator reset in between): that version still holds the
+//     node at that ref. A failed commit stores nothing, and a failed group sync changes the
+//     lineage, so leaves of a version that never became durable are never used for another.
+//   - Taking a buffer removes it: the transaction edits it in place.
+//   - What a commit neither took nor freed is still its version's node; it is carried over
+//     to the leaves that commit keeps (`carryOver`).
+// Debug builds encode every buffer taken again and check that it gives the node's bytes.
+//
+// Everything here belongs to the write lane's holder, like the buffers themselves.
+
+/// Leaf buffers by the ref their node was written to (see above).
+package final class DecodedLeaves {
+    /// The version whose nodes these are, and its lineage (GroupCommit.swift).
+    let version: UInt64
+    let lineage: UInt64
+    private var clusters: [UInt64: (columns: [ColumnSpec], leaf: ClusterLeaf)] = [:]
+    private var indexes: [UInt64: IndexLeaf] = [:]
+    /// Roughly the memory the kept buffers take; nothing more is kept past `budget`.
+    private var bytes = 0
+    /// How many buffers a transaction took (for tests and profiling).
+    private(set) var taken = 0
+
+    /// Enough for the leaves of a few dozen writers taking turns (a cluster leaf of 256
+    /// five-column objects takes about 32 KiB decoded) without holding much memory after a
+    /// bulk write.
+    static let budget = 8 << 20
+
+    init(version: UInt64, lineage: UInt64) {
+        self.version = version
+        self.lineage = lineage
+    }
+
+    var count: Int { clusters.count + indexes.count }
+
+    func keep(_ leaf: ClusterLeaf, at ref: Ref, columns: [ColumnSpec]) {
+        for cells in leaf.lists {
+            for cell in cells {
+                if case .dirty = cell { return }
+            }
+        }
+        guard admit(Self.size(of: leaf, columns)) else { return }
+        leaf.appendedAtEnd = false
+        clusters[ref.offset] = (columns, leaf)
+    }
+
+    func keep(_ leaf: IndexLeaf, at ref: Ref) {
+        guard admit(Self.size(of: leaf)) else { return }
+        leaf.appendedAtEnd = false
+        indexes[ref.offset] = leaf
+    }
+
+    /// Moves over what `older` (kept for the version this transaction built on) still holds,
+    /// after the leaves this commit wrote, as far as the budget allows: the transaction neither
+    /// took nor freed those nodes, so the new version holds them unchanged at the same refs (a
+    /// node leaves a version only by being freed, and what a version frees is not reused while
+    /// it is the newest). So leaves a commit did not touch stay kept for the next ones (the
+    /// writers of a busy server take turns at their leaves).
+    func carryOver(_ older: DecodedLeaves, freed: FreedNodes) {
+        guard older.count > 0 else { return }
+        let gone = Set(freed.entries.lazy.map(\.ref.offset))
+        for (offset, entry) in older.clusters where !gone.contains(offset) && clusters[offset] == nil {
+            guard admit(Self.size(of: entry.leaf, entry.columns)) else { break }
+            clusters[offset] = entry
+        }
+        for (offset, leaf) in older.indexes where !gone.contains(offset) && indexes[offset] == nil {
+            guard admit(Self.size(of: leaf)) else { break }
+            indexes[offset] = leaf
+        }
+    }
+
+    private func admit(_ size: Int) -> Bool {
+        guard bytes + size <= Self.budget else { return false }
+        bytes += size
+        return true
+    }
+
+    private static func size(of leaf: ClusterLeaf, _ columns: [ColumnSpec]) -> Int {
+        64 + leaf.keys.count * (8 + columns.count * MemoryLayout<Value>.stride)
+    }
+
+    private static func size(of leaf: IndexLeaf) -> Int {
+        64 + leaf.entries.count * MemoryLayout<IndexEntry>.stride
+    }
+
+    func takeCluster(at ref: Ref, columns: [ColumnSpec]) -> ClusterLeaf? {
+        guard let entry = clusters.removeValue(forKey: ref.offset), entry.columns == columns else { return nil }
+        taken += 1
+        return entry.leaf
+    }
+
+    func takeIndex(at ref: Ref) -> IndexLeaf? {
+        guard let leaf = indexes.removeValue(forKey: ref.offset) else { return nil }
+        taken += 1
+        return leaf
+    }
+}
+
+extension TreeFormat {
+    /// The buffer the previous commit kept for the leaf `node`, if any, else nil (the caller
+    /// decodes). Debug builds check it against the node.
+    static func takeDecodedLeaf(_ node: NodeView, _ context: TreeContext) throws(StorageError) -> Leaf? {
+        guard let reuse = context.reuse else { return nil }
+        let leaf: Leaf?
+        switch self {
+        case is ClusterFormat.Type: leaf = reuse.takeCluster(at: node.ref, columns: context.columns) as? Leaf
+        case is IndexFormat.Type: leaf = reuse.takeIndex(at: node.ref) as? Leaf
+        default: leaf = nil
+        }
+        #if DEBUG
+        if let leaf { try checkSameContent(leaf, node, context) }
+        #endif
+        return leaf
+    }
+
+    /// Keeps `leaf`, just encoded to `ref` for the commit, for the next transaction.
+    static func keepDecodedLeaf(_ leaf: Leaf, at ref: Ref, _ context: TreeContext) {
+        guard let written = context.written else { return }
+        if let cluster = leaf as? ClusterLeaf {
+            written.keep(cluster, at: ref, columns: context.columns)
+        } else if let index = leaf as? IndexLeaf {
+            written.keep(index, at: ref)
+        }
+    }
+
+    #if DEBUG
+    /// Traps unless `leaf` encodes to the node's bytes exactly: the node was written from this
+    /// buffer, and encoding is deterministic.
+    private static func checkSameContent(_ leaf: Leaf, _ node: NodeView, _ context: TreeContext) throws(StorageError) {
+        let sink = ScratchSink(version: VersionID(node.version))
+        _ = try encodeLeaf(leaf, context, sink)
+        precondition(sink.bytes.elementsEqual(UnsafeRawBufferPointer(start: node.base, count: node.length)),
+                     "a kept leaf buffer differs from its node \(node.ref)")
+    }
+    #endif
+}
+
+#if DEBUG
+/// Collects encoded nodes in memory (for comparing encodings).
+private final class ScratchSink: NodeSink {
+    var bytes: [UInt8] = []
+    let version: VersionID
+    init(version: VersionID) { self.version = version }
+    func place(_ node: [UInt8]) throws(StorageError) -> Ref {
+        defer { bytes += node }
+        return Ref(UInt64(4096 + bytes.count))
+    }
+}
+#endif
