@@ -74,14 +74,9 @@ extension Store {
     func writeAndPublish(_ prepared: PreparedCommit, groupable: Bool, leading: Bool = false,
                          done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) throws(StorageError) {
         let commit = prepared.commit
-        // The buffer is kept for the next commit unless it was huge, while the lane is held
-        // (after `lane.release()` the next writer may already be swapping it out).
-        var bufferKept = false
-        func keepBuffer() {
-            bufferKept = true
-            if commit.data.capacity <= 64 << 20 { commitBuffer = commit.data }
-        }
-        defer { if !bufferKept { keepBuffer() } }   // a throw before queueing: the lane is still ours
+        // Kept for the next commit unless it was huge; set first, while the lane is surely
+        // held (after `lane.release()` the next writer may already be swapping it out).
+        if commit.data.capacity <= 64 << 20 { commitBuffer = commit.data }
         try growFile(to: commit.slot.logicalSize)
         try commit.writeNodes(to: file)
         var mapping = prepared.base.mapping
@@ -105,7 +100,6 @@ extension Store {
         // resets the allocator and, being on another lineage, ignores the leaves.
         free = prepared.free
         decodedLeaves = prepared.written
-        keepBuffer()
         try enqueueUnsynced(state, prepared, leading: leading, finish)
         if groupable { lane.release() }
     }

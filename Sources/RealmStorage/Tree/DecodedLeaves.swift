@@ -117,12 +117,7 @@ extension TreeFormat {
     /// decodes). Debug builds check it against the node.
     static func takeDecodedLeaf(_ node: NodeView, _ context: TreeContext) throws(StorageError) -> Leaf? {
         guard let reuse = context.reuse else { return nil }
-        let leaf: Leaf?
-        switch self {
-        case is ClusterFormat.Type: leaf = reuse.takeCluster(at: node.ref, columns: context.columns) as? Leaf
-        case is IndexFormat.Type: leaf = reuse.takeIndex(at: node.ref) as? Leaf
-        default: leaf = nil
-        }
+        let leaf = take(node.ref, from: reuse, context)
         #if DEBUG
         if let leaf { try checkSameContent(leaf, node, context) }
         #endif
@@ -132,11 +127,7 @@ extension TreeFormat {
     /// Keeps `leaf`, just encoded to `ref` for the commit, for the next transaction.
     static func keepDecodedLeaf(_ leaf: Leaf, at ref: Ref, _ context: TreeContext) {
         guard let written = context.written else { return }
-        if let cluster = leaf as? ClusterLeaf {
-            written.keep(cluster, at: ref, columns: context.columns)
-        } else if let index = leaf as? IndexLeaf {
-            written.keep(index, at: ref)
-        }
+        keep(leaf, at: ref, in: written, context)
     }
 
     #if DEBUG
@@ -149,6 +140,26 @@ extension TreeFormat {
                      "a kept leaf buffer differs from its node \(node.ref)")
     }
     #endif
+}
+
+extension ClusterFormat {
+    package static func take(_ ref: Ref, from kept: DecodedLeaves, _ context: TreeContext) -> ClusterLeaf? {
+        kept.takeCluster(at: ref, columns: context.columns)
+    }
+
+    package static func keep(_ leaf: ClusterLeaf, at ref: Ref, in kept: DecodedLeaves, _ context: TreeContext) {
+        kept.keep(leaf, at: ref, columns: context.columns)
+    }
+}
+
+extension IndexFormat {
+    package static func take(_ ref: Ref, from kept: DecodedLeaves, _ context: TreeContext) -> IndexLeaf? {
+        kept.takeIndex(at: ref)
+    }
+
+    package static func keep(_ leaf: IndexLeaf, at ref: Ref, in kept: DecodedLeaves, _ context: TreeContext) {
+        kept.keep(leaf, at: ref)
+    }
 }
 
 #if DEBUG

@@ -48,6 +48,10 @@ package protocol TreeFormat {
     static func readKeys(_ node: NodeView, at offset: Int, count: Int) throws(StorageError) -> [Key]
     /// The child of a committed inner node to descend into for `key`.
     static func childIndex(_ node: NodeView, keysAt offset: Int, count: Int, for key: Key) throws(StorageError) -> Int
+    /// Takes the buffer `kept` holds for the leaf at `ref`, if any (DecodedLeaves.swift).
+    static func take(_ ref: Ref, from kept: DecodedLeaves, _ context: TreeContext) -> Leaf?
+    /// Keeps `leaf`, just encoded to `ref`, in `kept` (DecodedLeaves.swift).
+    static func keep(_ leaf: Leaf, at ref: Ref, in kept: DecodedLeaves, _ context: TreeContext)
 }
 
 /// Fan-out limits. Tests use tiny values to force every split and merge.
