@@ -18,7 +18,9 @@ import RealmStorage
 /// confined to the realm's thread.
 open class Object: CustomStringConvertible {
     /// Set when the object is managed.
-    @usableFromInline final var _managed: ManagedObject?
+    // @exclusivity(unchecked): read by every property access, inlined into the model class;
+    // an object is confined to its thread, and the dynamic check cost more than the read.
+    @exclusivity(unchecked) @usableFromInline final var _managed: ManagedObject?
 
     public required init() {}
 

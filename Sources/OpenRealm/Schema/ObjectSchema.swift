@@ -90,7 +90,7 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     private let managedIndexOffsets: [Int]?
     /// The readers again when every property is a plain value (no link, list, map, mixed
     /// value or computed property): `add` then copies the values straight into its array.
-    private let flatReaders: [(offset: Int, read: (UnsafeRawPointer) -> Value)]?
+    private let flatReaders: [(offset: Int, reader: PlainReader)]?
 
     init(className: String, properties: [PropertySchema], objectType: Object.Type,
          wrapperLayout: [(offset: Int, type: PersistedProperty.Type)]?) {
@@ -104,7 +104,7 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
             $0.isStored && !$0.isHidden && !$0.isList && $0.mapKeysIndex == nil && $0.linkTarget == nil && $0.type != .link && $0.type != .mixed
         }
         self.flatReaders = flat && wrapperLayout?.count == properties.count
-            ? wrapperLayout?.map { (offset: $0.offset, read: $0.type.plainValueReader) } : nil
+            ? wrapperLayout?.map { (offset: $0.offset, reader: $0.type.plainReader) } : nil
     }
 
     /// Stores the unmanaged values of `object` into `values` at `columns` (one per property)
@@ -112,7 +112,7 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     func writeFlatValues(of object: Object, columns: [ColumnKey], into values: inout [Value]) -> Bool {
         guard let readers = flatReaders else { return false }
         let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        for i in readers.indices { values[columns[i].index] = readers[i].read(base + readers[i].offset) }
+        for i in readers.indices { values[columns[i].index] = readers[i].reader.value(at: base + readers[i].offset) }
         return true
     }
 

@@ -22,7 +22,7 @@ package final class WriteTransaction {
     /// cleared before the commit (WriteTransaction+Links.swift).
     @exclusivity(unchecked) var deletedLinkTargets: [TableKey: Set<Int64>] = [:]
     var newSchemaBlob: [UInt8]?
-    private(set) var isActive = true
+    @exclusivity(unchecked) private(set) var isActive = true
     /// The inverses of the changes since the oldest open savepoint; nil when none is open
     /// (WriteTransaction+Savepoint.swift).
     @exclusivity(unchecked) var undo: UndoLog?
@@ -99,8 +99,9 @@ package final class WriteTransaction {
 
     /// Counts the calls that may change the data (every change calls `ensureActive` first),
     /// so that a reader can tell cheaply whether what it computed is still current (live
-    /// query results inside a write transaction).
-    package private(set) var changeCount = 0
+    /// query results inside a write transaction). Unchecked like `top`: every change counts,
+    /// and the dynamic check cost more than the count (callgrind, W1).
+    @exclusivity(unchecked) package private(set) var changeCount = 0
 
     func ensureActive() throws(StorageError) {
         guard isActive else {
