@@ -75,6 +75,12 @@ package final class ClusterLeaf: TreeLeafBuffer {
         return right
     }
 
+    package func reserveCapacity(_ count: Int) {
+        keys.reserveCapacity(count)
+        for c in columns.indices where !columns[c].isEmpty { columns[c].reserveCapacity(count) }
+        for c in lists.indices where !lists[c].isEmpty { lists[c].reserveCapacity(count) }
+    }
+
     package func absorb(_ other: ClusterLeaf) {
         keys += other.keys
         for c in columns.indices { columns[c] += other.columns[c] }

@@ -227,12 +227,21 @@ package final class WriteTransaction {
         guard values.count == layouts.count else {
             throw StorageError(.invalidArgument, "table \(top.tables[t].name) has \(layouts.count) columns; \(values.count) values given")
         }
-        for c in layouts.indices {
-            if layouts[c].isValue {
-                try validate(values[c], layouts[c], t, c)
-            } else if !values[c].isNull {
-                throw StorageError(.invalidArgument, "column \(top.tables[t].columns[c].name) takes no single value")
+        // One pass checks the values and sums the leaf bytes they take. Through the buffer:
+        // `values[c]` would copy each value (a retain and a release for strings).
+        let estimate = try values.withUnsafeBufferPointer { (values) throws(StorageError) -> Int in
+            var estimate = 8
+            for c in layouts.indices {
+                if layouts[c].isValue {
+                    try validate(values[c], layouts[c], t, c)
+                    estimate += ClusterLeaf.estimate(values[c])
+                } else if !values[c].isNull {
+                    throw StorageError(.invalidArgument, "column \(top.tables[t].columns[c].name) takes no single value")
+                } else if layouts[c].isList && !layouts[c].removed {
+                    estimate += 8
+                }
             }
+            return estimate
         }
         for (c, elements) in lists {
             guard c >= 0, c < layouts.count, layouts[c].isList, !layouts[c].removed else {
@@ -273,19 +282,20 @@ package final class WriteTransaction {
             uniqueEntries.append((c, entry))
         }
 
-        let estimate = layouts.indices.reduce(8) { sum, c in
-            layouts[c].removed ? sum : sum + (layouts[c].isList ? 8 : ClusterLeaf.estimate(values[c]))
-        }
         /// Puts the object at position `i` of `leaf`.
         func place(in leaf: ClusterLeaf, at i: Int) {
             let atEnd = i == leaf.keys.count
             if atEnd { leaf.keys.append(objectKey.value) } else { leaf.keys.insert(objectKey.value, at: i) }
-            for c in layouts.indices where !layouts[c].removed {
-                if layouts[c].isList {
-                    let cell: ListCell = lists[c].map { $0.isEmpty ? .clean(.none) : .dirty($0) } ?? .clean(.none)
-                    if atEnd { leaf.lists[c].append(cell) } else { leaf.lists[c].insert(cell, at: i) }
-                } else {
-                    if atEnd { leaf.columns[c].append(values[c]) } else { leaf.columns[c].insert(values[c], at: i) }
+            // The column arrays through one mutable buffer: `leaf.columns[c].append` checks
+            // that the outer array is unshared on every call.
+            leaf.columns.withUnsafeMutableBufferPointer { columns in
+                for c in layouts.indices where !layouts[c].removed {
+                    if layouts[c].isList {
+                        let cell: ListCell = lists[c].map { $0.isEmpty ? .clean(.none) : .dirty($0) } ?? .clean(.none)
+                        if atEnd { leaf.lists[c].append(cell) } else { leaf.lists[c].insert(cell, at: i) }
+                    } else {
+                        if atEnd { columns[c].append(values[c]) } else { columns[c].insert(values[c], at: i) }
+                    }
                 }
             }
             leaf.byteEstimate += estimate

@@ -23,11 +23,13 @@ extension BTree {
             guard let last = Self.lastBufferedLeaf(root), last.count > 0, fits(last) else { return nil }
             rightEdge = Self.findRightEdge(root)
         }
-        guard let edge = rightEdge, edge.leaf.count > 0, fits(edge.leaf) else { return nil }
-        let before = edge.leaf.count
-        let result = body(edge.leaf)
-        let added = edge.leaf.count - before
-        for inner in edge.path { inner.setCount(inner.counts.count - 1, inner.counts[inner.counts.count - 1] + added) }
+        guard let edge = rightEdge else { return nil }
+        let leaf = edge.leaf
+        guard leaf.count > 0, fits(leaf) else { return nil }
+        let before = leaf.count
+        let result = body(leaf)
+        let added = leaf.count - before
+        for inner in edge.path { inner.addToLastCount(added) }
         return result
     }
 
@@ -51,13 +53,13 @@ extension BTree {
     }
 
     /// The buffers on the path to the last leaf, or nil when part of it is committed.
-    static func findRightEdge(_ root: TreeNode<F>) -> (path: [InnerBuffer<F>], leaf: F.Leaf)? {
+    static func findRightEdge(_ root: TreeNode<F>) -> RightEdge<F>? {
         var path: [InnerBuffer<F>] = []
         var node = root
         while true {
             switch node {
             case .clean: return nil
-            case .leaf(let leaf): return (path, leaf)
+            case .leaf(let leaf): return RightEdge(path: path, leaf: leaf)
             case .inner(let inner):
                 path.append(inner)
                 node = inner.children[inner.children.count - 1]
@@ -174,6 +176,7 @@ extension BTree {
             let at = piece.count > limits.leafCapacity && piece.appendedAtEnd ? limits.leafCapacity : max(1, piece.count / 2)
             let right = piece.splitOff(at: at)
             right.appendedAtEnd = piece.appendedAtEnd
+            if right.appendedAtEnd { right.reserveCapacity(limits.leafCapacity) }
             piece.appendedAtEnd = false
             pieces.insert(right, at: i + 1)
         }

@@ -27,6 +27,12 @@ package final class InnerBuffer<F: TreeFormat> {
         counts[i] = n
     }
 
+    /// Adds `n` to the count of the last child (an append below it).
+    func addToLastCount(_ n: Int) {
+        counts[counts.count - 1] += n
+        total += n
+    }
+
     func remove(at i: Int) {
         total -= counts[i]
         keys.remove(at: i)
@@ -106,6 +112,19 @@ package enum LeafLocation<F: TreeFormat> {
     case dirty(F.Leaf)
 }
 
+/// The buffers from a tree's root down to its last leaf (`BTree.rightEdge`). A class, not a
+/// tuple: every append reads it, and copying a tuple of an array and a leaf cost two retains
+/// and two releases.
+final class RightEdge<F: TreeFormat> {
+    let path: [InnerBuffer<F>]
+    let leaf: F.Leaf
+
+    init(path: [InnerBuffer<F>], leaf: F.Leaf) {
+        self.path = path
+        self.leaf = leaf
+    }
+}
+
 /// A copy-on-write B+tree rooted in `root`, read and edited through `context`.
 package struct BTree<F: TreeFormat> {
     package var root: TreeNode<F>
@@ -113,7 +132,7 @@ package struct BTree<F: TreeFormat> {
     package var context: TreeContext
     /// The buffers from the root down to the last leaf, remembered between appends so that
     /// a run of appends skips the descent (see `appendToLastLeaf`). Any other edit forgets it.
-    var rightEdge: (path: [InnerBuffer<F>], leaf: F.Leaf)?
+    var rightEdge: RightEdge<F>?
 
     package init(root: Ref, context: TreeContext) {
         self.root = root.isNone ? .leaf(F.emptyLeaf(context)) : .clean(root)

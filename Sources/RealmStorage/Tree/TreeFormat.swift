@@ -31,6 +31,13 @@ package protocol TreeLeafBuffer: AnyObject {
     func splitOff(at index: Int) -> Self
     /// Appends all entries of `other`, whose keys are all larger.
     func absorb(_ other: Self)
+    /// Makes room for `count` entries in all: the leaf a split starts for appends will be
+    /// filled, and growing its arrays by doubling copied each of them eight times.
+    func reserveCapacity(_ count: Int)
+}
+
+extension TreeLeafBuffer {
+    package func reserveCapacity(_ count: Int) {}
 }
 
 /// How one kind of tree encodes its keys and leaves.
