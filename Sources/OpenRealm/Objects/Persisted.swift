@@ -37,8 +37,11 @@ public struct Persisted<Value: _Persistable> {
     @usableFromInline var managedIndex: Int = -1
     @usableFromInline let isPrimaryKey: Bool
     @usableFromInline let isIndexed: Bool
-    /// For `LinkingObjects`: the property of the linking class that points here.
-    @usableFromInline let originProperty: String?
+    /// For `LinkingObjects`: the property of the linking class that points here, as its
+    /// number in `OriginPropertyNames` (-1 for other properties). A number, not a `String?`:
+    /// every wrapper of every object carried the string, in size and in a release when the
+    /// object went away.
+    @usableFromInline let originNumber: Int32
 
     /// A property whose initial value is the type's default (0, "", nil, …).
     @inlinable
@@ -52,12 +55,15 @@ public struct Persisted<Value: _Persistable> {
     }
 
     @inlinable
-    init(value: Value, primaryKey: Bool, indexed: Bool, originProperty: String? = nil) {
+    init(value: Value, primaryKey: Bool, indexed: Bool, originNumber: Int32 = -1) {
         storage = .unmanaged(value)
         isPrimaryKey = primaryKey
         isIndexed = indexed || primaryKey
-        self.originProperty = originProperty
+        self.originNumber = originNumber
     }
+
+    /// For `LinkingObjects`: the property of the linking class that points here.
+    var originProperty: String? { originNumber < 0 ? nil : OriginPropertyNames.name(originNumber) }
 
     @available(*, unavailable, message: "@Persisted can only be used on a property of a class derived from Object")
     public var wrappedValue: Value {
@@ -131,7 +137,7 @@ extension Persisted where Value: _LinkingObjectsProtocol {
     /// `@Persisted(originProperty: "owner") var pets: LinkingObjects<Pet>`.
     @inlinable
     public init(originProperty: String) {
-        self.init(value: Value._rlmDefault(), primaryKey: false, indexed: false, originProperty: originProperty)
+        self.init(value: Value._rlmDefault(), primaryKey: false, indexed: false, originNumber: OriginPropertyNames.number(for: originProperty))
     }
 }
 
@@ -286,4 +292,36 @@ enum PlainReader {
 /// with a generic `V`, it is the generic body.
 private func reader<V: _Persistable>(_: V.Type) -> (UnsafeRawPointer) -> _StoredValue {
     { $0.assumingMemoryBound(to: Persisted<V>.self).pointee.unmanagedValue }
+}
+
+/// The origin property names of `LinkingObjects` wrappers, each stored once: a wrapper keeps
+/// its name's number (`Persisted.originNumber`).
+@usableFromInline
+enum OriginPropertyNames {
+    private static let table = Table()
+
+    /// The number of `name`, added on first use.
+    @usableFromInline
+    static func number(for name: String) -> Int32 { table.number(for: name) }
+
+    static func name(_ number: Int32) -> String { table.name(number) }
+
+    private final class Table: @unchecked Sendable {
+        // @unchecked: every access holds `lock`.
+        private let lock = Mutex()
+        private var names: [String] = []
+        private var numbers: [String: Int32] = [:]
+
+        func number(for name: String) -> Int32 {
+            lock.withLock {
+                if let number = numbers[name] { return number }
+                let number = Int32(names.count)
+                names.append(name)
+                numbers[name] = number
+                return number
+            }
+        }
+
+        func name(_ number: Int32) -> String { lock.withLock { names[Int(number)] } }
+    }
 }

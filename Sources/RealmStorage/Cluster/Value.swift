@@ -98,17 +98,25 @@ package enum Value: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether the value may be stored in a column of `type`.
     package func fits(_ type: ColumnType, nullable: Bool) -> Bool {
-        switch (self, type) {
-        case (.null, _): return nullable
-        case (.int, .int), (.bool, .bool), (.float, .float), (.double, .double), (.string, .string),
-             (.binary, .binary), (.timestamp, .timestamp), (.link, .link), (.decimal, .decimal),
-             (.objectId, .objectId), (.uuid, .uuid):
-            return true
-        case (_, .mixed):
-            if case .link = self { return false }
-            return true
-        default: return false
+        // A switch on `self` alone: a switch on the tuple `(self, type)` copied the value (a
+        // retain and a release for strings, on every insert of every column).
+        let own: ColumnType
+        switch self {
+        case .null: return nullable
+        case .int: own = .int
+        case .bool: own = .bool
+        case .float: own = .float
+        case .double: own = .double
+        case .string: own = .string
+        case .binary: own = .binary
+        case .timestamp: own = .timestamp
+        case .link: return type == .link  // a mixed column holds typed links only
+        case .decimal: own = .decimal
+        case .objectId: own = .objectId
+        case .uuid: own = .uuid
+        case .typedLink: return type == .mixed
         }
+        return type == own || type == .mixed
     }
 
     /// Stored size of a string, binary or fixed-width payload (0 for values held in integers).

@@ -123,7 +123,9 @@ final class CommitWriter: NodeSink {
 
         var data = buffer
         data.removeAll(keepingCapacity: true)
-        data.reserveCapacity(pieces.reduce(0) { $0 + $1.length })
+        // Room for the record too: it usually follows the data (appending it to a buffer
+        // reserved without it copied the whole buffer).
+        data.reserveCapacity(pieces.reduce(0) { $0 + $1.length } + recordSize)
         var extents: [(offset: UInt64, range: Range<Int>)] = []
         extents.reserveCapacity(runs.count)
         var record = NodeWriter(capacity: recordSize)
