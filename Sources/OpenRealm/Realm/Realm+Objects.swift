@@ -35,19 +35,23 @@ extension Realm {
             defer { binding.returnScratchValues(&values) }
             var links: [(column: ColumnKey, link: _StoredValue)] = []
             var lists: [(column: ColumnKey, elements: [_StoredValue])] = []
-            let isFlat = binding.schema.writeFlatValues(of: object, columns: binding.columns, into: &values)
-            for (index, value) in (isFlat ? [] : binding.schema.unmanagedValues(of: object)).enumerated() where binding.schema.properties[index].isStored {
-                let column = binding.columns[index]
-                if let elements = value.elements {
-                    lists.append((column, elements))
-                    if let keys = value.mapKeys, let keysIndex = binding.schema.properties[index].mapKeysIndex {
-                        lists.append((binding.columns[keysIndex], keys.map { _StoredValue(.string($0)) }))
+            let schema = binding.schema
+            // Only objects with links or collections take the general path (and the retains
+            // its loop costs even over nothing).
+            if !schema.writeFlatValues(of: object, columns: binding.columns, into: &values) {
+                for (index, value) in schema.unmanagedValues(of: object).enumerated() where schema.properties[index].isStored {
+                    let column = binding.columns[index]
+                    if let elements = value.elements {
+                        lists.append((column, elements))
+                        if let keys = value.mapKeys, let keysIndex = schema.properties[index].mapKeysIndex {
+                            lists.append((binding.columns[keysIndex], keys.map { _StoredValue(.string($0)) }))
+                        }
+                    } else if value.object != nil {
+                        // Set after the insert: the linked object may link back to this one.
+                        links.append((column, value))
+                    } else {
+                        values[column.index] = value.value
                     }
-                } else if value.object != nil {
-                    // Set after the insert: the linked object may link back to this one.
-                    links.append((column, value))
-                } else {
-                    values[column.index] = value.value
                 }
             }
             defer {
