@@ -65,13 +65,13 @@ package enum ColumnCodec {
         w.u32(UInt32(values.count))
         let anyNull = values.contains { $0.isNull }
         if anyNull {
-            PackedInts.write(integers(values) { $0.isNull ? 1 : 0 }, to: &w)
+            PackedInts.write(values, to: &w) { $0.isNull ? 1 : 0 }
         } else {
             PackedInts.writeConstant(0, count: values.count, to: &w)
         }
         switch type {
         case .int, .bool, .link:
-            PackedInts.write(integers(values, integerPayload), to: &w)
+            PackedInts.write(values, to: &w, integerPayload)
         case .float:
             for v in values {
                 if case .float(let f) = v { w.u32(f.bitPattern) } else { w.u32(0) }
@@ -82,8 +82,8 @@ package enum ColumnCodec {
                 if case .double(let d) = v { w.u64(d.bitPattern) } else { w.u64(0) }
             }
         case .timestamp:
-            PackedInts.write(integers(values) { if case .timestamp(let t) = $0 { return t.seconds } else { return 0 } }, to: &w)
-            PackedInts.write(integers(values) { if case .timestamp(let t) = $0 { return Int64(t.nanoseconds) } else { return 0 } }, to: &w)
+            PackedInts.write(values, to: &w) { if case .timestamp(let t) = $0 { return t.seconds } else { return 0 } }
+            PackedInts.write(values, to: &w) { if case .timestamp(let t) = $0 { return Int64(t.nanoseconds) } else { return 0 } }
         case .decimal, .objectId, .uuid:
             let width = type.fixedWidth
             for v in values {
@@ -130,19 +130,6 @@ package enum ColumnCodec {
                 }
             }
             w.padToAlignment()
-        }
-    }
-
-    /// The integers `payload` makes of `values`, in an array. `PackedInts.write` walks its
-    /// input twice (the range, then the bits); over a lazy map of `Value`s every step copies
-    /// the enum, and the integers of a leaf cost about six times as much (callgrind, W1).
-    @inline(__always)
-    private static func integers(_ values: [Value], _ payload: (Value) -> Int64) -> [Int64] {
-        [Int64](unsafeUninitializedCapacity: values.count) { out, count in
-            values.withUnsafeBufferPointer { input in
-                for i in input.indices { out.initializeElement(at: i, to: payload(input[i])) }
-            }
-            count = values.count
         }
     }
 

@@ -190,14 +190,7 @@ package struct EntryBlockView {
             }
             PackedInts.write(ends, to: &w)
         }
-        // An array, not a lazy map: PackedInts walks its input twice, and each step of a lazy
-        // map copies the entry (a retain and a release).
-        PackedInts.write(entries.withUnsafeBufferPointer { input in
-            [Int64](unsafeUninitializedCapacity: input.count) { out, count in
-                for i in input.indices { out.initializeElement(at: i, to: input[i].key) }
-                count = input.count
-            }
-        }, to: &w)
+        PackedInts.write(entries, to: &w) { $0.key }
         let suffixBytes = entries.reduce(0) { $0 + $1.prefixCount - shared }
         w.reserve(suffixBytes) { out in
             var at = out
