@@ -71,6 +71,8 @@ import Darwin
     /// Opens the file in this process and checks it holds exactly `0 ..< k * batch`; returns
     /// the number of objects.
     static func checkCommittedPrefix(path: String, context: String) throws -> Int {
+        // A child killed in its first `open`, before it created the file, leaves none.
+        guard FileManager.default.fileExists(atPath: path) else { return 0 }
         let store = try Store.open(path: path, options: StoreOptions(create: false))
         try store.verify()
         let read = store.beginRead()
@@ -117,32 +119,5 @@ import Darwin
             objects = now
         }
         #expect(objects >= Self.batch * Self.rounds / 2)
-    }
-
-    /// 3 when opening `path` fails with `alreadyOpen`, 2 on another error, 1 when it opens.
-    static func exitStatusOfOpening(_ path: String) -> Int32 {
-        do {
-            _ = try Store.open(path: path)
-            return 1
-        } catch {
-            return error.code == .alreadyOpen ? 3 : 2
-        }
-    }
-
-    @Test func aLiveProcessKeepsOthersOutUntilItCloses() async throws {
-        let directory = TemporaryDirectory()
-        let path = directory.path()
-        do {
-            let store = try Store.open(path: path)
-            try store.verify()
-            await #expect(processExitsWith: .exitCode(3)) { [path = path as String] in
-                exit(KillTests.exitStatusOfOpening(path))
-            }
-        }
-        // Closed here: a second process opens it.
-        await #expect(processExitsWith: .success) { [path = path as String] in
-            let store = try Store.open(path: path)
-            try store.verify()
-        }
     }
 }

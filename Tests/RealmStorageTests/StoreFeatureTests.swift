@@ -209,24 +209,6 @@ import Testing
         }
     }
 
-    @Test func anotherProcessHoldingTheLockIsRefused() throws {
-        let dir = TemporaryDirectory()
-        let path = dir.path()
-        // Stand in for another process: an independent lock on the lock file.
-        let fd = open(path + ".lock", O_RDWR | O_CREAT, 0o644)
-        #expect(fd >= 0)
-        #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
-        do {
-            _ = try Store.open(path: path)
-            Issue.record("opened a file another process holds")
-        } catch {
-            #expect(error.code == .alreadyOpen)
-        }
-        close(fd)
-        let store = try Store.open(path: path)
-        try store.verify()
-    }
-
     @Test func compactedCopiesHoldOnlyLiveData() throws {
         let dir = TemporaryDirectory()
         let store = try Store.open(path: dir.path(), options: StoreOptions(durability: .unsafe))

@@ -2,10 +2,34 @@
 #ifndef OPENREALM_STORAGE_SUPPORT_H
 #define OPENREALM_STORAGE_SUPPORT_H
 
+#include <stdint.h>
+
 /// Asks the CPU to start loading the cache line at `address` for reading. A hint only: it
 /// never faults, even for an address outside any mapping.
 static inline void openrealm_prefetch(const void *address) {
     __builtin_prefetch(address, 0, 3);
 }
+
+/// Sequentially consistent load and store of a 64-bit word another process may touch at
+/// the same time (the lock file's shared table, ProcessCoordination.swift). The order they
+/// give across processes is what the reader table's argument needs.
+static inline uint64_t openrealm_shared_load(const void *address) {
+    return __atomic_load_n((const uint64_t *)address, __ATOMIC_SEQ_CST);
+}
+
+static inline void openrealm_shared_store(void *address, uint64_t value) {
+    __atomic_store_n((uint64_t *)address, value, __ATOMIC_SEQ_CST);
+}
+
+/// Locks bytes `start ..< start + length` of `fd` with an open-file-description lock
+/// (F_OFD_SETLK/F_OFD_SETLKW): held per open file, not per process, so two descriptors of one
+/// process exclude each other and closing another descriptor of the file releases nothing.
+/// `mode`: 0 unlock, 1 shared, 2 exclusive. Returns 0, or the errno (EAGAIN: held elsewhere
+/// and `wait` was 0).
+int openrealm_range_lock(int fd, int64_t start, int64_t length, int mode, int wait);
+
+/// Whether another open file holds a lock on any of bytes `start ..< start + length` that
+/// would conflict with an exclusive lock: 1 yes, 0 no, -errno on failure.
+int openrealm_range_is_locked(int fd, int64_t start, int64_t length);
 
 #endif

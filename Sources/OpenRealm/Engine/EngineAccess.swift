@@ -207,7 +207,8 @@ public final class EngineStore: Sendable {
     /// Opens (or creates) the realm file at `path`.
     ///
     /// - Throws: `EngineError` with `invalidDatabase`, `fileCorrupted`, `fileNotFound`,
-    ///   `permissionDenied` or `alreadyOpen` (another process holds the file).
+    ///   `permissionDenied` or `incompatibleLockFile` (another process opened it with a
+    ///   different lock file layout). Other processes may have it open too.
     public init(path: String, durability: EngineDurability = .full) throws(EngineError) {
         let engineDurability: Durability
         switch durability {

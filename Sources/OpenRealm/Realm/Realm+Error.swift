@@ -22,6 +22,7 @@ extension Realm {
             public static let fileNotFound = Code(rawValue: "fileNotFound")
             public static let filePermissionDenied = Code(rawValue: "filePermissionDenied")
             public static let alreadyOpen = Code(rawValue: "alreadyOpen")
+            public static let incompatibleLockFile = Code(rawValue: "incompatibleLockFile")
             public static let invalidDatabase = Code(rawValue: "invalidDatabase")
             public static let fileCorrupted = Code(rawValue: "fileCorrupted")
             public static let unsupportedFileFormatVersion = Code(rawValue: "unsupportedFileFormatVersion")
@@ -80,6 +81,7 @@ extension Realm {
             case .fileNotFound: code = .fileNotFound
             case .permissionDenied: code = .filePermissionDenied
             case .alreadyOpen: code = .alreadyOpen
+            case .incompatibleLockFile: code = .incompatibleLockFile
             case .outOfDiskSpace: code = .outOfDiskSpace
             case .ioFailure: code = .fileAccess
             case .valueTooLarge: code = .valueTooLarge

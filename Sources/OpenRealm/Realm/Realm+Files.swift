@@ -11,14 +11,17 @@ extension Realm {
     /// Deletes the realm file of a configuration and its auxiliary files (the lock file).
     /// Returns whether a realm file existed.
     ///
-    /// - Throws: `Realm.Error` `alreadyOpen` while a `Realm` in this process has the file
-    ///   open; `filePermissionDenied` or `fileAccess` when a file cannot be removed.
+    /// - Throws: `Realm.Error` `alreadyOpen` while a `Realm` in this process or another has
+    ///   the file open; `filePermissionDenied` or `fileAccess` when a file cannot be removed.
     @discardableResult
     public static func deleteFiles(for configuration: Configuration) throws -> Bool {
         guard configuration.inMemoryIdentifier == nil else { return false }
         let path = configuration.path
         if Store.isOpen(path: path) {
             throw Realm.Error(.alreadyOpen, "the realm is open in this process: close every Realm for it before deleting its files", path: path)
+        }
+        if Store.isOpenByAnyProcess(path: path) {
+            throw Realm.Error(.alreadyOpen, "the realm is open in another process: close it there before deleting its files", path: path)
         }
         let existed = FileManager.default.fileExists(atPath: path)
         for file in [path, path + ".lock"] where FileManager.default.fileExists(atPath: file) {

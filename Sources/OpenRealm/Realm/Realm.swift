@@ -78,7 +78,8 @@ public final class Realm {
     /// leaves the file as it is and reads without the new indexes.
     ///
     /// - Throws: `Realm.Error`: `fileNotFound` (read-only and missing), `invalidDatabase`,
-    ///   `fileCorrupted`, `alreadyOpen` (another process), `schemaMismatch`, `invalidSchema`,
+    ///   `fileCorrupted`, `incompatibleLockFile` (another process opened it with a different
+    ///   lock file layout), `schemaMismatch`, `invalidSchema`,
     ///   `unsupported` (an encryption key).
     public convenience init(configuration: Configuration, isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(configuration: configuration, confinement: .of(isolation))
@@ -144,21 +145,30 @@ public final class Realm {
     }
 
     /// Compacts the file before opening it when `shouldCompact` asks for it. Only when no
-    /// `Realm` in this process has the file open (the first open, as in Realm).
+    /// `Realm` in this process or any other has the file open (the first open, as in Realm).
     private static func compactIfAsked(_ configuration: Configuration, _ shouldCompact: (Int, Int) -> Bool) throws {
         let path = configuration.path
         guard configuration.inMemoryIdentifier == nil, !configuration.readOnly, !Store.isOpen(path: path),
               FileManager.default.fileExists(atPath: path) else { return }
         let compacted = path + ".compacted"
+        // Held from before the copy until the file is replaced: no other process can open the
+        // old file meanwhile and write what the copy would lose.
+        var openers: OpeningHold?
         try engine { () throws(StorageError) in
             let store = try Store.open(path: path, options: configuration.storeOptions)
             let usage = try store.spaceUsage()
             let used = Int(store.beginRead().slot.logicalSize) - Int(usage.freeBytes)
             guard shouldCompact(Int(usage.fileSize), used) else { return }
+            openers = try Store.holdOffOpeners(path: path)
+            guard !store.otherProcessesHaveTheFile else {
+                openers = nil
+                return
+            }
             unlink(compacted)
             try store.writeCompactedCopy(to: compacted)
         }
-        guard FileManager.default.fileExists(atPath: compacted) else { return }
+        defer { withExtendedLifetime(openers) {} }
+        guard openers != nil, FileManager.default.fileExists(atPath: compacted) else { return }
         // The store above is closed (its lock released); replace the file in one step.
         guard rename(compacted, path) == 0 else {
             let err = errno

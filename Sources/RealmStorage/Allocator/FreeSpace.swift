@@ -68,10 +68,12 @@ package struct FreeSpace: Equatable, Sendable {
     }
 
     /// Clears the tags of extents no pinned version can reach (invariant 1) and merges
-    /// neighbours that are free for good. `pinned` must be sorted.
-    package mutating func releaseUnreachable(pinned: [UInt64]) {
+    /// neighbours that are free for good. `pinned` must be sorted. Every version from `floor`
+    /// on counts as pinned too: that is all a writer knows of readers in other processes
+    /// (ProcessCoordination.swift).
+    package mutating func releaseUnreachable(pinned: [UInt64], floor: UInt64 = .max) {
         for i in extents.indices where !extents[i].isFreeForGood {
-            if !Self.isPinned(pinned, from: extents[i].firstVersion, to: extents[i].endVersion) {
+            if extents[i].endVersion <= floor && !Self.isPinned(pinned, from: extents[i].firstVersion, to: extents[i].endVersion) {
                 extents[i].firstVersion = 0
                 extents[i].endVersion = 0
             }

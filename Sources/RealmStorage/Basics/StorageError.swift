@@ -19,8 +19,11 @@ package struct StorageError: Error, Sendable, CustomStringConvertible, Equatable
         case unsupportedFormatVersion
         case fileNotFound
         case permissionDenied
-        /// Another process holds the file open.
+        /// Another process holds the file open in a way that excludes this opener.
         case alreadyOpen
+        /// The lock file beside the realm was written by something else (another build's
+        /// layout, or not a lock file at all) while a process that made it has the file open.
+        case incompatibleLockFile
         case outOfDiskSpace
         /// Any other failure of a read, write, sync or truncate.
         case ioFailure

@@ -38,6 +38,9 @@ extension Store {
         var lineage: UInt64 = 0
         /// The allocator as of the durable version, to go back to after a failed sync.
         var durableFree: FreeSpace
+        /// The version `durableFree` belongs to: what this process last made durable or read
+        /// from the file as the writer (behind the file when another process wrote since).
+        var durableFreeVersion: UInt64
         /// The durable version's record lists extents of the versions after this one.
         var durableCoveredFrom: UInt64
         /// Set by a failed sync; the next writer takes `durableFree` as its allocator.
@@ -45,8 +48,9 @@ extension Store {
         /// Whether a sync job is queued and has not yet taken its group.
         var syncScheduled = false
 
-        init(durableFree: FreeSpace, durableCoveredFrom: UInt64) {
+        init(durableFree: FreeSpace, durableFreeVersion: UInt64, durableCoveredFrom: UInt64) {
             self.durableFree = durableFree
+            self.durableFreeVersion = durableFreeVersion
             self.durableCoveredFrom = durableCoveredFrom
         }
     }
@@ -62,8 +66,12 @@ extension Store {
     /// the unsynced extents its record must list, and the durable version.
     ///
     /// - Throws: `ioFailure` when the transaction began on versions whose sync failed.
-    func groupPins(for transaction: WriteTransaction) throws(StorageError) -> (pins: [UInt64], carried: [RecordedExtent], durable: UInt64) {
-        try stateLock.withLock { () throws(StorageError) in
+    /// `floor`: every version from it on is pinned by a reader in another process.
+    func groupPins(for transaction: WriteTransaction) throws(StorageError)
+        -> (pins: [UInt64], carried: [RecordedExtent], durable: UInt64, floor: UInt64) {
+        // Loaded after this process last published a durable version (ProcessCoordination.swift).
+        let floor = coordination?.othersFloor() ?? .max
+        return try stateLock.withLock { () throws(StorageError) in
             try checkLineage(transaction.lineage)
             let durable = committed.slot.version.value
             var pins = registry.pinned(including: committed.slot.version)
@@ -73,7 +81,7 @@ extension Store {
                 pins += (lowest + 1)...newest
                 pins = Array(Set(pins)).sorted()
             }
-            return (pins, group.extents.filter { $0.version > durable }, durable)
+            return (pins, group.extents.filter { $0.version > durable }, durable, floor)
         }
     }
 
@@ -142,6 +150,7 @@ extension Store {
                 group.tip = nil
                 group.lineage &+= 1
                 group.allocatorStale = true
+                unlockProcessIfIdle()
                 return (failed, takePublishAnswers())
             }
             return failed.map { version in { version.done(.failure(error)) } } + told
@@ -152,11 +161,14 @@ extension Store {
             committed = state
             committedFreeBytes = last.free.freeBytes
             group.durableFree = last.free
+            group.durableFreeVersion = state.slot.version.value
             group.durableCoveredFrom = last.coveredFrom
+            coordination?.publishDurable(state.slot.version.value)
             group.unsynced.removeFirst(batch.count)
             if group.unsynced.isEmpty { group.tip = nil }
             let stillListed = group.unsynced.map(\.coveredFrom).min() ?? state.slot.version.value
             group.extents.removeAll { $0.version <= stillListed }
+            unlockProcessIfIdle()
             return takePublishAnswers()
         }
         return batch.map { version in { version.done(.success(version.state.slot.version)) } } + told

@@ -79,6 +79,15 @@ enum Recovery {
         return length
     }
 
+    /// How many versions back the commit record of `slot` reaches, without checking its extents
+    /// (for a version another process wrote and made durable: Store+Process.swift).
+    static func recordDepth(_ slot: RootSlot, mapping: Mapping) throws(StorageError) -> UInt32 {
+        let record = try NodeView(ref: slot.commitRecordRef, mapping: mapping.base, limit: slot.logicalSize, expecting: .commitRecord)
+        var r = record.reader()
+        _ = try r.count(elementSize: 24)
+        return try r.u32()
+    }
+
     /// Checks that everything the commit of `slot` wrote reached the disk intact; returns the
     /// record's group depth (how many versions back its extents reach; 0 for one commit).
     @discardableResult

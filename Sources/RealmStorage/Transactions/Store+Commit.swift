@@ -20,7 +20,7 @@ extension Store {
         let base = transaction.base
         let version = transaction.version
         var top = transaction.top
-        let (pins, carried, durable) = try groupPins(for: transaction)
+        let (pins, carried, durable, floor) = try groupPins(for: transaction)
         let writer = CommitWriter(version: version, free: free)
         let context = transaction.context
 
@@ -38,7 +38,7 @@ extension Store {
         try release(base.slot.freeListRef, .freeList)
         try release(base.slot.commitRecordRef, .commitRecord)
         if transaction.newSchemaBlob != nil { try release(top.schemaBlob, .blob) }
-        writer.free.releaseUnreachable(pinned: pins)
+        writer.free.releaseUnreachable(pinned: pins, floor: floor)
 
         // 2. The changed trees, bottom-up.
         for (key, state) in transaction.states {
@@ -84,13 +84,13 @@ extension Store {
             mapping = try file.map(length: Recovery.reservation(for: commit.slot.logicalSize))
         }
         let state = Committed(slot: commit.slot, slotIndex: -1, top: prepared.top, mapping: mapping)
-        let lane = self.lane
         let finish: @Sendable (Result<VersionID, StorageError>) -> Void
         if groupable {
             finish = done
         } else {
+            // Holds the store until the sync job has run; the job holds it anyway meanwhile.
             finish = { (result: Result<VersionID, StorageError>) in
-                lane.release()
+                self.releaseLane()
                 done(result)
             }
         }
@@ -101,7 +101,7 @@ extension Store {
         free = prepared.free
         decodedLeaves = prepared.written
         try enqueueUnsynced(state, prepared, leading: leading, finish)
-        if groupable { lane.release() }
+        if groupable { releaseLane() }
     }
 
     /// Commits with the lane held and waits on this thread until the commit is durable.
@@ -111,7 +111,7 @@ extension Store {
             let prepared = try prepareCommit(transaction)
             try writeAndPublish(prepared, groupable: groupable, leading: true, done: durable.deliver)
         } catch {
-            lane.release()
+            releaseLane()
             throw error
         }
         syncAsLeader()
@@ -133,7 +133,7 @@ extension Store {
                 return
             }
         } catch {
-            lane.release()
+            releaseLane()
             done(.failure(error))
             return
         }
@@ -150,7 +150,8 @@ extension Store {
                 failure = error
             }
             if let failure {
-                lane.release()
+                // Without the store its lock file is closed, and the process lock with it.
+                if let self { self.releaseLane() } else { lane.release() }
                 done(.failure(failure))
             }
         }

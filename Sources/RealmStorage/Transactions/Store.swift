@@ -13,18 +13,22 @@ import Darwin
 /// writer at a time (`beginWrite`) builds the next version copy-on-write and commits it with
 /// one sync (FileHeader.swift has the argument for why that is crash-safe).
 ///
-/// Another process cannot open the file while this one has it: the lock file beside it is
-/// held exclusively, and a second opener gets `alreadyOpen`.
+/// Other processes may have the file open at the same time: they meet in the lock file
+/// beside it (ProcessCoordination.swift, Store+Process.swift). One of them writes at a time;
+/// readers see what the others made durable when they begin.
 package final class Store: @unchecked Sendable {
-    // @unchecked: `committed` and the group commit state (`group`) are guarded by
-    // `stateLock`; `free`, `physicalSize`, `commitBuffer` and `decodedLeaves` belong to whoever holds the
-    // write lane; everything else is immutable after init.
+    // @unchecked: `committed`, the group commit state (`group`) and `processHold` are guarded
+    // by `stateLock`; `free`, `physicalSize`, `commitBuffer` and `decodedLeaves` belong to whoever
+    // holds the write lane; everything else is immutable after init.
     package let path: String
     package let options: StoreOptions
     let file: StorageFile
-    private let lockFD: Int32
+    /// This process's part in the lock file; nil for in-memory realms.
+    let coordination: ProcessCoordination?
     let stateLock = Mutex()
-    package let registry = VersionRegistry()
+    package let registry: VersionRegistry
+    /// Whether this process holds the write lock of the file, and why (Store+Process.swift).
+    var processHold = ProcessHold()
     let lane = WriteLane()
 
     struct Committed {
@@ -65,7 +69,9 @@ package final class Store: @unchecked Sendable {
     ///
     /// - Throws: `invalidDatabase` for anything that is not a realm file (empty, truncated,
     ///   foreign, a directory), `unsupportedFormatVersion`, `fileCorrupted` when no root slot
-    ///   verifies, `fileNotFound`, `permissionDenied`, `alreadyOpen` (another process).
+    ///   verifies, `fileNotFound`, `permissionDenied`, `incompatibleLockFile` (a lock file another
+    ///   process made with a different layout), `alreadyOpen` (the lock file has no free reader
+    ///   slot: 126 processes have the file open).
     package static func open(path: String, options: StoreOptions = StoreOptions()) throws(StorageError) -> Store {
         try StoreRegistry.shared.open(path: path, options: options)
     }
@@ -75,82 +81,46 @@ package final class Store: @unchecked Sendable {
         self.options = options
         writeQueue = DispatchQueue(label: "openrealm.write")
         syncQueue = DispatchQueue(label: "openrealm.sync")
-        var lockFD: Int32 = -1
         let file: StorageFile
+        let coordination: ProcessCoordination?
         if options.durability == .memOnly {
             let memory = try MemoryFile(name: path)
             try Store.writeGenesis(memory)
             file = options.fileWrapper?(memory) ?? memory
+            coordination = nil
         } else {
-            lockFD = try Store.lock(path: path, exclusive: !options.readOnly)
-            do throws(StorageError) {
-                if access(path, F_OK) != 0 {
-                    guard options.create, !options.readOnly else {
-                        throw StorageError(.fileNotFound, "no realm file exists at this path", path: path, errno: ENOENT)
-                    }
-                    try Store.create(path: path)
+            // Joined before the realm file is created or read: the first process creates it
+            // (atomically), and none reads it before it has a reader slot.
+            coordination = try ProcessCoordination(path: path, readOnly: options.readOnly)
+            if access(path, F_OK) != 0 {
+                guard options.create, !options.readOnly else {
+                    throw StorageError(.fileNotFound, "no realm file exists at this path", path: path, errno: ENOENT)
                 }
-                let posix = try PosixFile(path: path, mode: options.readOnly ? .readOnly : .openExisting)
-                file = options.fileWrapper?(posix) ?? posix
-            } catch {
-                close(lockFD)
-                throw error
+                try Store.create(path: path)
             }
+            let posix = try PosixFile(path: path, mode: options.readOnly ? .readOnly : .openExisting)
+            file = options.fileWrapper?(posix) ?? posix
         }
-        self.lockFD = lockFD
+        self.coordination = coordination
         self.file = file
-        do throws(StorageError) {
-            let recovered = try Recovery.open(file: file, path: path)
-            if recovered.refusedNewerSlot && !options.readOnly && options.durability != .memOnly {
-                try Store.clearSlot(1 - recovered.slotIndex, of: file)
-            }
-            committed = Committed(slot: recovered.slot, slotIndex: recovered.slotIndex, top: recovered.top, mapping: recovered.mapping)
-            free = recovered.free
-            group = GroupState(durableFree: recovered.free, durableCoveredFrom: recovered.coveredFrom)
-            committedFreeBytes = recovered.free.freeBytes
-            physicalSize = recovered.physicalSize
-        } catch {
-            if lockFD >= 0 { close(lockFD) }
-            throw error
+        registry = VersionRegistry(coordination: coordination)
+        let alone = coordination?.openedAlone ?? true
+        // With other processes writing, every version counts as pinned while this one reads
+        // the newest (the reader table's argument, ProcessCoordination.swift).
+        if !alone { coordination?.publishFloor(1) }
+        defer { if !alone { coordination?.publishFloor(0) } }
+        let recovered = try Recovery.open(file: file, path: path)
+        if alone && recovered.refusedNewerSlot && !options.readOnly && options.durability != .memOnly {
+            try Store.clearSlot(1 - recovered.slotIndex, of: file)
         }
-    }
-
-    deinit {
-        if lockFD >= 0 { close(lockFD) }
-    }
-
-    /// Takes the lock file beside the realm: exclusive for writers, shared for read-only.
-    private static func lock(path: String, exclusive: Bool) throws(StorageError) -> Int32 {
-        let lockPath = path + ".lock"
-        var fd = systemOpen(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        if fd < 0 && !exclusive { fd = systemOpen(lockPath, O_RDONLY | O_CLOEXEC) }
-        if fd < 0 {
-            let err = errno
-            if err == ENOENT {
-                throw StorageError(.fileNotFound, "the folder of the realm file does not exist", path: path, errno: err)
-            }
-            throw StorageError.system("opening the lock file", path: lockPath, errno: err)
-        }
-        // A lock held by a child process between fork and exec (it inherits our descriptors
-        // until exec closes them) is released within milliseconds, so a refusal is retried
-        // briefly before it is believed.
-        var attempts = 0
-        while flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 {
-            let err = errno
-            if err == EINTR { continue }
-            if err == EWOULDBLOCK && attempts < 100 {
-                attempts += 1
-                usleep(5_000)
-                continue
-            }
-            close(fd)
-            if err == EWOULDBLOCK {
-                throw StorageError(.alreadyOpen, "another process has this realm file open; close it there first, or open it read-only in both",
-                                   path: path, errno: err)
-            }
-            throw StorageError.system("locking", path: lockPath, errno: err)
-        }
-        return fd
+        if alone { coordination?.publishDurable(recovered.slot.version.value) }
+        coordination?.finishedOpening()
+        committed = Committed(slot: recovered.slot, slotIndex: recovered.slotIndex, top: recovered.top, mapping: recovered.mapping)
+        free = recovered.free
+        group = GroupState(durableFree: recovered.free, durableFreeVersion: recovered.slot.version.value,
+                           durableCoveredFrom: recovered.coveredFrom)
+        committedFreeBytes = recovered.free.freeBytes
+        physicalSize = recovered.physicalSize
     }
 
     /// Creates an empty realm atomically: written and synced under a temporary name, then
@@ -183,13 +153,25 @@ package final class Store: @unchecked Sendable {
 
     // MARK: Reading
 
-    /// Begins a read transaction on the newest committed version.
+    /// Begins a read transaction on the newest committed version, made by this process or
+    /// another.
     package func beginRead() -> ReadTransaction {
-        let snapshot: Committed = stateLock.withLock {
-            registry.pin(committed.slot.version)
-            return committed
+        var attempts = 0
+        while true {
+            let snapshot: Committed = stateLock.withLock {
+                registry.pin(committed.slot.version)
+                return committed
+            }
+            // Loaded after the pin was published (ProcessCoordination.swift).
+            guard let durable = coordination?.durableVersion, durable > snapshot.slot.version.value, attempts < 100 else {
+                return ReadTransaction(store: self, slot: snapshot.slot, top: snapshot.top, mapping: snapshot.mapping)
+            }
+            registry.unpin(snapshot.slot.version)
+            attempts += 1
+            if let newer = catchUpForReading(durable) {
+                return ReadTransaction(store: self, slot: newer.slot, top: newer.top, mapping: newer.mapping)
+            }
         }
-        return ReadTransaction(store: self, slot: snapshot.slot, top: snapshot.top, mapping: snapshot.mapping)
     }
 
     /// Whether the file at `path` is open in this process.
@@ -217,6 +199,12 @@ package final class Store: @unchecked Sendable {
             throw StorageError(.permissionDenied, "the realm was opened read-only", path: path)
         }
         lane.acquire()
+        do throws(StorageError) {
+            try enterWrite()
+        } catch {
+            lane.release()
+            throw error
+        }
         return startWrite()
     }
 
@@ -230,6 +218,12 @@ package final class Store: @unchecked Sendable {
             throw StorageError(.permissionDenied, "the realm was opened read-only", path: path)
         }
         try await lane.acquire()
+        do throws(StorageError) {
+            try await enterWriteAsync()
+        } catch {
+            lane.release()
+            throw error
+        }
         return startWrite()
     }
 

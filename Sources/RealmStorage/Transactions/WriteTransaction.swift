@@ -86,7 +86,7 @@ package final class WriteTransaction {
     }
 
     deinit {
-        if isActive { store.lane.release() }
+        if isActive { store.releaseLane() }
     }
 
     /// How many leaf buffers this transaction took from the commit it builds on instead of
@@ -588,7 +588,7 @@ package final class WriteTransaction {
     package func rollback() {
         guard isActive else { return }
         isActive = false
-        store.lane.release()
+        store.releaseLane()
     }
 
     /// Writes the new version and waits on this thread until it is durable (per the store's

@@ -1,0 +1,330 @@
+import CStorageSupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Several processes on one realm file: the lock file beside it (`<name>.lock`).
+//
+// The lock file holds no persistent data. The first process to open the realm (the one that
+// finds itself alone) clears it and writes a fresh table; later ones attach. It serves three
+// purposes, each through byte-range locks on the lock file that belong to an open file
+// description (F_OFD_*: the kernel drops them when the process dies, however it dies):
+//
+//   lock byte 0   held exclusively while a process joins, so that "am I alone?" and
+//                 clearing the table happen as one step; the first process holds it until it
+//                 has recovered the realm file, so nobody reads a slot recovery is clearing
+//   lock byte 1   held shared by every process with the realm open: whoever gets it
+//                 exclusively is alone (and may recover, clear refused slots, compact)
+//   lock byte 2   the write lock: held exclusively by the process whose write lane is busy
+//                 or whose commits are not yet durable (Store+Process.swift)
+//   lock byte 64+i  held exclusively by the owner of reader slot i
+//
+// The shared table (4,096 bytes, mapped by every process):
+//
+//   0    8   magic "ORLock\0\u{1}"
+//   8    4   layout version (1)
+//   12   4   slot count
+//   16   8   the newest durable version, written by the process that made it durable
+//   24   8   the slot of the process that took the write lock last
+//   64   32n slots: u64 owner pid (for humans), u64 floor, u64 waiting for the write lock
+//            (1 or 0), u64 reserved
+//
+// A process's floor is the oldest version any of its readers pins (0: none). A writer in
+// another process treats every version from that floor on as pinned (FreeSpace.swift), a
+// coarser rule than the exact one it applies to its own readers.
+//
+// Why a reader in another process never reads reused space (the argument of LMDB's reader
+// table): a reader publishes its floor, then loads the durable version, and reads that version
+// only if it has not changed meanwhile. A writer stores the durable version when it makes one,
+// and loads the floors afterwards, when it decides what may be reused. Both sides use
+// sequentially consistent operations, so either the writer sees the floor, or the reader sees
+// the newer durable version and starts again on it. The newest durable version is never
+// reused by anyone (FreeSpace.swift, invariant 2).
+//
+// A slot whose owner died keeps its floor until someone claims the slot. Writers skip it: a
+// floor counts only while its slot's lock byte is held. A claimer takes the lock byte before
+// it writes its floor, so a floor written by a live process is never skipped.
+//
+// Taking turns. File locks are not fair: a process that commits in a loop would take the
+// write lock again before a process woken from waiting for it can. So a process that finds
+// the lock free but took it last, while a live process says it is waiting, lets that one go
+// first (`lockWriter`).
+//
+// A read-only process that cannot open the lock file for writing cannot publish a floor.
+// It holds the write lock shared instead, for as long as it has the file open: writers in
+// other processes wait until it closes.
+
+/// This process's part in the lock file of one realm.
+final class ProcessCoordination: @unchecked Sendable {
+    // @unchecked: the table is shared memory, read and written only through the atomic
+    // helpers; everything else is immutable after init.
+    private let fd: Int32
+    private let path: String
+    /// The mapped table; nil for a read-only process without write access to the lock file.
+    private let table: UnsafeMutableRawPointer?
+    private let slot: Int
+    /// Whether this process found nobody else with the file open when it opened it.
+    let openedAlone: Bool
+
+    static let tableSize = 4096
+    static let magic: [UInt8] = Array("ORLock\0\u{1}".utf8)
+    static let layoutVersion: UInt32 = 1
+    static let slotSize = 32
+    static let slotCount = (tableSize - 64) / slotSize
+    private static let openingByte: Int64 = 0
+    private static let presenceByte: Int64 = 1
+    private static let writerByte: Int64 = 2
+    private static let slotLockBase: Int64 = 64
+    private static let durableOffset = 16
+    private static let lastWriterOffset = 24
+
+    /// Joins the lock file of the realm at `path`, creating or clearing it when this process
+    /// is the first.
+    ///
+    /// - Throws: `fileNotFound` (no such folder), `permissionDenied`, `incompatibleLockFile`,
+    ///   `alreadyOpen` (every reader slot taken), `ioFailure`.
+    init(path: String, readOnly: Bool) throws(StorageError) {
+        let lockPath = path + ".lock"
+        self.path = path
+        var fd = systemOpen(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let writable = fd >= 0
+        if fd < 0 && readOnly { fd = systemOpen(lockPath, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else {
+            let err = errno
+            if err == ENOENT {
+                throw StorageError(.fileNotFound, "the folder of the realm file does not exist", path: path, errno: err)
+            }
+            throw StorageError.system("opening the lock file", path: lockPath, errno: err)
+        }
+        self.fd = fd
+        guard writable else {
+            // Readers without a table: they keep writers of other processes out instead.
+            try Self.lock(fd, Self.presenceByte, mode: 1, path: lockPath)
+            try Self.lock(fd, Self.writerByte, mode: 1, path: lockPath)
+            table = nil
+            slot = -1
+            openedAlone = false
+            return
+        }
+        do throws(StorageError) {
+            try Self.lock(fd, Self.openingByte, mode: 2, path: lockPath)
+            var alone = openrealm_range_lock(fd, Self.presenceByte, 1, 2, 0) == 0
+            // A process that closed the realm a moment ago still looks present while a child
+            // it forked has not yet reached exec (the child shares its lock file descriptor).
+            // Unusable contents are worth a short wait to tell that from a real process.
+            var attempts = 0
+            while !alone && attempts < 40 && Self.problem(fd) != nil {
+                usleep(5_000)
+                attempts += 1
+                alone = openrealm_range_lock(fd, Self.presenceByte, 1, 2, 0) == 0
+            }
+            // The first process keeps others out until it has recovered the file
+            // (`finishedOpening`); the others let the next opener in at once.
+            defer { if !alone { _ = openrealm_range_lock(fd, Self.openingByte, 1, 0, 0) } }
+            if alone {
+                try Self.writeFreshTable(fd, path: lockPath)
+            }
+            // Shared from here on (converting an exclusive lock is atomic).
+            try Self.lock(fd, Self.presenceByte, mode: 1, path: lockPath)
+            guard let mapped = mmap(nil, Self.tableSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
+                throw StorageError.system("mapping the lock file", path: lockPath, errno: errno)
+            }
+            if !alone, let problem = Self.problem(fd) {
+                munmap(mapped, Self.tableSize)
+                throw StorageError(.incompatibleLockFile, "\(problem) while another process has the realm open; close it there, "
+                                   + "or open the realm with the same OpenRealm version", path: path)
+            }
+            guard let claimed = Self.claimSlot(fd, mapped) else {
+                munmap(mapped, Self.tableSize)
+                throw StorageError(.alreadyOpen, "\(Self.slotCount) processes have this realm file open, the most the lock file can hold",
+                                   path: path)
+            }
+            table = mapped
+            slot = claimed
+            openedAlone = alone
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// Lets other processes open the realm: called by the first process once it has
+    /// recovered the file (and cleared any root slot recovery refused).
+    func finishedOpening() {
+        if openedAlone { _ = openrealm_range_lock(fd, Self.openingByte, 1, 0, 0) }
+    }
+
+    deinit {
+        if let table {
+            openrealm_shared_store(Self.slotField(table, slot, 1), 0)
+            openrealm_shared_store(Self.slotField(table, slot, 2), 0)
+            munmap(table, Self.tableSize)
+        }
+        close(fd)  // drops every lock this process held on the lock file
+    }
+
+    private static func lock(_ fd: Int32, _ byte: Int64, mode: Int32, path: String) throws(StorageError) {
+        let err = openrealm_range_lock(fd, byte, 1, mode, 1)
+        guard err == 0 else { throw StorageError.system("locking", path: path, errno: err) }
+    }
+
+    private static func writeFreshTable(_ fd: Int32, path: String) throws(StorageError) {
+        var bytes = [UInt8](repeating: 0, count: tableSize)
+        bytes.replaceSubrange(0..<8, with: magic)
+        withUnsafeBytes(of: layoutVersion.littleEndian) { bytes.replaceSubrange(8..<12, with: $0) }
+        withUnsafeBytes(of: UInt32(slotCount).littleEndian) { bytes.replaceSubrange(12..<16, with: $0) }
+        guard ftruncate(fd, 0) == 0, ftruncate(fd, off_t(tableSize)) == 0 else {
+            throw StorageError.system("clearing the lock file", path: path, errno: errno)
+        }
+        let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, tableSize, 0) }
+        guard written == tableSize else {
+            throw StorageError.system("writing the lock file", path: path, errno: written < 0 ? errno : EIO)
+        }
+    }
+
+    /// What is wrong with a table another process made, or nil.
+    private static func problem(_ fd: Int32) -> String? {
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_size >= off_t(tableSize) else { return "the lock file is too short" }
+        var header = [UInt8](repeating: 0, count: 16)
+        guard header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, 16, 0) }) == 16 else { return "the lock file cannot be read" }
+        guard Array(header[0..<8]) == magic else { return "the lock file is not an OpenRealm lock file" }
+        let (layout, slots) = header.withUnsafeBytes { bytes in
+            (UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self)),
+             UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
+        }
+        guard layout == layoutVersion, slots == UInt32(slotCount) else { return "the lock file has layout \(layout), this build uses \(layoutVersion)" }
+        return nil
+    }
+
+    /// Takes the first reader slot no live process owns.
+    private static func claimSlot(_ fd: Int32, _ table: UnsafeMutableRawPointer) -> Int? {
+        for i in 0..<slotCount where openrealm_range_lock(fd, slotLockBase + Int64(i), 1, 2, 0) == 0 {
+            // A dead owner's floor is still there: ours replaces it only now that we hold the
+            // lock byte, so writers skip the slot until then (see the header).
+            openrealm_shared_store(slotField(table, i, 0), UInt64(getpid()))
+            openrealm_shared_store(slotField(table, i, 1), 0)
+            openrealm_shared_store(slotField(table, i, 2), 0)
+            return i
+        }
+        return nil
+    }
+
+    // MARK: The table
+
+    /// Field `field` (0 pid, 1 floor, 2 waiting) of slot `slot`.
+    private static func slotField(_ table: UnsafeMutableRawPointer, _ slot: Int, _ field: Int) -> UnsafeMutableRawPointer {
+        table + 64 + slot * slotSize + field * 8
+    }
+
+    /// The newest durable version any process has made, or nil without a table (then no
+    /// other process can write: see the header).
+    var durableVersion: UInt64? {
+        table.map { openrealm_shared_load($0 + Self.durableOffset) }
+    }
+
+    /// Called by the process that made `version` durable, while it still holds the write lock.
+    func publishDurable(_ version: UInt64) {
+        if let table { openrealm_shared_store(table + Self.durableOffset, version) }
+    }
+
+    /// Publishes the oldest version this process's readers pin (0: none).
+    func publishFloor(_ version: UInt64) {
+        if let table { openrealm_shared_store(Self.slotField(table, slot, 1), version) }
+    }
+
+    /// The oldest version readers of other live processes pin, or nil when they pin none.
+    func othersFloor() -> UInt64? {
+        guard let table else { return nil }
+        var floor: UInt64?
+        for i in 0..<Self.slotCount where i != slot {
+            let value = openrealm_shared_load(Self.slotField(table, i, 1))
+            guard value != 0, value < (floor ?? .max) else { continue }
+            // Only after the load: a live claimer held the byte before it wrote (see the header).
+            if openrealm_range_is_locked(fd, Self.slotLockBase + Int64(i), 1) != 0 { floor = value }
+        }
+        return floor
+    }
+
+    // MARK: The write lock
+
+    /// Takes the write lock, waiting (this thread) while another process holds it, or while
+    /// it is another's turn (see the header).
+    func lockWriter() throws(StorageError) {
+        if tryLockWriter() { return }
+        guard let table else {
+            return try Self.lock(fd, Self.writerByte, mode: 2, path: path + ".lock")
+        }
+        let waiting = Self.slotField(table, slot, 2)
+        openrealm_shared_store(waiting, 1)
+        defer { openrealm_shared_store(waiting, 0) }
+        if openrealm_shared_load(table + Self.lastWriterOffset) == UInt64(slot) {
+            usleep(200)  // the waiter was woken when the lock went; let it take it
+        }
+        try Self.lock(fd, Self.writerByte, mode: 2, path: path + ".lock")
+        openrealm_shared_store(table + Self.lastWriterOffset, UInt64(slot))
+    }
+
+    /// Takes the write lock if no other process holds it and it is not another's turn.
+    func tryLockWriter() -> Bool {
+        guard openrealm_range_lock(fd, Self.writerByte, 1, 2, 0) == 0 else { return false }
+        guard let table else { return true }
+        if openrealm_shared_load(table + Self.lastWriterOffset) == UInt64(slot) && othersWaiting() {
+            unlockWriter()
+            return false
+        }
+        openrealm_shared_store(table + Self.lastWriterOffset, UInt64(slot))
+        return true
+    }
+
+    /// Whether a live process other than this one waits for the write lock.
+    private func othersWaiting() -> Bool {
+        guard let table else { return false }
+        for i in 0..<Self.slotCount where i != slot && openrealm_shared_load(Self.slotField(table, i, 2)) != 0 {
+            if openrealm_range_is_locked(fd, Self.slotLockBase + Int64(i), 1) != 0 { return true }
+        }
+        return false
+    }
+
+    func unlockWriter() {
+        _ = openrealm_range_lock(fd, Self.writerByte, 1, 0, 0)
+    }
+
+    /// Whether another process has the realm open now.
+    var othersPresent: Bool {
+        openrealm_range_is_locked(fd, Self.presenceByte, 1) != 0
+    }
+
+    /// Keeps processes from opening the realm at `path` until the returned value goes (for
+    /// replacing the file: Store.swift, `excludingOpeners`). Waits while one is opening it.
+    static func holdOpening(path: String) throws(StorageError) -> OpeningHold {
+        let fd = systemOpen(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw StorageError.system("opening the lock file", path: path + ".lock", errno: errno) }
+        do throws(StorageError) {
+            try lock(fd, openingByte, mode: 2, path: path + ".lock")
+        } catch {
+            close(fd)
+            throw error
+        }
+        return OpeningHold(fd: fd)
+    }
+
+    /// Whether a process has the realm at `path` open (false when no lock file exists).
+    static func isOpenByAnyProcess(path: String) -> Bool {
+        let fd = systemOpen(path + ".lock", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        // Any process holding the byte shows, this one included (fcntl's F_GETLK reports
+        // locks of other open files; ours is one).
+        return openrealm_range_is_locked(fd, presenceByte, 1) == 1
+    }
+}
+
+/// Holds the lock file's opening byte; closing the descriptor lets openers in again.
+package final class OpeningHold: Sendable {
+    private let fd: Int32
+    init(fd: Int32) { self.fd = fd }
+    deinit { close(fd) }
+}

@@ -1,0 +1,217 @@
+import Dispatch
+
+// Writing and reading beside other processes (the lock file: ProcessCoordination.swift).
+//
+// Writes. Within the process the write lane orders writers; across processes the lock
+// file's write lock does. This process takes it when a write transaction starts and it does not
+// hold it already, and keeps it while its lane is busy or any of its commits is not yet durable
+// (`ProcessHold`): another process must never build on a version that may still be lost, nor
+// allocate over the nodes of one. Whoever finds the process idle lets it go (the lane's last
+// holder, or the sync that made the last commit durable), so writers of different processes
+// take turns between commits, and group commit still works within one.
+//
+// Having just taken the lock, the writer reads the root slots: when another process committed
+// since this one last wrote, the newest version, its free list and its record's reach are
+// loaded from the file before the transaction starts (`catchUpWithFile`). Kept leaves
+// and the allocator of the older version are dropped.
+//
+// Reads. A reader begins on the newest durable version any process made: when the lock file's
+// durable version is newer than this process's, the reader pins it (publishing its floor),
+// checks that it is still the newest, and loads it from its root slot (`catchUpForReading`).
+
+/// Why this process holds the write lock of its file. Guarded by the store's `stateLock`.
+struct ProcessHold {
+    /// Lane holders between `enterWrite` and `releaseLane` (0 or 1).
+    var writers = 0
+    var locked = false
+}
+
+extension Store {
+    // MARK: Writing
+
+    /// For the lane's new holder: makes sure this process holds the write lock, waiting on this
+    /// thread for other processes, and catches up with what they committed.
+    ///
+    /// - Throws: `ioFailure` (locking failed), `fileCorrupted` (the newest version in the file
+    ///   does not decode); the caller then still holds the lane and nothing else.
+    func enterWrite() throws(StorageError) {
+        guard let coordination, beginProcessHold() else { return }
+        do throws(StorageError) {
+            try coordination.lockWriter()
+            try lockedForWriting()
+        } catch {
+            stateLock.withLock { processHold.writers -= 1 }
+            throw error
+        }
+    }
+
+    /// `enterWrite` for a task: while another process holds the write lock, the wait happens on
+    /// a dispatch thread, never on the cooperative pool.
+    func enterWriteAsync() async throws(StorageError) {
+        guard let coordination, beginProcessHold() else { return }
+        do throws(StorageError) {
+            if !coordination.tryLockWriter() {
+                let result: Result<Void, StorageError> = await withCheckedContinuation { continuation in
+                    DispatchQueue.global().async {
+                        do throws(StorageError) {
+                            try coordination.lockWriter()
+                            continuation.resume(returning: .success(()))
+                        } catch {
+                            continuation.resume(returning: .failure(error))
+                        }
+                    }
+                }
+                try result.get()
+            }
+            try lockedForWriting()
+        } catch {
+            stateLock.withLock { processHold.writers -= 1 }
+            throw error
+        }
+    }
+
+    /// Counts the lane holder in; true when the write lock must be taken first.
+    private func beginProcessHold() -> Bool {
+        stateLock.withLock {
+            processHold.writers += 1
+            return !processHold.locked
+        }
+    }
+
+    private func lockedForWriting() throws(StorageError) {
+        stateLock.withLock { processHold.locked = true }
+        try catchUpWithFile()
+    }
+
+    /// Gives up the write lane: what every end of a write transaction calls.
+    func releaseLane() {
+        if coordination != nil {
+            stateLock.withLock {
+                processHold.writers -= 1
+                unlockProcessIfIdle()
+            }
+        }
+        lane.release()
+    }
+
+    /// Lets other processes write once nothing of this one is under way. Under `stateLock`.
+    func unlockProcessIfIdle() {
+        guard processHold.locked, processHold.writers == 0, group.unsynced.isEmpty else { return }
+        coordination?.unlockWriter()
+        processHold.locked = false
+    }
+
+    /// With the write lock just taken: loads the newest version from the file when another
+    /// process wrote it, so that this process's next commit builds on it and allocates from
+    /// its free list.
+    private func catchUpWithFile() throws(StorageError) {
+        physicalSize = try file.size()
+        let (current, known) = stateLock.withLock { (committed, group.durableFreeVersion) }
+        guard let (slot, index) = Self.newestSlot(in: current.mapping) else {
+            throw StorageError(.fileCorrupted, "neither root slot holds a valid version", path: path)
+        }
+        // Only another process makes the file's newest version newer than this one's own.
+        guard slot.version.value > known else { return }
+        let loaded = try load(slot, index: index, over: current.mapping)
+        let free: FreeSpace
+        let depth: UInt32
+        do throws(StorageError) {
+            free = try FreeSpace.decode(try NodeView(ref: slot.freeListRef, mapping: loaded.mapping.base, limit: slot.logicalSize,
+                                                     expecting: .freeList), logicalSize: slot.logicalSize)
+            depth = try Recovery.recordDepth(slot, mapping: loaded.mapping)
+        } catch {
+            throw StorageError(.fileCorrupted, "version \(slot.version), written by another process: \(error.message)", path: path)
+        }
+        stateLock.withLock {
+            if committed.slot.version < slot.version { committed = loaded }
+            committedFreeBytes = free.freeBytes
+            group.durableFree = free
+            group.durableFreeVersion = slot.version.value
+            group.durableCoveredFrom = slot.version.value - min(UInt64(depth), slot.version.value)
+            group.allocatorStale = false
+            // Leaves kept by this process's last commit describe an older version.
+            group.lineage &+= 1
+        }
+        self.free = free
+        decodedLeaves = nil
+    }
+
+    // MARK: Reading
+
+    /// Pins `durable` (the lock file's newest durable version), checks it is still the newest,
+    /// and makes it this process's newest committed version. Returns it pinned, or nil when
+    /// another version became durable meanwhile or it did not load (the caller tries again).
+    func catchUpForReading(_ durable: UInt64) -> Committed? {
+        guard let coordination else { return nil }
+        let version = VersionID(durable)
+        registry.pin(version)
+        let current = stateLock.withLock { committed }
+        guard coordination.durableVersion == durable else {
+            registry.unpin(version)
+            return nil
+        }
+        if current.slot.version == version { return current }
+        guard let (slot, index) = Self.slot(holding: version, in: current.mapping),
+              let loaded = try? load(slot, index: index, over: current.mapping) else {
+            registry.unpin(version)
+            return nil
+        }
+        return stateLock.withLock {
+            if committed.slot.version < version { committed = loaded }
+            return committed.slot.version == version ? committed : loaded
+        }
+    }
+
+    // MARK: The root slots
+
+    /// Decodes the version a root slot names, mapping more of the file when it has grown.
+    private func load(_ slot: RootSlot, index: Int, over mapping: Mapping) throws(StorageError) -> Committed {
+        var mapping = mapping
+        if slot.logicalSize > UInt64(mapping.length) {
+            mapping = try file.map(length: Recovery.reservation(for: slot.logicalSize))
+        }
+        do throws(StorageError) {
+            let top = try TopState.decode(try NodeView(ref: slot.topRef, mapping: mapping.base, limit: slot.logicalSize, expecting: .top))
+            guard top.version == slot.version else {
+                throw StorageError(.fileCorrupted, "top node of \(slot.version) claims \(top.version)")
+            }
+            return Committed(slot: slot, slotIndex: index, top: top, mapping: mapping)
+        } catch {
+            throw StorageError(.fileCorrupted, "version \(slot.version), written by another process: \(error.message)", path: path)
+        }
+    }
+
+    /// The root slots as the header holds them now (through the mapping, which shows other
+    /// processes' writes); a slot being rewritten fails its checksum and is left out.
+    private static func slots(in mapping: Mapping) -> [(slot: RootSlot, index: Int)] {
+        (0..<2).compactMap { index in
+            let bytes = UnsafeRawBufferPointer(start: mapping.base + FileHeader.slotOffsets[index], count: FileHeader.slotSize)
+            return RootSlot.decode(bytes).map { ($0, index) }
+        }
+    }
+
+    private static func newestSlot(in mapping: Mapping) -> (RootSlot, Int)? {
+        slots(in: mapping).max { $0.slot.version < $1.slot.version }.map { ($0.slot, $0.index) }
+    }
+
+    private static func slot(holding version: VersionID, in mapping: Mapping) -> (RootSlot, Int)? {
+        slots(in: mapping).first { $0.slot.version == version }.map { ($0.slot, $0.index) }
+    }
+
+    // MARK: Other processes
+
+    /// Whether another process has this file open now.
+    package var otherProcessesHaveTheFile: Bool { coordination?.othersPresent ?? false }
+
+    /// Keeps other processes from opening the realm at `path` (they wait) until the returned
+    /// value goes: with a store of this process open and `otherProcessesHaveTheFile` false,
+    /// nobody else can reach the file meanwhile, so it may be replaced (compaction).
+    package static func holdOffOpeners(path: String) throws(StorageError) -> OpeningHold {
+        try ProcessCoordination.holdOpening(path: path)
+    }
+
+    /// Whether any process, this one included, has the realm at `path` open.
+    package static func isOpenByAnyProcess(path: String) -> Bool {
+        ProcessCoordination.isOpenByAnyProcess(path: path)
+    }
+}

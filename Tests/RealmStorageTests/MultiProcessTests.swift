@@ -1,0 +1,338 @@
+import Foundation
+import Testing
+@testable import RealmStorage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Several processes on one realm file (ProcessCoordination.swift, Store+Process.swift). The
+/// other processes are exit tests running beside the parent; they meet in the realm file, and
+/// in marker files for the few handshakes a test needs. The parent's blocking work runs on a
+/// thread of its own (`onThread`), so that the exit tests' waits always find a pool thread.
+@Suite struct MultiProcessTests {
+    static let tableName = "Turn"
+    static let columns = [
+        ColumnSpec(name: "id", type: .int, unique: true),
+        ColumnSpec(name: "writer", type: .int),
+        ColumnSpec(name: "payload", type: .string),
+    ]
+
+    static func payload(_ id: Int64, round: Int = 0) -> String {
+        "object \(id) round \(round) " + String(repeating: "p", count: Int(id % 150))
+    }
+
+    /// Appends object n, n being the count read inside the write transaction: two writers on
+    /// the same version would both append n, and the unique index would refuse the second.
+    @discardableResult
+    static func append(_ store: Store, writer: Int64) throws -> Int64 {
+        let transaction = try store.beginWrite()
+        let table = try transaction.table(named: tableName)?.key ?? transaction.createTable(tableName, columns: columns)
+        let id = Int64(try transaction.table(table).count())
+        try transaction.insert(table, key: ObjectKey(id), values: [.int(id), .int(writer), .string(payload(id))])
+        try transaction.commit()
+        return id
+    }
+
+    static func appendAsync(_ store: Store, writer: Int64) async throws {
+        let transaction = try await store.beginWriteAsync()
+        let table = try transaction.table(named: tableName)?.key ?? transaction.createTable(tableName, columns: columns)
+        let id = Int64(try transaction.table(table).count())
+        try transaction.insert(table, key: ObjectKey(id), values: [.int(id), .int(writer), .string(payload(id))])
+        try await transaction.commitAsync()
+    }
+
+    static func count(_ store: Store) throws -> Int {
+        try store.beginRead().table(named: tableName)?.count() ?? 0
+    }
+
+    /// The rows of the table, in key order.
+    static func rows(_ read: ReadTransaction) throws -> [[Value]] {
+        guard let view = try read.table(named: tableName) else { return [] }
+        var rows: [[Value]] = []
+        try view.forEachRow { (row) throws(StorageError) -> Bool in
+            rows.append(try row.values())
+            return true
+        }
+        return rows
+    }
+
+    /// Waits (polling gently: the whole suite shares two cores) until `condition` holds;
+    /// throws after `seconds`, a bound for a stuck handshake, not a time the test expects.
+    static func waitUntil(_ what: String, seconds: Double = 900, _ condition: () throws -> Bool) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while try !condition() {
+            guard Date() < deadline else { throw StorageError(.ioFailure, "gave up waiting for \(what)") }
+            usleep(1_000)
+        }
+    }
+
+    static func marker(_ path: String, _ name: String) -> String { path + "." + name }
+
+    static func touch(_ path: String) {
+        _ = FileManager.default.createFile(atPath: path, contents: Data())
+    }
+
+    // MARK: Taking turns
+
+    /// Writer 1 appends the even ids, writer 2 the odd ones, each waiting for the other's
+    /// commit before its own: every commit builds on a version the other process wrote.
+    static func takeTurns(_ store: Store, writer: Int64, turns: Int) throws {
+        let parity = writer == 1 ? 0 : 1
+        for _ in 0..<turns {
+            try waitUntil("writer \(3 - writer)'s commit") { try count(store) % 2 == parity }
+            let id = try append(store, writer: writer)
+            guard Int(id) % 2 == parity else { throw StorageError(.invalidArgument, "writer \(writer) appended id \(id)") }
+        }
+    }
+
+    @Test func writersInTwoProcessesTakeTurns() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        let turns = 40
+        let store = try Store.open(path: path)
+        async let child: Void = Self.inChild(path: path, turns: turns)
+        try await onThread { try Self.takeTurns(store, writer: 1, turns: turns) }
+        await child
+        let rows = try Self.rows(store.beginRead())
+        #expect(rows.count == 2 * turns)
+        for (i, row) in rows.enumerated() {
+            #expect(row == [.int(Int64(i)), .int(i % 2 == 0 ? 1 : 2), .string(Self.payload(Int64(i)))], "object \(i)")
+        }
+        try store.verify()
+    }
+
+    private static func inChild(path: String, turns: Int) async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { [path = path as String, turns = turns as Int] in
+            let store = try Store.open(path: path)
+            try MultiProcessTests.takeTurns(store, writer: 2, turns: turns)
+            try store.verify()
+        }
+        if let result, result.exitStatus != .exitCode(0) {
+            Issue.record("the child said: \(String(decoding: result.standardErrorContent, as: UTF8.self).suffix(3000))")
+        }
+    }
+
+    // MARK: Waiting for the write lock
+
+    /// The child begins a write, says so, and commits a little later; the parent's writes, begun
+    /// meanwhile, must wait for that commit and build on it.
+    @Test func aWriterWaitsForAnotherProcessesTransactionAndBuildsOnIt() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        let store = try Store.open(path: path)
+        for round in 0..<2 {
+            let began = Self.marker(path, "began-\(round)")
+            async let child: Void = Self.holdAWrite(path: path, began: began)
+            try await onThread {
+                try Self.waitUntil("the child's write") { FileManager.default.fileExists(atPath: began) }
+            }
+            // Round 0 waits on a thread, round 1 suspends the task.
+            if round == 0 {
+                try await onThread { try Self.appendAfterTheChild(try store.beginWrite(), round: round) }
+            } else {
+                try Self.appendAfterTheChild(try await store.beginWriteAsync(), round: round)
+            }
+            await child
+        }
+        #expect(try Self.rows(store.beginRead()).map { $0[1] } == [.int(2), .int(1), .int(2), .int(1)])
+        try store.verify()
+    }
+
+    /// Throws rather than records: on a thread of its own, an issue would not find its test.
+    static func appendAfterTheChild(_ transaction: WriteTransaction, round: Int) throws {
+        let id = Int64(2 * round + 1)
+        guard let table = try transaction.table(named: tableName)?.key, try transaction.table(table).count() == Int(id) else {
+            throw StorageError(.invalidArgument, "round \(round): the write did not start on the child's commit")
+        }
+        try transaction.insert(table, key: ObjectKey(id), values: [.int(id), .int(1), .string(payload(id))])
+        try transaction.commit()
+    }
+
+    private static func holdAWrite(path: String, began: String) async {
+        await #expect(processExitsWith: .success) { [path = path as String, began = began as String] in
+            let store = try Store.open(path: path)
+            let transaction = try store.beginWrite()
+            let table = try transaction.table(named: MultiProcessTests.tableName)?.key
+                ?? transaction.createTable(MultiProcessTests.tableName, columns: MultiProcessTests.columns)
+            let id = Int64(try transaction.table(table).count())
+            try transaction.insert(table, key: ObjectKey(id), values: [.int(id), .int(2), .string(MultiProcessTests.payload(id))])
+            MultiProcessTests.touch(began)
+            usleep(300_000)
+            try transaction.commit()
+        }
+    }
+
+    // MARK: Readers of other processes
+
+    /// The parent reads a version while the child rewrites every object again and again, which
+    /// frees all the space that version reaches: none of it may be reused under the reader.
+    @Test func aReaderKeepsItsVersionWhileAnotherProcessRewritesEverything() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        let store = try Store.open(path: path)
+        let setup = try store.beginWrite()
+        let table = try setup.createTable(Self.tableName, columns: Self.columns)
+        for id in Int64(0)..<400 {
+            try setup.insert(table, key: ObjectKey(id), values: [.int(id), .int(1), .string(Self.payload(id))])
+        }
+        try setup.commit()
+        let reader = store.beginRead()
+        let before = try Self.rows(reader)
+        await #expect(processExitsWith: .success) { [path = path as String] in
+            let store = try Store.open(path: path)
+            for round in 1...25 {
+                let transaction = try store.beginWrite()
+                let table = try #require(try transaction.table(named: MultiProcessTests.tableName)).key
+                for id in Int64(0)..<400 {
+                    try transaction.set(table, ObjectKey(id), ColumnKey(2), .string(MultiProcessTests.payload(id, round: round)))
+                }
+                try transaction.commit()
+            }
+        }
+        #expect(try Self.rows(reader) == before, "the parent's version changed under it")
+        let after = try Self.rows(store.beginRead())
+        #expect(after.map { $0[2] } == (Int64(0)..<400).map { .string(Self.payload($0, round: 25)) })
+        try store.verify()
+        // Once the reader is gone, the space it held is reused: the file stops growing.
+        _ = consume reader
+        for _ in 0..<3 { try Self.rewrite(store, round: 26) }
+        let size = try store.spaceUsage().fileSize
+        for round in 27..<40 { try Self.rewrite(store, round: round) }
+        #expect(try store.spaceUsage().fileSize == size)
+    }
+
+    static func rewrite(_ store: Store, round: Int) throws {
+        let transaction = try store.beginWrite()
+        let table = try #require(try transaction.table(named: tableName)).key
+        for id in Int64(0)..<400 { try transaction.set(table, ObjectKey(id), ColumnKey(2), .string(payload(id, round: round))) }
+        try transaction.commit()
+    }
+
+    // MARK: Processes that die
+
+    /// A process killed while it holds the write lock and pins an old version keeps nobody
+    /// out: its locks go with it, and its floor no longer counts.
+    @Test func aProcessKilledInAWriteKeepsNobodyOut() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        let store = try Store.open(path: path)
+        try Self.append(store, writer: 1)
+        await #expect(processExitsWith: .signal(SIGKILL)) { [path = path as String] in
+            let store = try Store.open(path: path)
+            let reader = store.beginRead()
+            let transaction = try store.beginWrite()
+            let table = try #require(try transaction.table(named: MultiProcessTests.tableName)).key
+            try transaction.insert(table, key: ObjectKey(1), values: [.int(1), .int(2), .string("never committed")])
+            _ = withExtendedLifetime(reader) { kill(getpid(), SIGKILL) }
+        }
+        #expect(store.coordination?.othersFloor() == nil, "a dead process's readers still count")
+        #expect(!store.otherProcessesHaveTheFile)
+        #expect(try Self.append(store, writer: 1) == 1)
+        try store.verify()
+    }
+
+    /// Real SIGKILLs in the middle of another process's commits, while this process commits
+    /// too: after each kill the child's table holds whole batches, at least as many as before,
+    /// and every one of the parent's commits is there; the parent's store goes on throughout,
+    /// and the file verifies when reopened.
+    @Test func writersInTwoProcessesSurviveSIGKILL() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        let store = try Store.open(path: path)
+        var childObjects = 0
+        var parentObjects = 0
+        for round in 0..<6 {
+            let seed = ReplayableRandom.derive(0x3D0_C0DE, round)
+            let done = StopFlag()
+            // Four tasks commit asynchronously, so that this process's commits share syncs and
+            // it holds the write lock across groups.
+            async let appended: Int = withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        var n = 0
+                        while !done.isSet {
+                            try await Self.appendAsync(store, writer: 1)
+                            n += 1
+                        }
+                        return n
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            await #expect(processExitsWith: .signal(SIGKILL), "round \(round), seed \(seed)") { [path = path as String, seed = seed as UInt64] in
+                try KillTests.commitUntilKilled(path: path, seed: seed, durability: .full, killAfterFirstCommit: true)
+            }
+            done.set()
+            parentObjects += try await appended
+            let read = store.beginRead()
+            #expect(try read.table(named: Self.tableName)?.count() == parentObjects, "round \(round)")
+            let children = try #require(try read.table(named: KillTests.tableName)).count()
+            #expect(children % KillTests.batch == 0 && children >= childObjects + KillTests.batch, "round \(round): \(children) after \(childObjects)")
+            childObjects = children
+        }
+        try store.verify()
+        _ = consume store
+        #expect(try KillTests.checkCommittedPrefix(path: path, context: "after the rounds") == childObjects)
+        let reopened = try Store.open(path: path)
+        #expect(try Self.rows(reopened.beginRead()).count == parentObjects)
+    }
+
+    // MARK: Opening
+
+    /// A process that finds the file open elsewhere reads what is there and adds to it.
+    @Test func aSecondProcessOpensTheFileAndSeesItsData() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        let store = try Store.open(path: path)
+        try Self.append(store, writer: 1)
+        #expect(Store.isOpenByAnyProcess(path: path))
+        await #expect(processExitsWith: .success) { [path = path as String] in
+            let store = try Store.open(path: path)
+            #expect(store.otherProcessesHaveTheFile)
+            guard try MultiProcessTests.count(store) == 1 else { exit(3) }
+            try MultiProcessTests.append(store, writer: 2)
+        }
+        #expect(try Self.count(store) == 2)
+        #expect(!store.otherProcessesHaveTheFile)
+    }
+
+    /// A lock file that is not ours, found while a process has the realm open, is refused with
+    /// its own error; found by the first process, it is replaced.
+    @Test func aForeignLockFileIsRefusedWhileTheRealmIsOpen() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        do {
+            // Another process in all but name: its own lock file descriptor and locks.
+            let other = try ProcessCoordination(path: path, readOnly: false)
+            other.finishedOpening()
+            let fd = open(path + ".lock", O_WRONLY)
+            #expect(fd >= 0)
+            #expect(pwrite(fd, "not a lock file", 15, 0) == 15)
+            close(fd)
+            #expect { try Store.open(path: path) } throws: { ($0 as? StorageError)?.code == .incompatibleLockFile }
+            withExtendedLifetime(other) {}
+        }
+        let store = try Store.open(path: path)
+        try store.verify()
+    }
+}
+
+/// A flag one thread sets and another polls.
+final class StopFlag: @unchecked Sendable {
+    // @unchecked: `value` is guarded by `lock`.
+    private let lock = Mutex()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+/// Runs blocking work on a thread of its own, off the cooperative pool.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            continuation.resume(with: Result { try body() })
+        }
+    }
+}

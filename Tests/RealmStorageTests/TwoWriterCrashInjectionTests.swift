@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+@testable import RealmStorage
+
+/// Power cuts at every sync of a workload two writers share. The writers are two stores on one
+/// file, each with its own lock file descriptor: to each other they are two processes (their
+/// file locks exclude each other), and every commit of one builds on a version the other
+/// wrote, with the free list and record it read from the file (Store+Process.swift). Both
+/// write through one simulated disk. Every post-crash image must recover, verify, and hold the
+/// acknowledged commits, or those and the commit in flight; then take a new commit.
+@Suite struct TwoWriterCrashInjectionTests {
+    static let commits = 14
+    static let tableName = "Row"
+
+    /// The rows after `k` commits: commit i inserts row i and rewrites row i - 3 (so that every
+    /// commit frees space the other writer's allocator must learn about).
+    static func expected(afterCommits k: Int) -> [[Value]] {
+        (0..<k).map { j in
+            let rewritten = j + 3 < k
+            return [.int(Int64(j)), .int(Int64(j % 2)), .string(rewritten ? "rewritten \(j) " + String(repeating: "r", count: j * 37) : "row \(j)")]
+        }
+    }
+
+    static func run(crashingAt n: Int, path: String) throws -> (state: CrashSimulatingFile.CrashState, acknowledged: Int)? {
+        let box = WrappedFileBox<CrashSimulatingFile>()
+        let limits = TreeLimits(leafCapacity: 4, innerCapacity: 4)
+        let first = try Store(path: path, options: StoreOptions(limits: limits, fileWrapper: box.wrapper {
+            CrashSimulatingFile(wrapping: $0, crashAtSync: n)
+        }))
+        let disk = try #require(box.file)
+        let second = try Store(path: path, options: StoreOptions(limits: limits, fileWrapper: { _ in disk }))
+        #expect(second.otherProcessesHaveTheFile)
+        let stores = [first, second]
+        var acknowledged = 0
+        for i in 0..<commits {
+            do {
+                let transaction = try stores[i % 2].beginWrite()
+                let table = try transaction.table(named: tableName)?.key ?? transaction.createTable(tableName, columns: MultiProcessTests.columns)
+                try transaction.insert(table, key: ObjectKey(Int64(i)), values: [.int(Int64(i)), .int(Int64(i % 2)), .string("row \(i)")])
+                if i >= 3 {
+                    try transaction.set(table, ObjectKey(Int64(i - 3)), ColumnKey(2),
+                                        .string("rewritten \(i - 3) " + String(repeating: "r", count: (i - 3) * 37)))
+                }
+                _ = try transaction.commit()
+                acknowledged += 1
+            } catch {
+                break
+            }
+        }
+        guard let state = disk.crashState else { return nil }
+        #expect(acknowledged == n - 1, "commit i is made durable by sync i + 1")
+        return (state, acknowledged)
+    }
+
+    static func rows(_ store: Store) throws -> [[Value]] {
+        guard let view = try store.beginRead().table(named: tableName) else { return [] }
+        var rows: [[Value]] = []
+        try view.forEachRow { (row) throws(StorageError) -> Bool in
+            rows.append(try row.values())
+            return true
+        }
+        return rows
+    }
+
+    @Test func everyCrashRecoversTheAcknowledgedCommits() throws {
+        let directory = TemporaryDirectory()
+        var crashes = 0
+        for n in 1...(Self.commits + 1) {
+            guard let (state, k) = try Self.run(crashingAt: n, path: directory.path("work-\(n).realm")) else { continue }
+            crashes += 1
+            let policies = CrashInjectionTests.policies(for: state, seed: 0x2_3417E5 &+ UInt64(n), randomCount: 6)
+            for (i, policy) in policies.enumerated() {
+                let image = state.image(policy)
+                let path = directory.path("image-\(n)-\(i).realm")
+                let context = "crash at sync \(n), policy \(policy): \(image.fateSummary)"
+                do {
+                    try image.write(to: path)
+                    let store = try Store.open(path: path, options: StoreOptions(create: false))
+                    try store.verify()
+                    let recovered = try Self.rows(store)
+                    let before = Self.expected(afterCommits: k), after = Self.expected(afterCommits: k + 1)
+                    if image.commitArrived {
+                        #expect(recovered == after, "everything arrived, so the commit in flight must be recovered; \(context)")
+                    } else if !image.slotArrived {
+                        #expect(recovered == before, "the slot did not arrive, so the acknowledged commits must be recovered; \(context)")
+                    } else {
+                        #expect(recovered == before || recovered == after, "recovered \(recovered.count) rows; \(context)")
+                    }
+                    try MultiProcessTests.append(store, writer: 3)
+                    try store.verify()
+                } catch {
+                    Issue.record("the recovered file failed: \(error); \(context)")
+                }
+                try? FileManager.default.removeItem(atPath: path)
+                try? FileManager.default.removeItem(atPath: path + ".lock")
+            }
+        }
+        #expect(crashes == Self.commits, "every sync of the workload must have been crashed once")
+    }
+}
