@@ -162,6 +162,11 @@ extension Store {
     /// 6% of growth while leaving at most that much unused at its end.
     private func growFile(to needed: UInt64) throws(StorageError) {
         guard needed > physicalSize else { return }
+        // Another process may have grown it since (a commit of its that failed): never shrink.
+        if coordination != nil {
+            physicalSize = max(physicalSize, try file.size())
+            guard needed > physicalSize else { return }
+        }
         let step = min(max(physicalSize / 16, 64 << 10), 16 << 20)
         let size = (max(needed, physicalSize + step) + 4095) & ~4095
         try file.setSize(size)
