@@ -281,6 +281,42 @@ import Darwin
 
     // MARK: Opening
 
+    /// A process that opens the file while another has written a commit but not yet synced
+    /// it (its root slot is in the file) starts from the durable version: that commit may
+    /// still fail, and then it never existed. Two stores in one process stand in for the two
+    /// processes (each has its own lock file descriptor).
+    @Test func anOpenerBesideAnUnsyncedCommitStartsFromTheDurableVersion() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        let box = WrappedFileBox<GatedSyncFile>()
+        let writer = try Store(path: path, options: StoreOptions(fileWrapper: box.wrapper { GatedSyncFile(wrapping: $0) }))
+        let gate = try #require(box.file)
+        func commitRow(_ id: Int64) throws -> DurabilityWaiter {
+            let transaction = try writer.beginWrite()
+            let table = try transaction.table(named: Self.tableName)?.key ?? transaction.createTable(Self.tableName, columns: Self.columns)
+            try transaction.insert(table, key: ObjectKey(id), values: [.int(id), .int(1), .string(Self.payload(id))])
+            let waiter = DurabilityWaiter()
+            try transaction.commit(then: waiter.deliver)
+            return waiter
+        }
+        let first = try commitRow(0)
+        gate.waitForSyncAtGate()
+        gate.open()
+        _ = try first.wait()
+        let second = try commitRow(1)
+        gate.waitForSyncAtGate()  // its root slot is written; the sync waits
+        gate.fail(sync: 2)
+        let other = try Store(path: path, options: StoreOptions())
+        #expect(try Self.count(other) == 1, "the commit not yet durable was taken for the newest version")
+        gate.open()
+        gate.open()  // for the sync after the failed one, which clears the slot it wrote
+        #expect(throws: StorageError.self) { try second.wait() }
+        #expect(try Self.count(other) == 1)
+        try Self.append(other, writer: 2)
+        #expect(try Self.rows(other.beginRead()).map { $0[1] } == [.int(1), .int(2)])
+        try other.verify()
+    }
+
     /// A process that finds the file open elsewhere reads what is there and adds to it.
     @Test func aSecondProcessOpensTheFileAndSeesItsData() async throws {
         let directory = TemporaryDirectory()

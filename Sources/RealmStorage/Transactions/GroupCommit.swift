@@ -69,11 +69,12 @@ extension Store {
     /// `floor`: every version from it on is pinned by a reader in another process.
     func groupPins(for transaction: WriteTransaction) throws(StorageError)
         -> (pins: [UInt64], carried: [RecordedExtent], durable: UInt64, floor: UInt64) {
-        // Loaded after this process last published a durable version (ProcessCoordination.swift).
-        let floor = coordination?.othersFloor() ?? .max
-        return try stateLock.withLock { () throws(StorageError) in
+        try stateLock.withLock { () throws(StorageError) in
             try checkLineage(transaction.lineage)
             let durable = committed.slot.version.value
+            // Loaded after the durable version they protect was published, under the lock that
+            // publishing takes (the reader table's argument, ProcessCoordination.swift).
+            let floor = coordination?.othersFloor() ?? .max
             var pins = registry.pinned(including: committed.slot.version)
             let lowest = min(group.unsynced.map(\.coveredFrom).min() ?? durable, group.durableCoveredFrom)
             let newest = transaction.base.slot.version.value

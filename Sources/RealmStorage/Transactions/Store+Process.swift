@@ -40,7 +40,7 @@ extension Store {
             try coordination.lockWriter()
             try lockedForWriting()
         } catch {
-            stateLock.withLock { processHold.writers -= 1 }
+            abandonProcessHold()
             throw error
         }
     }
@@ -65,8 +65,17 @@ extension Store {
             }
             try lockedForWriting()
         } catch {
-            stateLock.withLock { processHold.writers -= 1 }
+            abandonProcessHold()
             throw error
+        }
+    }
+
+    /// After a failed `enterWrite`: the lock goes again if it was taken (the catch-up failed),
+    /// so that the next writer takes it and catches up afresh.
+    private func abandonProcessHold() {
+        stateLock.withLock {
+            processHold.writers -= 1
+            unlockProcessIfIdle()
         }
     }
 
@@ -111,10 +120,25 @@ extension Store {
         }
         // Only another process makes the file's newest version newer than this one's own.
         guard slot.version.value > known else { return }
+        try adopt(slot, index: index, over: current.mapping)
+    }
+
+    /// For a store opened beside other processes: recovery takes the newest slot that
+    /// verifies, which may hold a commit another process has written but not yet made durable
+    /// (its sync may still fail). This process starts from the version the lock file names
+    /// durable instead. Called at the end of `init`, while every version counts as pinned.
+    func startFromPublishedDurable() throws(StorageError) {
+        guard let durable = coordination?.durableVersion, durable != 0, durable != committed.slot.version.value,
+              let (slot, index) = Self.slot(holding: VersionID(durable), in: committed.mapping) else { return }
+        try adopt(slot, index: index, over: committed.mapping)
+    }
+
+    /// Makes the version in `slot` the newest committed one and the allocator's base.
+    private func adopt(_ slot: RootSlot, index: Int, over mapping: Mapping) throws(StorageError) {
         // Not read for every commit: a stat per commit made each sync write the inode too
         // (W2 -20%). Growth by another process without a commit is caught in `growFile`.
         physicalSize = try file.size()
-        let loaded = try load(slot, index: index, over: current.mapping)
+        let loaded = try load(slot, index: index, over: mapping)
         let free: FreeSpace
         let depth: UInt32
         do throws(StorageError) {
@@ -125,7 +149,7 @@ extension Store {
             throw StorageError(.fileCorrupted, "version \(slot.version), written by another process: \(error.message)", path: path)
         }
         stateLock.withLock {
-            if committed.slot.version < slot.version { committed = loaded }
+            committed = loaded
             committedFreeBytes = free.freeBytes
             group.durableFree = free
             group.durableFreeVersion = slot.version.value
@@ -161,6 +185,23 @@ extension Store {
         return stateLock.withLock {
             if committed.slot.version < version { committed = loaded }
             return committed.slot.version == version ? committed : loaded
+        }
+    }
+
+    /// `catchUpForReading` with the header's newest slot in place of the lock file's durable
+    /// version: pinned, then found still the newest, then loaded.
+    func catchUpToNewestSlot() -> Committed? {
+        let current = stateLock.withLock { committed }
+        guard let (slot, index) = Self.newestSlot(in: current.mapping) else { return nil }
+        registry.pin(slot.version)
+        guard let (again, _) = Self.newestSlot(in: current.mapping), again.version == slot.version,
+              let loaded = try? load(slot, index: index, over: current.mapping) else {
+            registry.unpin(slot.version)
+            return nil
+        }
+        return stateLock.withLock {
+            if committed.slot.version < slot.version { committed = loaded }
+            return loaded
         }
     }
 

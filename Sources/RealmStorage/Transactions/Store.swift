@@ -121,6 +121,7 @@ package final class Store: @unchecked Sendable {
                            durableCoveredFrom: recovered.coveredFrom)
         committedFreeBytes = recovered.free.freeBytes
         physicalSize = recovered.physicalSize
+        if !alone { try startFromPublishedDurable() }
     }
 
     /// Creates an empty realm atomically: written and synced under a temporary name, then
@@ -163,14 +164,18 @@ package final class Store: @unchecked Sendable {
                 return committed
             }
             // Loaded after the pin was published (ProcessCoordination.swift).
-            guard let durable = coordination?.durableVersion, durable > snapshot.slot.version.value, attempts < 100 else {
+            guard let durable = coordination?.durableVersion, durable > snapshot.slot.version.value else {
                 return ReadTransaction(store: self, slot: snapshot.slot, top: snapshot.top, mapping: snapshot.mapping)
             }
             registry.unpin(snapshot.slot.version)
             attempts += 1
-            if let newer = catchUpForReading(durable) {
+            // Commits in a tight stream can move the durable version on between pin and check
+            // again and again; a lock file whose durable version names no root slot (left by a
+            // process that replaced the file) never settles. Both end in the header's newest.
+            if let newer = attempts > 1_000 ? catchUpToNewestSlot() : catchUpForReading(durable) {
                 return ReadTransaction(store: self, slot: newer.slot, top: newer.top, mapping: newer.mapping)
             }
+            if attempts > 100 { usleep(50) }
         }
     }
 
