@@ -28,19 +28,23 @@ import Darwin
     @discardableResult
     static func append(_ store: Store, writer: Int64) throws -> Int64 {
         let transaction = try store.beginWrite()
-        let table = try transaction.table(named: tableName)?.key ?? transaction.createTable(tableName, columns: columns)
-        let id = Int64(try transaction.table(table).count())
-        try transaction.insert(table, key: ObjectKey(id), values: [.int(id), .int(writer), .string(payload(id))])
+        let id = try appendNext(transaction, writer: writer)
         try transaction.commit()
         return id
     }
 
     static func appendAsync(_ store: Store, writer: Int64) async throws {
         let transaction = try await store.beginWriteAsync()
+        try appendNext(transaction, writer: writer)
+        try await transaction.commitAsync()
+    }
+
+    @discardableResult
+    static func appendNext(_ transaction: WriteTransaction, writer: Int64) throws -> Int64 {
         let table = try transaction.table(named: tableName)?.key ?? transaction.createTable(tableName, columns: columns)
         let id = Int64(try transaction.table(table).count())
         try transaction.insert(table, key: ObjectKey(id), values: [.int(id), .int(writer), .string(payload(id))])
-        try await transaction.commitAsync()
+        return id
     }
 
     static func count(_ store: Store) throws -> Int {
@@ -154,10 +158,7 @@ import Darwin
         await #expect(processExitsWith: .success) { [path = path as String, began = began as String] in
             let store = try Store.open(path: path)
             let transaction = try store.beginWrite()
-            let table = try transaction.table(named: MultiProcessTests.tableName)?.key
-                ?? transaction.createTable(MultiProcessTests.tableName, columns: MultiProcessTests.columns)
-            let id = Int64(try transaction.table(table).count())
-            try transaction.insert(table, key: ObjectKey(id), values: [.int(id), .int(2), .string(MultiProcessTests.payload(id))])
+            try MultiProcessTests.appendNext(transaction, writer: 2)
             MultiProcessTests.touch(began)
             usleep(300_000)
             try transaction.commit()
@@ -182,14 +183,7 @@ import Darwin
         let before = try Self.rows(reader)
         await #expect(processExitsWith: .success) { [path = path as String] in
             let store = try Store.open(path: path)
-            for round in 1...25 {
-                let transaction = try store.beginWrite()
-                let table = try #require(try transaction.table(named: MultiProcessTests.tableName)).key
-                for id in Int64(0)..<400 {
-                    try transaction.set(table, ObjectKey(id), ColumnKey(2), .string(MultiProcessTests.payload(id, round: round)))
-                }
-                try transaction.commit()
-            }
+            for round in 1...25 { try MultiProcessTests.rewrite(store, round: round) }
         }
         #expect(try Self.rows(reader) == before, "the parent's version changed under it")
         let after = try Self.rows(store.beginRead())
@@ -293,8 +287,7 @@ import Darwin
         let gate = try #require(box.file)
         func commitRow(_ id: Int64) throws -> DurabilityWaiter {
             let transaction = try writer.beginWrite()
-            let table = try transaction.table(named: Self.tableName)?.key ?? transaction.createTable(Self.tableName, columns: Self.columns)
-            try transaction.insert(table, key: ObjectKey(id), values: [.int(id), .int(1), .string(Self.payload(id))])
+            #expect(try Self.appendNext(transaction, writer: 1) == id)
             let waiter = DurabilityWaiter()
             try transaction.commit(then: waiter.deliver)
             return waiter

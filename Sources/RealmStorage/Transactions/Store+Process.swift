@@ -182,10 +182,7 @@ extension Store {
             registry.unpin(version)
             return nil
         }
-        return stateLock.withLock {
-            if committed.slot.version < version { committed = loaded }
-            return committed.slot.version == version ? committed : loaded
-        }
+        return installForReading(loaded)
     }
 
     /// `catchUpForReading` with the header's newest slot in place of the lock file's durable
@@ -199,10 +196,16 @@ extension Store {
             registry.unpin(slot.version)
             return nil
         }
-        return stateLock.withLock {
-            if committed.slot.version < slot.version { committed = loaded }
-            return loaded
+        return installForReading(loaded)
+    }
+
+    /// Makes a version a reader loaded (and pinned) the newest committed one, unless a newer
+    /// one got there first.
+    private func installForReading(_ loaded: Committed) -> Committed {
+        stateLock.withLock {
+            if committed.slot.version < loaded.slot.version { committed = loaded }
         }
+        return loaded
     }
 
     // MARK: The root slots
