@@ -54,13 +54,8 @@ enum Recovery {
                 continue
             }
             do throws(StorageError) {
-                let limit = candidate.slot.logicalSize
-                let top = try TopState.decode(try NodeView(ref: candidate.slot.topRef, mapping: mapping.base, limit: limit, expecting: .top))
-                guard top.version == candidate.slot.version else {
-                    throw StorageError(.fileCorrupted, "top node of \(candidate.slot.version) claims \(top.version)")
-                }
-                let free = try FreeSpace.decode(try NodeView(ref: candidate.slot.freeListRef, mapping: mapping.base, limit: limit, expecting: .freeList),
-                                                logicalSize: limit)
+                let top = try decodeTop(of: candidate.slot, mapping: mapping)
+                let free = try decodeFreeSpace(of: candidate.slot, mapping: mapping)
                 return Result(slot: candidate.slot, slotIndex: candidate.index, top: top, free: free, mapping: mapping,
                               physicalSize: size, refusedNewerSlot: !reasons.isEmpty,
                               coveredFrom: candidate.slot.version.value - min(UInt64(depth), candidate.slot.version.value))
@@ -77,6 +72,21 @@ enum Recovery {
         var length = 1 << 30
         while UInt64(length) < size * 2 { length *= 2 }
         return length
+    }
+
+    /// The top node of the version `slot` names (also for versions other processes wrote).
+    static func decodeTop(of slot: RootSlot, mapping: Mapping) throws(StorageError) -> TopState {
+        let top = try TopState.decode(try NodeView(ref: slot.topRef, mapping: mapping.base, limit: slot.logicalSize, expecting: .top))
+        guard top.version == slot.version else {
+            throw StorageError(.fileCorrupted, "top node of \(slot.version) claims \(top.version)")
+        }
+        return top
+    }
+
+    /// The free list of the version `slot` names.
+    static func decodeFreeSpace(of slot: RootSlot, mapping: Mapping) throws(StorageError) -> FreeSpace {
+        try FreeSpace.decode(try NodeView(ref: slot.freeListRef, mapping: mapping.base, limit: slot.logicalSize, expecting: .freeList),
+                             logicalSize: slot.logicalSize)
     }
 
     /// How many versions back the commit record of `slot` reaches, without checking its extents

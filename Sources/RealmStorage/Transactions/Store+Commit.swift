@@ -79,10 +79,7 @@ extension Store {
         if commit.data.capacity <= 64 << 20 { commitBuffer = commit.data }
         try growFile(to: commit.slot.logicalSize)
         try commit.writeNodes(to: file)
-        var mapping = prepared.base.mapping
-        if commit.slot.logicalSize > UInt64(mapping.length) {
-            mapping = try file.map(length: Recovery.reservation(for: commit.slot.logicalSize))
-        }
+        let mapping = try self.mapping(prepared.base.mapping, covering: commit.slot.logicalSize)
         let state = Committed(slot: commit.slot, slotIndex: -1, top: prepared.top, mapping: mapping)
         let finish: @Sendable (Result<VersionID, StorageError>) -> Void
         if groupable {
@@ -155,6 +152,12 @@ extension Store {
                 done(.failure(failure))
             }
         }
+    }
+
+    /// `mapping`, or a larger one when it does not reach `size` (older mappings stay valid for
+    /// the versions that read through them).
+    func mapping(_ mapping: Mapping, covering size: UInt64) throws(StorageError) -> Mapping {
+        size > UInt64(mapping.length) ? try file.map(length: Recovery.reservation(for: size)) : mapping
     }
 
     /// Grows the file ahead of need, so that steady writes do not resize it every commit.

@@ -142,8 +142,7 @@ extension Store {
         let free: FreeSpace
         let depth: UInt32
         do throws(StorageError) {
-            free = try FreeSpace.decode(try NodeView(ref: slot.freeListRef, mapping: loaded.mapping.base, limit: slot.logicalSize,
-                                                     expecting: .freeList), logicalSize: slot.logicalSize)
+            free = try Recovery.decodeFreeSpace(of: slot, mapping: loaded.mapping)
             depth = try Recovery.recordDepth(slot, mapping: loaded.mapping)
         } catch {
             throw StorageError(.fileCorrupted, "version \(slot.version), written by another process: \(error.message)", path: path)
@@ -212,16 +211,9 @@ extension Store {
 
     /// Decodes the version a root slot names, mapping more of the file when it has grown.
     private func load(_ slot: RootSlot, index: Int, over mapping: Mapping) throws(StorageError) -> Committed {
-        var mapping = mapping
-        if slot.logicalSize > UInt64(mapping.length) {
-            mapping = try file.map(length: Recovery.reservation(for: slot.logicalSize))
-        }
+        let mapping = try self.mapping(mapping, covering: slot.logicalSize)
         do throws(StorageError) {
-            let top = try TopState.decode(try NodeView(ref: slot.topRef, mapping: mapping.base, limit: slot.logicalSize, expecting: .top))
-            guard top.version == slot.version else {
-                throw StorageError(.fileCorrupted, "top node of \(slot.version) claims \(top.version)")
-            }
-            return Committed(slot: slot, slotIndex: index, top: top, mapping: mapping)
+            return Committed(slot: slot, slotIndex: index, top: try Recovery.decodeTop(of: slot, mapping: mapping), mapping: mapping)
         } catch {
             throw StorageError(.fileCorrupted, "version \(slot.version), written by another process: \(error.message)", path: path)
         }
