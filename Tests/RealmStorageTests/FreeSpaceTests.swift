@@ -57,8 +57,39 @@ import Testing
         #expect(space.allocate(64) == 1_000)      // the only extent that fits
         #expect(space.allocate(32) == 1_064)      // goes on there, though 3,000 fits better
         #expect(space.allocate(128) == 10_000)    // 104 bytes left there: too small; none fits
-        #expect(space.allocate(40) == 3_000)      // nothing free after the end: best fit again
-        #expect(space.extents.map(\.offset) == [1_096])
+        #expect(space.allocate(40) == 10_128)     // goes on at the end, though 3,000 fits
+        #expect(space.extents.map(\.offset) == [1_096, 3_000])
+        space.releaseUnreachable(pinned: [])      // the next commit: best fit again
+        #expect(space.allocate(40) == 3_000)
+    }
+
+    @Test func aCommitsAllocationsFormOneRunWhereThePreviousCommitsWouldFit() {
+        var space = FreeSpace(extents: [], logicalSize: 100_000)
+        space.release(offset: 8_000, length: 1_000, firstVersion: 0, endVersion: 0)
+        space.release(offset: 20_000, length: 9_000, firstVersion: 0, endVersion: 0)
+        space.release(offset: 40_000, length: 6_000, firstVersion: 0, endVersion: 0)
+        space.releaseUnreachable(pinned: [])
+        // The first commit knows nothing of the next: the smallest extent of 4 KiB or more.
+        space.beginRun()
+        let first = [512, 256, 2_048, 64].map { space.allocate(UInt64($0)) }
+        #expect(first == [40_000, 40_512, 40_768, 42_816])
+        // 2,880 bytes last time: the next run wants 4,320 and fits neither 1,000 nor what is
+        // left at 42,880 (3,120), so it goes to 20,000 and stays there, although later
+        // pieces would fit the smaller extents.
+        space.releaseUnreachable(pinned: [])
+        space.beginRun()
+        let second = [1_000, 64, 2_000].map { space.allocate(UInt64($0)) }
+        #expect(second == [20_000, 21_000, 21_064])
+        // 3,064 bytes last time: 4,596 wanted, which only the rest at 23,064 (5,936) holds.
+        space.releaseUnreachable(pinned: [])
+        space.beginRun()
+        #expect(space.allocate(4_000) == 23_064)
+        // 4,000 bytes last time: nothing free holds 6,000, so the run starts at the end of the
+        // file and goes on there.
+        space.releaseUnreachable(pinned: [])
+        space.beginRun()
+        #expect(space.allocate(100) == 100_000)
+        #expect(space.allocate(100) == 100_100)
     }
 
     @Test func extentsAreReusedOnlyWhenNoPinnedVersionSeesThem() {

@@ -7,6 +7,10 @@
 //        1-object durable writes; the share of its rate the reader keeps.
 //
 //   swift run -c release --package-path Benchmarks ConcurrencySideBySide [--seconds N] [--tasks N] [--openrealm-only] [--only W2|W2g|W6]
+//
+// `--commits N` makes W2 stop after N commits instead of after the time, so that instruction
+// counts (`valgrind --tool=callgrind … --only W2 --openrealm-only --commits 5000`) compare
+// between builds.
 
 import EngineWorkloads
 import Foundation
@@ -29,7 +33,7 @@ enum Settings {
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
         while let argument = arguments.next() {
             switch argument {
-            case "--seconds", "--tasks", "--only": options[argument] = arguments.next()!
+            case "--seconds", "--tasks", "--only", "--commits": options[argument] = arguments.next()!
             case "--openrealm-only": options[argument] = "yes"
             default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
             }
@@ -40,6 +44,7 @@ enum Settings {
     static let taskCount = Int(options["--tasks"] ?? "64")!
     static let openRealmOnly = options["--openrealm-only"] != nil
     static let only = options["--only"]
+    static let commitLimit = options["--commits"].map { Int($0)! }
 }
 let duration = Settings.duration, taskCount = Settings.taskCount, openRealmOnly = Settings.openRealmOnly, only = Settings.only
 
@@ -74,6 +79,10 @@ func realmConfiguration(_ dir: URL) -> Realm.Configuration {
 
 func grdbPool(_ dir: URL) throws -> DatabasePool {
     var configuration = Configuration()
+    // A reader opening its connection can hold the file lock for a moment; without a timeout
+    // the writer's BEGIN IMMEDIATE then fails with SQLITE_BUSY (seen in W6), as a server
+    // developer would not leave it.
+    configuration.busyMode = .timeout(10)
     configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
     let pool = try DatabasePool(path: dir.appendingPathComponent("bench.sqlite").path, configuration: configuration)
     // Again on the writer: opening a pool sets `synchronous = NORMAL` after `prepareDatabase`
@@ -91,7 +100,7 @@ func w2OpenRealm() throws -> Double {
     let realm = try Realm(configuration: realmConfiguration(dir))
     var commits = 0
     let start = now()
-    while now() - start < Settings.duration {
+    while Settings.commitLimit.map({ commits < $0 }) ?? (now() - start < Settings.duration) {
         try realm.write { realm.add(person(commits)) }
         commits += 1
     }

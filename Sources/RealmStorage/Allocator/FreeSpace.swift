@@ -44,6 +44,9 @@ package struct FreeSpace: Equatable, Sendable {
     /// the next allocation continues there if it fits (see `allocate`). Not stored in the
     /// file, and not part of equality.
     private var cursor: UInt64?
+    /// Bytes allocated since `beginRun`: what the next commit expects to need. A hint, not
+    /// stored in the file.
+    private var runBytes: UInt64 = 0
 
     package static func == (a: FreeSpace, b: FreeSpace) -> Bool {
         a.extents == b.extents && a.logicalSize == b.logicalSize
@@ -72,6 +75,8 @@ package struct FreeSpace: Equatable, Sendable {
     /// on counts as pinned too: that is all a writer knows of readers in other processes
     /// (ProcessCoordination.swift).
     package mutating func releaseUnreachable(pinned: [UInt64], floor: UInt64 = .max) {
+        // A new commit's allocations start afresh (`beginRun`), not where the last one ended.
+        cursor = nil
         for i in extents.indices where !extents[i].isFreeForGood {
             if extents[i].endVersion <= floor && !Self.isPinned(pinned, from: extents[i].firstVersion, to: extents[i].endVersion) {
                 extents[i].firstVersion = 0
@@ -105,22 +110,44 @@ package struct FreeSpace: Equatable, Sendable {
         return low < pinned.count && pinned[low] < end
     }
 
+    /// Starts a commit's allocations. They go one after another from the start of the
+    /// smallest extent free for good that holds what the previous commit took and half as much
+    /// again, or else from the end of the file, so that the commit reaches the disk as one run
+    /// of bytes: a sync costs about 10 µs more for every separate run it writes (measured on
+    /// virtio and ext4: one run of 1 to 8 pages ~86 µs, 8 scattered pages ~142 µs).
+    package mutating func beginRun() {
+        let expected = max(runBytes + runBytes / 2, 4096)
+        runBytes = 0
+        var best = -1
+        for i in extents.indices where extents[i].isFreeForGood && extents[i].length >= expected {
+            if best < 0 || extents[i].length < extents[best].length { best = i }
+        }
+        cursor = best >= 0 ? extents[best].offset : logicalSize
+    }
+
     /// Takes `length` bytes (a multiple of 8): right after the previous allocation when the
-    /// extent there holds it (so that a commit's nodes, free list and record tend to lie
-    /// together and go out in fewer writes), else the best fit among the extents free for
-    /// good, else the end of the file.
+    /// extent there (or the end of the file) holds it, so that a commit's nodes, free list and
+    /// record lie together and go out in one write; else the best fit among the extents free
+    /// for good, else the end of the file.
     package mutating func allocate(_ length: UInt64) -> UInt64 {
         let offset = take(length)
         cursor = offset + length
+        runBytes += length
         return offset
     }
 
     private mutating func take(_ length: UInt64) -> UInt64 {
-        if let cursor, let i = extentIndex(at: cursor), extents[i].isFreeForGood, extents[i].length >= length {
-            extents[i].offset += length
-            extents[i].length -= length
-            if extents[i].length == 0 { extents.remove(at: i) }
-            return cursor
+        if let cursor {
+            if let i = extentIndex(at: cursor), extents[i].isFreeForGood, extents[i].length >= length {
+                extents[i].offset += length
+                extents[i].length -= length
+                if extents[i].length == 0 { extents.remove(at: i) }
+                return cursor
+            }
+            if cursor == logicalSize {
+                logicalSize += length
+                return cursor
+            }
         }
         var best = -1
         for i in extents.indices where extents[i].isFreeForGood && extents[i].length >= length {
@@ -165,7 +192,7 @@ package struct FreeSpace: Equatable, Sendable {
             w.u64(e.offset); w.u64(e.length); w.u64(e.firstVersion); w.u64(e.endVersion)
         }
         precondition(w.count <= size, "free list grew after its node was reserved")
-        w.raw(repeatElement(0, count: size - w.count))
+        w.zeros(size - w.count)
         return w.finish(kind: .freeList, version: version)
     }
 

@@ -217,7 +217,7 @@ package enum ClusterFormat: TreeFormat {
         w.u32(UInt32(leaf.count))
         w.u32(UInt32(specs.count))
         let offsetsAt = w.count
-        w.raw(repeatElement(0, count: NodeLayout.aligned(specs.count * 4)))
+        w.zeros(NodeLayout.aligned(specs.count * 4))
         PackedInts.write(leaf.keys, to: &w)
         for (c, spec) in specs.enumerated() where !spec.removed {
             w.patchU32(at: offsetsAt + c * 4, UInt32(w.count))

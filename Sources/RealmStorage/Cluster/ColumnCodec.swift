@@ -90,7 +90,7 @@ package enum ColumnCodec {
                 switch v {
                 case .decimal(let x), .uuid(let x): w.u64(x.a); w.u64(x.b)
                 case .objectId(let x): w.u64(x.a); w.u32(UInt32(truncatingIfNeeded: x.b))
-                default: w.raw(repeatElement(0, count: width))
+                default: w.zeros(width)
                 }
             }
             w.padToAlignment()

@@ -164,7 +164,7 @@ package struct PackedInts {
         writer.i64(minimum)
         let size = dataSize(count: values.count, width: width)
         let start = writer.count
-        writer.raw(repeatElement(0, count: size))
+        writer.zeros(size)
         guard width > 0 else { return }
         writer.withBody(from: start) { out in
             var i = 0

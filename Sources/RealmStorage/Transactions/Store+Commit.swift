@@ -39,6 +39,7 @@ extension Store {
         try release(base.slot.commitRecordRef, .commitRecord)
         if transaction.newSchemaBlob != nil { try release(top.schemaBlob, .blob) }
         writer.free.releaseUnreachable(pinned: pins, floor: floor)
+        writer.free.beginRun()
 
         // 2. The changed trees, bottom-up.
         for (key, state) in transaction.states {
