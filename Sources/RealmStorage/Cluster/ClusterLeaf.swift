@@ -24,16 +24,33 @@ package enum ListCell {
 }
 
 /// A changed cluster leaf.
+///
+/// Its arrays change only through the methods below, so that the leaf knows which of its rows
+/// still equal those of the node it was decoded from or last encoded to (`source`): encoding
+/// then copies what did not change from that node instead of encoding it again
+/// (ClusterLeaf+Reuse.swift).
 package final class ClusterLeaf: TreeLeafBuffer {
     // @exclusivity(unchecked): buffers are confined to their write transaction's thread, and
     // the dynamic checks cost more than the edits on the insert path (measured with callgrind).
-    @exclusivity(unchecked) package var keys: [Int64]
+    @exclusivity(unchecked) package private(set) var keys: [Int64]
     /// Per column, the values of scalar columns (empty for list columns).
-    @exclusivity(unchecked) package var columns: [[Value]]
+    @exclusivity(unchecked) package private(set) var columns: [[Value]]
     /// Per column, the lists of list columns (empty for scalar columns).
-    @exclusivity(unchecked) package var lists: [[ListCell]]
+    @exclusivity(unchecked) package private(set) var lists: [[ListCell]]
     @exclusivity(unchecked) package var byteEstimate: Int
     @exclusivity(unchecked) package var appendedAtEnd = false
+    /// The committed node whose rows this buffer still partly holds, if any.
+    @exclusivity(unchecked) package private(set) var source: SourceRows?
+
+    /// A committed node and how much of it a buffer still holds unchanged: its first
+    /// `keyRows` keys and, per column, its first `columnRows[c]` rows.
+    package struct SourceRows {
+        package let ref: Ref
+        /// Objects in the node.
+        package let count: Int
+        package fileprivate(set) var keyRows: Int
+        package fileprivate(set) var columnRows: [Int]
+    }
 
     package init(keys: [Int64], columns: [[Value]], lists: [[ListCell]], byteEstimate: Int) {
         self.keys = keys
@@ -49,6 +66,60 @@ package final class ClusterLeaf: TreeLeafBuffer {
 
     package var count: Int { keys.count }
     package var firstKey: Int64? { keys.first }
+
+    /// Records that this buffer holds exactly the rows of the node at `ref` (just decoded
+    /// from it, or just encoded to it), except the columns in `absent` (the node has no block
+    /// for them: they were added after it was written).
+    package func matchSource(_ ref: Ref, absent: [Int] = []) {
+        var rows = Array(repeating: keys.count, count: columns.count)
+        for c in absent { rows[c] = 0 }
+        source = SourceRows(ref: ref, count: keys.count, keyRows: keys.count, columnRows: rows)
+    }
+
+    /// Rows from `row` on change in every column: the keys, values and lists arrays are
+    /// `body`'s to edit (inserts and deletes).
+    @inline(__always)
+    package func editRows<R, E: Error>(from row: Int, _ body: (inout [Int64], inout [[Value]], inout [[ListCell]]) throws(E) -> R) throws(E) -> R {
+        if source != nil { sourceChanged(from: row, column: nil) }
+        return try body(&keys, &columns, &lists)
+    }
+
+    /// Sets the value of scalar column `c` at `row`.
+    package func setValue(_ value: Value, column c: Int, row: Int) {
+        if source != nil { sourceChanged(from: row, column: c) }
+        columns[c][row] = value
+    }
+
+    /// Sets the list of list column `c` at `row`.
+    package func setList(_ cell: ListCell, column c: Int, row: Int) {
+        if source != nil { sourceChanged(from: row, column: c) }
+        lists[c][row] = cell
+    }
+
+    /// A column added to the table: every object gets `values` (scalar) or `cells` (list).
+    package func addColumn(values: [Value], cells: [ListCell]) {
+        columns.append(values)
+        lists.append(cells)
+        source?.columnRows.append(0)
+    }
+
+    /// A column removed from the table: its values go.
+    package func dropColumn(_ c: Int) {
+        columns[c] = []
+        lists[c] = []
+        source?.columnRows[c] = 0
+    }
+
+    private func sourceChanged(from row: Int, column: Int?) {
+        guard var rows = source else { return }
+        if let column {
+            rows.columnRows[column] = min(rows.columnRows[column], row)
+        } else {
+            rows.keyRows = min(rows.keyRows, row)
+            for c in rows.columnRows.indices { rows.columnRows[c] = min(rows.columnRows[c], row) }
+        }
+        source = rows
+    }
 
     /// The index of `key`, or where it would be inserted.
     package func position(of key: Int64) -> (index: Int, found: Bool) {
@@ -67,9 +138,11 @@ package final class ClusterLeaf: TreeLeafBuffer {
                                 columns: columns.map { $0.isEmpty ? [] : Array($0[index...]) },
                                 lists: lists.map { $0.isEmpty ? [] : Array($0[index...]) },
                                 byteEstimate: 64)
-        keys.removeSubrange(index...)
-        for c in columns.indices where !columns[c].isEmpty { columns[c].removeSubrange(index...) }
-        for c in lists.indices where !lists[c].isEmpty { lists[c].removeSubrange(index...) }
+        editRows(from: index) { keys, columns, lists in
+            keys.removeSubrange(index...)
+            for c in columns.indices where !columns[c].isEmpty { columns[c].removeSubrange(index...) }
+            for c in lists.indices where !lists[c].isEmpty { lists[c].removeSubrange(index...) }
+        }
         right.recomputeEstimate()
         recomputeEstimate()
         return right
@@ -82,6 +155,7 @@ package final class ClusterLeaf: TreeLeafBuffer {
     }
 
     package func absorb(_ other: ClusterLeaf) {
+        // Appends: the rows this leaf holds stay as they were.
         keys += other.keys
         for c in columns.indices { columns[c] += other.columns[c] }
         for c in lists.indices { lists[c] += other.lists[c] }
@@ -170,9 +244,10 @@ package enum ClusterFormat: TreeFormat {
     package static func decodeLeaf(_ node: NodeView, _ context: TreeContext) throws(StorageError) -> ClusterLeaf {
         let view = try ClusterLeafView(node)
         let specs = context.columns
-        let leaf = ClusterLeaf(keys: view.keys.toArray(), columns: Array(repeating: [], count: specs.count),
-                               lists: Array(repeating: [], count: specs.count), byteEstimate: 64 + view.count * 8)
-        var estimate = leaf.byteEstimate
+        var columns = [[Value]](repeating: [], count: specs.count)
+        var lists = [[ListCell]](repeating: [], count: specs.count)
+        var absent: [Int] = []
+        var estimate = 64 + view.count * 8
         for (c, spec) in specs.enumerated() {
             if spec.removed {
                 // The leaf is about to be rewritten without this column: its lists go now.
@@ -183,25 +258,37 @@ package enum ClusterFormat: TreeFormat {
             }
             if spec.isList {
                 if let refs = try view.listRefs(c) {
-                    leaf.lists[c] = (0..<view.count).map { .clean(refs.ref($0)) }
+                    lists[c] = (0..<view.count).map { .clean(refs.ref($0)) }
                 } else {
-                    leaf.lists[c] = Array(repeating: .clean(.none), count: view.count)
+                    lists[c] = Array(repeating: .clean(.none), count: view.count)
+                    absent.append(c)
                 }
                 estimate += view.count * 8
             } else if let column = try view.column(c, spec.type) {
                 let values = try column.values()
                 for v in values { estimate += ClusterLeaf.estimate(v) }
-                leaf.columns[c] = values
+                columns[c] = values
             } else {
-                leaf.columns[c] = Array(repeating: Value.defaultValue(for: spec.type, nullable: spec.nullable), count: view.count)
+                columns[c] = Array(repeating: Value.defaultValue(for: spec.type, nullable: spec.nullable), count: view.count)
+                absent.append(c)
                 estimate += view.count * 9
             }
         }
-        leaf.byteEstimate = estimate
+        let leaf = ClusterLeaf(keys: view.keys.toArray(), columns: columns, lists: lists, byteEstimate: estimate)
+        leaf.matchSource(node.ref, absent: absent)
         return leaf
     }
 
     package static func encodeLeaf(_ leaf: ClusterLeaf, _ context: TreeContext, _ sink: NodeSink) throws(StorageError) -> Ref {
+        try encodeLeaf(leaf, context, sink, reusingSource: true)
+    }
+
+    package static func encodeLeafInFull(_ leaf: ClusterLeaf, _ context: TreeContext, _ sink: NodeSink) throws(StorageError) -> Ref {
+        try encodeLeaf(leaf, context, sink, reusingSource: false)
+    }
+
+    private static func encodeLeaf(_ leaf: ClusterLeaf, _ context: TreeContext, _ sink: NodeSink,
+                                   reusingSource: Bool) throws(StorageError) -> Ref {
         let specs = context.columns
         // Lists first: the leaf refers to them.
         var listRefs = [[Ref]](repeating: [], count: specs.count)
@@ -213,26 +300,56 @@ package enum ClusterFormat: TreeFormat {
                 }
             }
         }
+        let source = reusingSource ? leaf.source.flatMap { LeafSource($0, context) } : nil
         var w = NodeWriter(capacity: leaf.byteEstimate + specs.count * 32)
-        w.u32(UInt32(leaf.count))
-        w.u32(UInt32(specs.count))
-        let offsetsAt = w.count
-        w.zeros(NodeLayout.aligned(specs.count * 4))
-        PackedInts.write(leaf.keys, to: &w)
-        for (c, spec) in specs.enumerated() where !spec.removed {
-            w.patchU32(at: offsetsAt + c * 4, UInt32(w.count))
-            if spec.isList {
-                ColumnCodec.writeListRefs(listRefs[c], to: &w)
-            } else {
-                ColumnCodec.write(leaf.columns[c], type: spec.type, to: &w)
-            }
+        let reused = writeBody(leaf, specs, listRefs, reusing: source, to: &w)
+        context.written?.reusedBlocks += reused
+        #if DEBUG
+        if source != nil {
+            var full = NodeWriter(capacity: leaf.byteEstimate + specs.count * 32)
+            writeBody(leaf, specs, listRefs, reusing: nil, to: &full)
+            precondition(full.bytes == w.bytes, "a cluster leaf encoded from its source node \(source!.rows.ref) differs from its full encoding")
         }
+        #endif
         guard w.count <= NodeLayout.maxLength else {
             throw StorageError(.valueTooLarge, "a cluster leaf would exceed 4 GiB")
         }
         let consecutive = !leaf.keys.isEmpty && leaf.keys[leaf.keys.count - 1] &- leaf.keys[0] == Int64(leaf.keys.count - 1)
         return try sink.place(w.finish(kind: .clusterLeaf, version: sink.version,
                                        flags: consecutive ? ClusterLeafView.consecutiveKeysFlag : 0))
+    }
+
+    /// Everything of the leaf node after its header: blocks whose rows did not change since
+    /// `source` are copied from it or extended (ClusterLeaf+Reuse.swift), the rest encoded.
+    /// Returns how many blocks (keys included) came from the source.
+    @discardableResult
+    private static func writeBody(_ leaf: ClusterLeaf, _ specs: [ColumnSpec], _ listRefs: [[Ref]],
+                                  reusing source: LeafSource?, to w: inout NodeWriter) -> Int {
+        var reused = 0
+        w.u32(UInt32(leaf.count))
+        w.u32(UInt32(specs.count))
+        let offsetsAt = w.count
+        w.zeros(NodeLayout.aligned(specs.count * 4))
+        if source?.writeKeys(leaf, to: &w) == true {
+            reused += 1
+        } else {
+            PackedInts.write(leaf.keys, to: &w)
+        }
+        for (c, spec) in specs.enumerated() where !spec.removed {
+            w.patchU32(at: offsetsAt + c * 4, UInt32(w.count))
+            if spec.isList {
+                if source?.writeListRefs(c, listRefs[c], to: &w) == true {
+                    reused += 1
+                } else {
+                    ColumnCodec.writeListRefs(listRefs[c], to: &w)
+                }
+            } else if source?.writeColumn(c, spec.type, leaf.columns[c], to: &w) == true {
+                reused += 1
+            } else {
+                ColumnCodec.write(leaf.columns[c], type: spec.type, to: &w)
+            }
+        }
+        return reused
     }
 
     package static func writeList(_ values: [Value], _ type: ColumnType, _ sink: NodeSink) throws(StorageError) -> Ref {

@@ -46,9 +46,14 @@ package enum ColumnCodec {
             longest = max(longest, n)
             total += n
         }
-        guard !values.isEmpty, longest < maxSlotWidth else { return nil }
+        return slotWidth(count: values.count, longest: longest, total: total)
+    }
+
+    /// The same choice from the values' count, longest payload and total payload bytes.
+    static func slotWidth(count: Int, longest: Int, total: Int) -> Int? {
+        guard count > 0, longest < maxSlotWidth else { return nil }
         let width = (longest + 1 + 3) & ~3
-        return values.count * width <= 2 * (total + 2 * values.count) + 64 ? width : nil
+        return count * width <= 2 * (total + 2 * count) + 64 ? width : nil
     }
 
     package static func write(_ values: [Value], type: ColumnType, to w: inout NodeWriter) {
@@ -73,43 +78,19 @@ package enum ColumnCodec {
         case .int, .bool, .link:
             PackedInts.write(values, to: &w, integerPayload)
         case .float:
-            for v in values {
-                if case .float(let f) = v { w.u32(f.bitPattern) } else { w.u32(0) }
-            }
-            w.padToAlignment()
+            writeFloats(values[...], to: &w)
         case .double:
-            for v in values {
-                if case .double(let d) = v { w.u64(d.bitPattern) } else { w.u64(0) }
-            }
+            writeDoubles(values[...], to: &w)
         case .timestamp:
             PackedInts.write(values, to: &w) { if case .timestamp(let t) = $0 { return t.seconds } else { return 0 } }
             PackedInts.write(values, to: &w) { if case .timestamp(let t) = $0 { return Int64(t.nanoseconds) } else { return 0 } }
         case .decimal, .objectId, .uuid:
-            let width = type.fixedWidth
-            for v in values {
-                switch v {
-                case .decimal(let x), .uuid(let x): w.u64(x.a); w.u64(x.b)
-                case .objectId(let x): w.u64(x.a); w.u32(UInt32(truncatingIfNeeded: x.b))
-                default: w.zeros(width)
-                }
-            }
-            w.padToAlignment()
+            writeFixed(values[...], type, to: &w)
         case .string, .binary, .mixed:
             if let width = slots {
                 w.u32(UInt32(width))
                 w.u32(0)
-                // One growth of the node, then each slot filled in place: its length, its
-                // bytes, zeros to the slot width.
-                w.reserve(values.count * width) { out in
-                    for (i, v) in values.enumerated() {
-                        withPayload(v) { bytes in
-                            let slot = out + i * width
-                            slot.storeBytes(of: UInt8(bytes.count), as: UInt8.self)
-                            if bytes.count > 0 { (slot + 1).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
-                        }
-                    }
-                }
-                w.padToAlignment()
+                writeSlots(values[...], width: width, to: &w)
                 return
             }
             var ends = [Int64]()
@@ -120,22 +101,69 @@ package enum ColumnCodec {
                 ends.append(end)
             }
             PackedInts.write(ends, to: &w)
-            w.reserve(Int(end)) { out in
-                var at = out
-                for v in values {
-                    withPayload(v) { bytes in
-                        if bytes.count > 0 { at.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
-                        at += bytes.count
-                    }
+            writeConcatenated(values[...], total: Int(end), to: &w)
+        }
+    }
+
+    // The element arrays of the blocks, shared with appending (ColumnCodec+Append.swift).
+
+    static func writeFloats(_ values: ArraySlice<Value>, to w: inout NodeWriter) {
+        for v in values {
+            if case .float(let f) = v { w.u32(f.bitPattern) } else { w.u32(0) }
+        }
+        w.padToAlignment()
+    }
+
+    static func writeDoubles(_ values: ArraySlice<Value>, to w: inout NodeWriter) {
+        for v in values {
+            if case .double(let d) = v { w.u64(d.bitPattern) } else { w.u64(0) }
+        }
+    }
+
+    static func writeFixed(_ values: ArraySlice<Value>, _ type: ColumnType, to w: inout NodeWriter) {
+        let width = type.fixedWidth
+        for v in values {
+            switch v {
+            case .decimal(let x), .uuid(let x): w.u64(x.a); w.u64(x.b)
+            case .objectId(let x): w.u64(x.a); w.u32(UInt32(truncatingIfNeeded: x.b))
+            default: w.zeros(width)
+            }
+        }
+        w.padToAlignment()
+    }
+
+    /// One growth of the node, then each slot filled in place: its length, its bytes, zeros
+    /// to the slot width.
+    static func writeSlots(_ values: ArraySlice<Value>, width: Int, to w: inout NodeWriter) {
+        w.reserve(values.count * width) { out in
+            for (i, v) in values.enumerated() {
+                withPayload(v) { bytes in
+                    let slot = out + i * width
+                    slot.storeBytes(of: UInt8(bytes.count), as: UInt8.self)
+                    if bytes.count > 0 { (slot + 1).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
                 }
             }
-            w.padToAlignment()
         }
+        w.padToAlignment()
+    }
+
+    /// The values' bytes one after another (`total` of them), padded.
+    static func writeConcatenated(_ values: ArraySlice<Value>, total: Int, to w: inout NodeWriter) {
+        w.reserve(total) { out in
+            var at = out
+            for v in values {
+                withPayload(v) { bytes in
+                    if bytes.count > 0 { at.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+                    at += bytes.count
+                }
+            }
+        }
+        w.padToAlignment()
     }
 
     /// Calls `body` with the bytes a string or binary value stores (none for others).
     @inline(__always)
-    private static func withPayload(_ value: Value, _ body: (UnsafeRawBufferPointer) -> Void) {
+    static func withPayload(_ value: Value, _ body: (UnsafeRawBufferPointer) -> Void) {
         switch value {
         case .string(let s):
             if s.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) == nil {
@@ -206,7 +234,8 @@ package struct ColumnView {
     /// Slot width of a string or binary block in the slots layout; 0 for the offsets layout.
     let slotWidth: Int
     let ref: Ref
-    /// Bytes the whole block occupies.
+    /// Where the block starts, and how many bytes it occupies.
+    let start: UnsafeRawPointer
     package let byteSize: Int
 
     package init(node: NodeView, offset: Int, expecting expected: ColumnType) throws(StorageError) {
@@ -291,6 +320,7 @@ package struct ColumnView {
         self.rawLength = rawLength
         self.slotWidth = slotWidth
         self.ref = node.ref
+        self.start = node.base + offset
         self.byteSize = position - offset
     }
 
@@ -478,4 +508,9 @@ package struct ListRefsView {
 
     package var count: Int { refs.count }
     @inline(__always) package func ref(_ i: Int) -> Ref { Ref(UInt64(bitPattern: refs[i])) }
+
+    /// The bytes of the whole block, for copying it unchanged.
+    var blockBytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: refs.data - PackedInts.headerSize - 8, count: byteSize)
+    }
 }

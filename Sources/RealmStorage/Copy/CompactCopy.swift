@@ -39,7 +39,7 @@ extension ReadTransaction {
                     for (c, spec) in info.columns.enumerated() where spec.isList && !spec.removed {
                         for i in leaf.lists[c].indices {
                             if case .clean(let ref) = leaf.lists[c][i] {
-                                leaf.lists[c][i] = ref.isNone ? .clean(.none) : .dirty(try ClusterFormat.readList(ref, spec.type, tableContext))
+                                leaf.setList(ref.isNone ? .clean(.none) : .dirty(try ClusterFormat.readList(ref, spec.type, tableContext)), column: c, row: i)
                             }
                         }
                     }

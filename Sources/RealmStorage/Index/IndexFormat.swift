@@ -242,6 +242,10 @@ package enum IndexFormat: TreeFormat {
         return try sink.place(w.finish(kind: .indexLeaf, version: sink.version))
     }
 
+    package static func encodeLeafInFull(_ leaf: IndexLeaf, _ context: TreeContext, _ sink: NodeSink) throws(StorageError) -> Ref {
+        try encodeLeaf(leaf, context, sink)
+    }
+
     package static func writeKeys(_ keys: [IndexEntry], to writer: inout NodeWriter) {
         EntryBlockView.write(keys, to: &writer)
     }

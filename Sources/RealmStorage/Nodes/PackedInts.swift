@@ -169,20 +169,82 @@ package struct PackedInts {
         writer.withBody(from: start) { out in
             var i = 0
             for v in values {
-                let raw = UInt64(bitPattern: v &- minimum)
-                switch width {
-                case 8: out.storeBytes(of: UInt8(truncatingIfNeeded: raw), toByteOffset: i, as: UInt8.self)
-                case 16: out.storeBytes(of: UInt16(truncatingIfNeeded: raw).littleEndian, toByteOffset: i << 1, as: UInt16.self)
-                case 32: out.storeBytes(of: UInt32(truncatingIfNeeded: raw).littleEndian, toByteOffset: i << 2, as: UInt32.self)
-                case 64: out.storeBytes(of: raw.littleEndian, toByteOffset: i << 3, as: UInt64.self)
-                default:
-                    let bit = i * width
-                    let old = out.load(fromByteOffset: bit >> 3, as: UInt8.self)
-                    out.storeBytes(of: old | (UInt8(truncatingIfNeeded: raw) << UInt8(bit & 7)), toByteOffset: bit >> 3, as: UInt8.self)
-                }
+                // Wrapping: the difference from the minimum fits the width chosen above.
+                store(UInt64(bitPattern: v &- minimum), at: i, width: width, into: out)
                 i += 1
             }
         }
+    }
+
+    /// Stores element `i` of a block of `width`-bit elements whose data starts at `out` (the
+    /// byte of a narrow element is ORed into: the data starts zeroed).
+    @inline(__always)
+    static func store(_ raw: UInt64, at i: Int, width: Int, into out: UnsafeMutableRawPointer) {
+        switch width {
+        case 8: out.storeBytes(of: UInt8(truncatingIfNeeded: raw), toByteOffset: i, as: UInt8.self)
+        case 16: out.storeBytes(of: UInt16(truncatingIfNeeded: raw).littleEndian, toByteOffset: i << 1, as: UInt16.self)
+        case 32: out.storeBytes(of: UInt32(truncatingIfNeeded: raw).littleEndian, toByteOffset: i << 2, as: UInt32.self)
+        case 64: out.storeBytes(of: raw.littleEndian, toByteOffset: i << 3, as: UInt64.self)
+        default:
+            let bit = i * width
+            let old = out.load(fromByteOffset: bit >> 3, as: UInt8.self)
+            out.storeBytes(of: old | (UInt8(truncatingIfNeeded: raw) << UInt8(bit & 7)), toByteOffset: bit >> 3, as: UInt8.self)
+        }
+    }
+
+    // MARK: Appending to a committed block
+
+    /// Whether `write` of this block's elements followed by `more` would keep this block's base
+    /// and width: then that block is this one's bytes with `more` added (`writeAppending`).
+    /// `write` takes the minimum as the base and the narrowest width for the range, and
+    /// appending can only widen the range, so the base and width stay exactly when every new
+    /// element lies between the base and what the width reaches from it.
+    package func holds<C: Collection>(_ more: C) -> Bool where C.Element == Int64 {
+        guard count > 0 else { return false }
+        let limit: UInt64 = width == 64 ? .max : (1 << UInt64(width)) &- 1
+        for v in more {
+            // Wrapping: a value below the base wraps to a distance beyond every narrow limit,
+            // and is refused by the comparison for width 64.
+            guard v >= base, UInt64(bitPattern: v &- base) <= limit else { return false }
+        }
+        return true
+    }
+
+    /// Writes this block with `more` appended, as `write` would write all of them; `holds(more)`
+    /// must be true.
+    package func writeAppending<C: Collection>(_ more: C, to writer: inout NodeWriter) where C.Element == Int64 {
+        let total = count + more.count
+        writer.u8(UInt8(width))
+        writer.u8(0); writer.u8(0); writer.u8(0)
+        writer.u32(UInt32(total))
+        writer.i64(base)
+        let start = writer.count
+        writer.zeros(Self.dataSize(count: total, width: width))
+        guard width > 0 else { return }
+        // The old elements' bytes; bits past them in the last byte are cleared (the writer
+        // leaves them zero, but the new elements are ORed in, so a damaged node must not
+        // leak into them).
+        let oldBits = count * width
+        let oldBytes = (oldBits + 7) / 8
+        let (width, base, first, data) = (self.width, self.base, count, self.data)
+        writer.withBody(from: start) { out in
+            out.copyMemory(from: data, byteCount: oldBytes)
+            if oldBits & 7 != 0 {
+                let last = out.load(fromByteOffset: oldBytes - 1, as: UInt8.self)
+                out.storeBytes(of: last & UInt8((1 << (oldBits & 7)) - 1), toByteOffset: oldBytes - 1, as: UInt8.self)
+            }
+            var i = first
+            for v in more {
+                // Wrapping: `holds` checked that the distance fits the width.
+                Self.store(UInt64(bitPattern: v &- base), at: i, width: width, into: out)
+                i += 1
+            }
+        }
+    }
+
+    /// The bytes of the whole block (header and data), for copying it unchanged.
+    package var blockBytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: data - Self.headerSize, count: byteSize)
     }
 }
 

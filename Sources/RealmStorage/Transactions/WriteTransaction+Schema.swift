@@ -137,8 +137,8 @@ extension WriteTransaction {
         let c = info.columns.count - 1
         let fill = Value.defaultValue(for: spec.type, nullable: spec.nullable)
         BTree<ClusterFormat>.forEachBuffer(state.cluster.root) { leaf in
-            leaf.columns.append(spec.isList ? [] : Array(repeating: fill, count: leaf.count))
-            leaf.lists.append(spec.isList ? Array(repeating: .clean(.none), count: leaf.count) : [])
+            leaf.addColumn(values: spec.isList ? [] : Array(repeating: fill, count: leaf.count),
+                           cells: spec.isList ? Array(repeating: .clean(.none), count: leaf.count) : [])
         }
         state.cluster.context = context.with(columns: info.columns)
         state.layouts = info.layouts
@@ -175,8 +175,7 @@ extension WriteTransaction {
             if info.columns[c].isList {
                 for case .clean(let ref) in leaf.lists[c] { try treeContext.free(ref, .list) }
             }
-            leaf.columns[c] = []
-            leaf.lists[c] = []
+            leaf.dropColumn(c)
         }
         state.cluster.context = context.with(columns: top.tables[t].columns)
         state.layouts = top.tables[t].layouts

@@ -93,6 +93,10 @@ package final class WriteTransaction {
     /// decoding their nodes (DecodedLeaves.swift).
     package var reusedLeafCount: Int { context.reuse?.taken ?? 0 }
 
+    /// After the commit: how many blocks of the cluster leaves it encoded were copied or
+    /// extended from the nodes those leaves came from (ClusterLeaf+Reuse.swift).
+    package var reusedBlockCount: Int { context.written?.reusedBlocks ?? 0 }
+
     /// The version this transaction started from.
     package var baseVersion: VersionID { base.slot.version }
     package var tables: [TableInfo] { top.tables }
@@ -285,16 +289,18 @@ package final class WriteTransaction {
         /// Puts the object at position `i` of `leaf`.
         func place(in leaf: ClusterLeaf, at i: Int) {
             let atEnd = i == leaf.keys.count
-            if atEnd { leaf.keys.append(objectKey.value) } else { leaf.keys.insert(objectKey.value, at: i) }
-            // The column arrays through one mutable buffer: `leaf.columns[c].append` checks
-            // that the outer array is unshared on every call.
-            leaf.columns.withUnsafeMutableBufferPointer { columns in
-                for c in layouts.indices where !layouts[c].removed {
-                    if layouts[c].isList {
-                        let cell: ListCell = lists[c].map { $0.isEmpty ? .clean(.none) : .dirty($0) } ?? .clean(.none)
-                        if atEnd { leaf.lists[c].append(cell) } else { leaf.lists[c].insert(cell, at: i) }
-                    } else {
-                        if atEnd { columns[c].append(values[c]) } else { columns[c].insert(values[c], at: i) }
+            leaf.editRows(from: i) { keys, columnArrays, listArrays in
+                if atEnd { keys.append(objectKey.value) } else { keys.insert(objectKey.value, at: i) }
+                // The column arrays through one mutable buffer: `columns[c].append` checks
+                // that the outer array is unshared on every call.
+                columnArrays.withUnsafeMutableBufferPointer { columns in
+                    for c in layouts.indices where !layouts[c].removed {
+                        if layouts[c].isList {
+                            let cell: ListCell = lists[c].map { $0.isEmpty ? .clean(.none) : .dirty($0) } ?? .clean(.none)
+                            if atEnd { listArrays[c].append(cell) } else { listArrays[c].insert(cell, at: i) }
+                        } else {
+                            if atEnd { columns[c].append(values[c]) } else { columns[c].insert(values[c], at: i) }
+                        }
                     }
                 }
             }
@@ -385,7 +391,7 @@ package final class WriteTransaction {
         try state.cluster.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
             let i = leaf.position(of: key.value).index
             leaf.byteEstimate += ClusterLeaf.estimate(value) - ClusterLeaf.estimate(leaf.columns[c][i])
-            leaf.columns[c][i] = value
+            leaf.setValue(value, column: c, row: i)
         }
         if spec.indexed {
             try indexRemove(state, c, old, key)
@@ -413,7 +419,7 @@ package final class WriteTransaction {
         try state.cluster.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
             let i = leaf.position(of: key.value).index
             if case .clean(let old) = leaf.lists[c][i] { try context.free(old, .list) }
-            leaf.lists[c][i] = elements.isEmpty ? .clean(.none) : .dirty(elements)
+            leaf.setList(elements.isEmpty ? .clean(.none) : .dirty(elements), column: c, row: i)
         }
         state.changes.recordModify(key.value, column: c)
         undo?.entries.append(.setList(table, key, column, old: old))
@@ -439,15 +445,17 @@ package final class WriteTransaction {
         try state.cluster.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
             let i = leaf.position(of: key.value).index
             var estimate = 8
-            leaf.keys.remove(at: i)
-            for c in layouts.indices where !layouts[c].removed {
-                if layouts[c].isList {
-                    if case .clean(let ref) = leaf.lists[c][i] { try context.free(ref, .list) }
-                    leaf.lists[c].remove(at: i)
-                    estimate += 8
-                } else if !leaf.columns[c].isEmpty {
-                    estimate += ClusterLeaf.estimate(leaf.columns[c][i])
-                    leaf.columns[c].remove(at: i)
+            try leaf.editRows(from: i) { (keys, columns, lists) throws(StorageError) in
+                keys.remove(at: i)
+                for c in layouts.indices where !layouts[c].removed {
+                    if layouts[c].isList {
+                        if case .clean(let ref) = lists[c][i] { try context.free(ref, .list) }
+                        lists[c].remove(at: i)
+                        estimate += 8
+                    } else if !columns[c].isEmpty {
+                        estimate += ClusterLeaf.estimate(columns[c][i])
+                        columns[c].remove(at: i)
+                    }
                 }
             }
             leaf.byteEstimate -= estimate

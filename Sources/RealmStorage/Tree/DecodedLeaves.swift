@@ -35,6 +35,9 @@ package final class DecodedLeaves {
     private var bytes = 0
     /// How many buffers a transaction took (for tests and profiling).
     private(set) var taken = 0
+    /// How many blocks of the leaves this commit encoded were copied or extended from the
+    /// nodes those leaves came from (ClusterLeaf+Reuse.swift; for tests and profiling).
+    var reusedBlocks = 0
 
     /// Enough for the leaves of a few dozen writers taking turns (a cluster leaf of 256
     /// five-column objects takes about 32 KiB decoded; 64 writers' cluster and index leaves
@@ -57,6 +60,7 @@ package final class DecodedLeaves {
         }
         guard admit(Self.size(of: leaf, columns)) else { return }
         leaf.appendedAtEnd = false
+        leaf.matchSource(ref)
         clusters[ref.offset] = (columns, leaf)
     }
 
@@ -171,7 +175,7 @@ extension TreeFormat {
     /// buffer, and encoding is deterministic.
     private static func checkSameContent(_ leaf: Leaf, _ node: NodeView, _ context: TreeContext) throws(StorageError) {
         let sink = ScratchSink(version: VersionID(node.version))
-        _ = try encodeLeaf(leaf, context, sink)
+        _ = try encodeLeafInFull(leaf, context, sink)
         precondition(sink.bytes.elementsEqual(UnsafeRawBufferPointer(start: node.base, count: node.length)),
                      "a kept leaf buffer differs from its node \(node.ref)")
     }

@@ -49,6 +49,9 @@ package protocol TreeFormat {
     static func emptyLeaf(_ context: TreeContext) -> Leaf
     static func decodeLeaf(_ node: NodeView, _ context: TreeContext) throws(StorageError) -> Leaf
     static func encodeLeaf(_ leaf: Leaf, _ context: TreeContext, _ sink: NodeSink) throws(StorageError) -> Ref
+    /// Encodes every entry of `leaf` from its values, copying nothing from the node it came
+    /// from (for debug checks that compare the two).
+    static func encodeLeafInFull(_ leaf: Leaf, _ context: TreeContext, _ sink: NodeSink) throws(StorageError) -> Ref
     /// Number of entries in a committed leaf.
     static func leafCount(_ node: NodeView) throws(StorageError) -> Int
     static func writeKeys(_ keys: [Key], to writer: inout NodeWriter)

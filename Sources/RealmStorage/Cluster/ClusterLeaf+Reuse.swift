@@ -1,0 +1,71 @@
+// Encoding a changed cluster leaf from the node it came from.
+//
+// A one-object commit used to encode its whole cluster leaf again, a few hundred objects
+// column by column, to change one row: most of a small commit's CPU time (callgrind, W2).
+// A leaf buffer knows the node it was decoded from or last encoded to (its `source`) and, per
+// column, how many leading rows still equal that node's (ClusterLeaf's edit methods keep
+// that count). Encoding then takes, per block:
+//   - a block whose rows all stay and that gained none: the node's bytes, copied;
+//   - a block whose rows all stay and that gained rows at its end: the node's block extended
+//     (ColumnCodec+Append.swift), when its parameters hold the new values;
+//   - any other block: encoded from the values, as before.
+// The result is the same bytes, to the byte, as encoding every value (debug builds check each
+// such leaf against a full encoding). The source node belongs to the version the transaction
+// builds on, so it is mapped and unchanged while the transaction lasts: the space it frees is
+// not reused before the next commit (FreeSpace.swift).
+
+/// The node a leaf buffer came from, opened for copying its blocks.
+struct LeafSource {
+    let rows: ClusterLeaf.SourceRows
+    let view: ClusterLeafView
+
+    /// Nil when the node cannot be read as the leaf it was (then everything is encoded).
+    init?(_ rows: ClusterLeaf.SourceRows, _ context: TreeContext) {
+        guard rows.count > 0, let node = try? context.node(rows.ref, .clusterLeaf),
+              let view = try? ClusterLeafView(node), view.count == rows.count else { return nil }
+        self.rows = rows
+        self.view = view
+    }
+
+    /// Writes the keys block when the source's keys all stay; false when they do not.
+    func writeKeys(_ leaf: ClusterLeaf, to w: inout NodeWriter) -> Bool {
+        let n = rows.count
+        guard rows.keyRows == n, leaf.keys.count >= n else { return false }
+        if leaf.keys.count == n {
+            w.raw(view.keys.blockBytes)
+            return true
+        }
+        let added = leaf.keys[n...]
+        guard view.keys.holds(added) else { return false }
+        view.keys.writeAppending(added, to: &w)
+        return true
+    }
+
+    /// Writes the block of scalar column `c` when the source's rows of it all stay and its
+    /// block holds the new ones; false otherwise.
+    func writeColumn(_ c: Int, _ type: ColumnType, _ values: [Value], to w: inout NodeWriter) -> Bool {
+        let n = rows.count
+        guard rows.columnRows[c] == n, values.count >= n, let old = try? view.column(c, type) else { return false }
+        if values.count == n {
+            w.raw(UnsafeRawBufferPointer(start: old.start, count: old.byteSize))
+            return true
+        }
+        return ColumnCodec.writeAppending(old, values[n...], to: &w)
+    }
+
+    /// The same for list column `c`, whose lists are at `refs` (new lists already written).
+    func writeListRefs(_ c: Int, _ refs: [Ref], to w: inout NodeWriter) -> Bool {
+        let n = rows.count
+        guard rows.columnRows[c] == n, refs.count >= n, let old = try? view.listRefs(c) else { return false }
+        if refs.count == n {
+            w.raw(old.blockBytes)
+            return true
+        }
+        let added = refs[n...].map { Int64(bitPattern: $0.offset) }
+        guard old.refs.holds(added) else { return false }
+        w.u8(ColumnCodec.listRefsTag); w.u8(0); w.u8(0); w.u8(0)
+        w.u32(UInt32(refs.count))
+        old.refs.writeAppending(added, to: &w)
+        return true
+    }
+}
