@@ -81,7 +81,7 @@ import Testing
         let directory = TemporaryDirectory()
         var random = ReplayableRandom(seed: seed)
         var model: Model = [:]
-        var reused = 0
+        var reused = 0, reusedIndexLeaves = 0
         let table: TableKey
         do {
             let store = try Store.open(path: directory.path(), options: StoreOptions(durability: .unsafe, limits: limits))
@@ -124,6 +124,7 @@ import Testing
                 }
                 try transaction.commit()
                 reused += transaction.reusedBlockCount
+                reusedIndexLeaves += transaction.reusedIndexLeafCount
                 if round % 20 == 0 { try Self.expectMatches(store, table, model, "seed \(seed), round \(round)") }
             }
             try Self.expectMatches(store, table, model, "seed \(seed), at the end")
@@ -131,6 +132,7 @@ import Testing
             try store.verify()
         }
         #expect(reused > 1_000, "small commits should mostly copy or extend blocks (seed \(seed): \(reused))")
+        #expect(reusedIndexLeaves > 100, "inserts should mostly write index leaves from their nodes (seed \(seed): \(reusedIndexLeaves))")
         let reopened = try Store.open(path: directory.path(), options: StoreOptions(durability: .unsafe, limits: limits))
         try Self.expectMatches(reopened, table, model, "seed \(seed), reopened")
         try reopened.verify()
@@ -190,6 +192,33 @@ import Testing
         #expect(try read.row(ObjectKey(3))?.value(ColumnKey(0)) == .int(-3))
         #expect(try read.row(ObjectKey(10))?.value(ColumnKey(1)) == .string("row 10"))
         #expect(try read.count() == 11)
+        try store.verify()
+    }
+
+    @Test func indexEntriesGoIntoTheBlockOfTheirLeafsNode() throws {
+        let directory = TemporaryDirectory()
+        let store = try Store.open(path: directory.path(), options: StoreOptions(durability: .unsafe))
+        let setup = try store.beginWrite()
+        let table = try setup.createTable("Row", columns: [
+            ColumnSpec(name: "age", type: .int, indexed: true), ColumnSpec(name: "name", type: .string, indexed: true),
+        ])
+        for i in 0..<200 { try setup.insert(table, values: [.int(Int64(i % 10)), .string("n\(i % 7)")]) }
+        try setup.commit()
+        var reused: [Int] = []
+        for i in 200..<240 {
+            let transaction = try store.beginWrite()
+            // Each entry lands inside the age index's leaf, at the end of its age's run; the
+            // names have suffixes of several lengths, a block this does not extend.
+            try transaction.insert(table, values: [.int(Int64(i % 10)), .string(i % 2 == 0 ? "n\(i % 7)" : "name \(i)")])
+            if i % 5 == 0 { _ = try transaction.delete(table, ObjectKey(Int64(i - 100))) }
+            try transaction.commit()
+            reused.append(transaction.reusedIndexLeafCount)
+        }
+        // The age leaf is written from its node except in commits that also delete.
+        #expect(reused == (200..<240).map { $0 % 5 == 0 ? 0 : 1 })
+        let read = store.beginRead()
+        try DatabaseDump.checkIndexes(read)
+        #expect(try read.table(table).indexLookup(ColumnKey(0), .int(3)).count == 24)
         try store.verify()
     }
 }

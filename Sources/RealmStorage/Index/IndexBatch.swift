@@ -6,10 +6,20 @@
 extension IndexLeaf {
     /// Merges sorted `run` into the entries; entries already present are skipped.
     func merge(_ run: ArraySlice<IndexEntry>) {
-        guard let first = run.first else { return }
+        guard let first = run.first, let last = run.last else { return }
         if entries.isEmpty || entries[entries.count - 1] < first {
-            entries.append(contentsOf: run)
+            append(contentsOf: run)
             appendedAtEnd = true
+            return
+        }
+        appendedAtEnd = false
+        if run.count <= 8 {
+            // A few entries (a small commit's): each goes where it belongs, a shift of the
+            // entries after it, instead of the whole leaf being copied into a new array.
+            for entry in run {
+                let (i, found) = position(of: entry)
+                if !found { insert(entry, at: i) }
+            }
             return
         }
         var merged: [IndexEntry] = []
@@ -32,8 +42,7 @@ extension IndexLeaf {
         }
         merged.append(contentsOf: entries[i...])
         merged.append(contentsOf: run[j...])
-        entries = merged
-        appendedAtEnd = false
+        replaceEntries(merged, keepingBefore: lowerBound(entries, from: 0, first), from: lowerBound(entries, from: 0, last))
     }
 }
 

@@ -21,17 +21,66 @@
 // comparisons start with one comparison of the shared bytes.
 
 /// A changed index leaf.
+///
+/// Its entries change only through the methods below, so that the leaf knows which of them
+/// still equal the entries of the node it was decoded from or last encoded to (`source`):
+/// encoding then copies those from that node (IndexLeaf+Reuse.swift).
 package final class IndexLeaf: TreeLeafBuffer {
     // @exclusivity(unchecked): buffers are confined to their write transaction's thread, and
     // the dynamic checks cost more than the edits on the insert path (measured with callgrind).
-    @exclusivity(unchecked) package var entries: [IndexEntry]
+    @exclusivity(unchecked) package private(set) var entries: [IndexEntry]
     @exclusivity(unchecked) package var appendedAtEnd = false
+    /// The committed node whose entries this buffer still partly holds, if any.
+    @exclusivity(unchecked) package private(set) var source: SourceEntries?
+
+    /// A committed node and how much of it a buffer still holds: its first `leading` entries
+    /// begin the buffer and its last `trailing` end it.
+    package struct SourceEntries {
+        package let ref: Ref
+        package let count: Int
+        package fileprivate(set) var leading: Int
+        package fileprivate(set) var trailing: Int
+    }
 
     package init(entries: [IndexEntry]) { self.entries = entries }
 
     package var count: Int { entries.count }
     package var firstKey: IndexEntry? { entries.first }
     package var byteEstimate: Int { entries.count * (IndexEntry.prefixLimit + 16) }
+
+    /// Records that this buffer holds exactly the entries of the node at `ref`.
+    package func matchSource(_ ref: Ref) {
+        source = SourceEntries(ref: ref, count: entries.count, leading: entries.count, trailing: entries.count)
+    }
+
+    /// Entries before `first` and from `last` on (positions before the change) stay.
+    private func sourceKeeps(before first: Int, from last: Int) {
+        guard var kept = source else { return }
+        kept.leading = min(kept.leading, first)
+        kept.trailing = min(kept.trailing, max(entries.count - last, 0))
+        source = kept
+    }
+
+    package func insert(_ entry: IndexEntry, at i: Int) {
+        sourceKeeps(before: i, from: i)
+        if i == entries.count { entries.append(entry) } else { entries.insert(entry, at: i) }
+    }
+
+    package func append<C: Collection>(contentsOf more: C) where C.Element == IndexEntry {
+        sourceKeeps(before: entries.count, from: entries.count)
+        entries.append(contentsOf: more)
+    }
+
+    package func remove(at i: Int) {
+        sourceKeeps(before: i, from: i + 1)
+        entries.remove(at: i)
+    }
+
+    /// Replaces every entry (a merge's result): `first` and `last` as in `sourceKeeps`.
+    func replaceEntries(_ merged: [IndexEntry], keepingBefore first: Int, from last: Int) {
+        sourceKeeps(before: first, from: last)
+        entries = merged
+    }
 
     package func position(of entry: IndexEntry) -> (index: Int, found: Bool) {
         var low = 0, high = entries.count
@@ -44,11 +93,15 @@ package final class IndexLeaf: TreeLeafBuffer {
 
     package func splitOff(at index: Int) -> IndexLeaf {
         let right = IndexLeaf(entries: Array(entries[index...]))
+        sourceKeeps(before: index, from: entries.count)
         entries.removeSubrange(index...)
         return right
     }
 
-    package func absorb(_ other: IndexLeaf) { entries += other.entries }
+    package func absorb(_ other: IndexLeaf) {
+        sourceKeeps(before: entries.count, from: entries.count)
+        entries += other.entries
+    }
 }
 
 /// The prefix of one stored index entry: the block's shared bytes followed by the entry's
@@ -231,19 +284,38 @@ package enum IndexFormat: TreeFormat {
         var entries = [IndexEntry]()
         entries.reserveCapacity(view.entries.count)
         for i in 0..<view.entries.count { entries.append(try view.entries.entry(i)) }
-        return IndexLeaf(entries: entries)
+        let leaf = IndexLeaf(entries: entries)
+        leaf.matchSource(node.ref)
+        return leaf
     }
 
     package static func encodeLeaf(_ leaf: IndexLeaf, _ context: TreeContext, _ sink: NodeSink) throws(StorageError) -> Ref {
-        var w = NodeWriter(capacity: 64 + leaf.count * 24)
-        w.u32(UInt32(leaf.count))
-        w.u32(0)
-        EntryBlockView.write(leaf.entries, to: &w)
-        return try sink.place(w.finish(kind: .indexLeaf, version: sink.version))
+        try encodeLeaf(leaf, context, sink, reusingSource: true)
     }
 
     package static func encodeLeafInFull(_ leaf: IndexLeaf, _ context: TreeContext, _ sink: NodeSink) throws(StorageError) -> Ref {
-        try encodeLeaf(leaf, context, sink)
+        try encodeLeaf(leaf, context, sink, reusingSource: false)
+    }
+
+    private static func encodeLeaf(_ leaf: IndexLeaf, _ context: TreeContext, _ sink: NodeSink,
+                                   reusingSource: Bool) throws(StorageError) -> Ref {
+        var w = NodeWriter(capacity: 64 + leaf.count * 24)
+        w.u32(UInt32(leaf.count))
+        w.u32(0)
+        let source = reusingSource ? leaf.source.flatMap { IndexLeafSource($0, context) } : nil
+        if source?.writeBlock(leaf, to: &w) == true {
+            context.written?.reusedIndexLeaves += 1
+            #if DEBUG
+            var full = NodeWriter(capacity: 64 + leaf.count * 24)
+            full.u32(UInt32(leaf.count))
+            full.u32(0)
+            EntryBlockView.write(leaf.entries, to: &full)
+            precondition(full.bytes == w.bytes, "an index leaf encoded from its source node \(source!.rows.ref) differs from its full encoding")
+            #endif
+        } else {
+            EntryBlockView.write(leaf.entries, to: &w)
+        }
+        return try sink.place(w.finish(kind: .indexLeaf, version: sink.version))
     }
 
     package static func writeKeys(_ keys: [IndexEntry], to writer: inout NodeWriter) {

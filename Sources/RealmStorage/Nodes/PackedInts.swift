@@ -213,6 +213,13 @@ package struct PackedInts {
     /// Writes this block with `more` appended, as `write` would write all of them; `holds(more)`
     /// must be true.
     package func writeAppending<C: Collection>(_ more: C, to writer: inout NodeWriter) where C.Element == Int64 {
+        writeInserting(more, at: count, to: &writer)
+    }
+
+    /// Writes this block with `more` inserted before element `position`, as `write` would
+    /// write all of them; `holds(more)` must be true.
+    package func writeInserting<C: Collection>(_ more: C, at position: Int, to writer: inout NodeWriter) where C.Element == Int64 {
+        precondition(position >= 0 && position <= count, "insertion outside the packed array")
         let total = count + more.count
         writer.u8(UInt8(width))
         writer.u8(0); writer.u8(0); writer.u8(0)
@@ -221,19 +228,31 @@ package struct PackedInts {
         let start = writer.count
         writer.zeros(Self.dataSize(count: total, width: width))
         guard width > 0 else { return }
-        // The old elements' bytes; bits past them in the last byte are cleared (the writer
-        // leaves them zero, but the new elements are ORed in, so a damaged node must not
-        // leak into them).
-        let oldBits = count * width
-        let oldBytes = (oldBits + 7) / 8
-        let (width, base, first, data) = (self.width, self.base, count, self.data)
+        let (width, base, count, data) = (self.width, self.base, self.count, self.data)
         writer.withBody(from: start) { out in
-            out.copyMemory(from: data, byteCount: oldBytes)
-            if oldBits & 7 != 0 {
-                let last = out.load(fromByteOffset: oldBytes - 1, as: UInt8.self)
-                out.storeBytes(of: last & UInt8((1 << (oldBits & 7)) - 1), toByteOffset: oldBytes - 1, as: UInt8.self)
+            if position == count {
+                // Appending: the old elements' bytes whole. Bits past them in the last byte
+                // are cleared (the writer leaves them zero, but the new elements are ORed in,
+                // so a damaged node must not leak into them).
+                let oldBits = count * width
+                let oldBytes = (oldBits + 7) / 8
+                out.copyMemory(from: data, byteCount: oldBytes)
+                if oldBits & 7 != 0 {
+                    let last = out.load(fromByteOffset: oldBytes - 1, as: UInt8.self)
+                    out.storeBytes(of: last & UInt8((1 << (oldBits & 7)) - 1), toByteOffset: oldBytes - 1, as: UInt8.self)
+                }
+            } else if width & 7 == 0 {
+                let size = width / 8
+                out.copyMemory(from: data, byteCount: position * size)
+                (out + (position + more.count) * size).copyMemory(from: data + position * size, byteCount: (count - position) * size)
+            } else {
+                for i in 0..<count {
+                    // Wrapping: stored elements are distances from the base.
+                    let raw = UInt64(bitPattern: self[i] &- base)
+                    Self.store(raw, at: i < position ? i : i + more.count, width: width, into: out)
+                }
             }
-            var i = first
+            var i = position
             for v in more {
                 // Wrapping: `holds` checked that the distance fits the width.
                 Self.store(UInt64(bitPattern: v &- base), at: i, width: width, into: out)

@@ -97,6 +97,10 @@ package final class WriteTransaction {
     /// extended from the nodes those leaves came from (ClusterLeaf+Reuse.swift).
     package var reusedBlockCount: Int { context.written?.reusedBlocks ?? 0 }
 
+    /// After the commit: how many index leaves it wrote from the nodes they came from
+    /// (IndexLeaf+Reuse.swift).
+    package var reusedIndexLeafCount: Int { context.written?.reusedIndexLeaves ?? 0 }
+
     /// The version this transaction started from.
     package var baseVersion: VersionID { base.slot.version }
     package var tables: [TableInfo] { top.tables }
@@ -564,14 +568,14 @@ package final class WriteTransaction {
         let appended: Void? = state.indexes[c]!.appendToLastLeaf(fits: { leaf in
             leaf.entries.count < limits.leafCapacity && leaf.entries[leaf.entries.count - 1] < entry
         }, { leaf in
-            leaf.entries.append(entry)
+            leaf.append(contentsOf: CollectionOfOne(entry))
             leaf.appendedAtEnd = true
         })
         if appended != nil { return }
         try state.indexes[c]!.modifyLeaf(for: entry) { (leaf) throws(StorageError) in
             let (i, found) = leaf.position(of: entry)
             guard !found else { return }
-            if i == leaf.entries.count { leaf.entries.append(entry) } else { leaf.entries.insert(entry, at: i) }
+            leaf.insert(entry, at: i)
             leaf.appendedAtEnd = i == leaf.entries.count - 1
         }
     }
@@ -581,7 +585,7 @@ package final class WriteTransaction {
         if try removePendingIndexEntry(state, c, entry) { return }
         let removed = try state.indexes[c]!.modifyLeaf(for: entry) { (leaf) throws(StorageError) -> Bool in
             let (i, found) = leaf.position(of: entry)
-            if found { leaf.entries.remove(at: i) }
+            if found { leaf.remove(at: i) }
             return found
         }
         guard removed else {

@@ -35,9 +35,11 @@ package final class DecodedLeaves {
     private var bytes = 0
     /// How many buffers a transaction took (for tests and profiling).
     private(set) var taken = 0
-    /// How many blocks of the leaves this commit encoded were copied or extended from the
-    /// nodes those leaves came from (ClusterLeaf+Reuse.swift; for tests and profiling).
+    /// How many blocks of the cluster leaves this commit encoded were copied or extended from
+    /// the nodes those leaves came from, and how many index leaves were written from theirs
+    /// (ClusterLeaf+Reuse.swift, IndexLeaf+Reuse.swift; for tests and profiling).
     var reusedBlocks = 0
+    var reusedIndexLeaves = 0
 
     /// Enough for the leaves of a few dozen writers taking turns (a cluster leaf of 256
     /// five-column objects takes about 32 KiB decoded; 64 writers' cluster and index leaves
@@ -67,6 +69,7 @@ package final class DecodedLeaves {
     func keep(_ leaf: IndexLeaf, at ref: Ref) {
         guard admit(Self.size(of: leaf)) else { return }
         leaf.appendedAtEnd = false
+        leaf.matchSource(ref)
         indexes[ref.offset] = leaf
     }
 
