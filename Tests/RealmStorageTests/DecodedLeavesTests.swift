@@ -270,4 +270,22 @@ import Testing
         }
         try store.verify()
     }
+
+    @Test func overTheBudgetTheLeavesWrittenLongestAgoGoFirst() {
+        func leaf() -> IndexLeaf { IndexLeaf(entries: (0..<10).map { IndexEntry(value: .int($0), key: $0) }) }
+        let room = 64 + 10 * MemoryLayout<IndexEntry>.stride
+        // Room for four leaves; each commit writes one and carries the others over.
+        var kept = DecodedLeaves(version: 1, lineage: 0, budget: 4 * room)
+        kept.keep(leaf(), at: Ref(4096))
+        for version in 2...6 {
+            let next = DecodedLeaves(version: UInt64(version), lineage: 0, budget: 4 * room)
+            next.keep(leaf(), at: Ref(4096 * UInt64(version)))
+            next.carryOver(kept, freed: FreedNodes())
+            kept = next
+        }
+        // The fifth went over: the two oldest went, down to three quarters of the room; the
+        // sixth fitted again.
+        let left = (1...6).filter { kept.takeIndex(at: Ref(4096 * UInt64($0))) != nil }
+        #expect(left == [3, 4, 5, 6])
+    }
 }

@@ -8,9 +8,9 @@
 //
 //   swift run -c release --package-path Benchmarks ConcurrencySideBySide [--seconds N] [--tasks N] [--openrealm-only] [--only W2|W2g|W6]
 //
-// `--commits N` makes W2 stop after N commits instead of after the time, so that instruction
-// counts (`valgrind --tool=callgrind … --only W2 --openrealm-only --commits 5000`) compare
-// between builds.
+// `--commits N` makes W2 (and each of W2g's tasks, N / tasks) stop after N commits instead of
+// after the time, so that instruction counts (`valgrind --tool=callgrind … --only W2
+// --openrealm-only --commits 5000`) compare between builds.
 
 import EngineWorkloads
 import Foundation
@@ -131,7 +131,8 @@ func w2gOpenRealm() async throws -> Double {
         for task in 0..<Settings.taskCount {
             group.addTask {
                 var n = 0
-                while now() - start < Settings.duration {
+                let limit = Settings.commitLimit.map { $0 / Settings.taskCount }
+                while limit.map({ n < $0 }) ?? (now() - start < Settings.duration) {
                     let id = task * 10_000_000 + n
                     try await store.write { realm in realm.add(person(id)) }
                     n += 1

@@ -29,8 +29,10 @@ package final class DecodedLeaves {
     /// The version whose nodes these are, and its lineage (GroupCommit.swift).
     let version: UInt64
     let lineage: UInt64
-    private var clusters: [UInt64: (columns: [ColumnSpec], leaf: ClusterLeaf)] = [:]
-    private var indexes: [UInt64: IndexLeaf] = [:]
+    /// The buffers, each with the version of the commit that last wrote it (the oldest go
+    /// first when the budget is exceeded).
+    private var clusters: [UInt64: (columns: [ColumnSpec], leaf: ClusterLeaf, keptAt: UInt64)] = [:]
+    private var indexes: [UInt64: (leaf: IndexLeaf, keptAt: UInt64)] = [:]
     /// Roughly the memory the kept buffers take; nothing more is kept past `budget`.
     private var bytes = 0
     /// How many buffers a transaction took (for tests and profiling).
@@ -42,14 +44,17 @@ package final class DecodedLeaves {
     var reusedIndexLeaves = 0
 
     /// Enough for the leaves of a few dozen writers taking turns (a cluster leaf of 256
-    /// five-column objects takes about 32 KiB decoded; 64 writers' cluster and index leaves
-    /// about 3 MiB) without holding much memory while the store is idle. W2g measured the
-    /// same with 8 MiB.
-    static let budget = 4 << 20
+    /// five-column objects takes about 32 KiB decoded; 64 writers' cluster leaves and the
+    /// index leaves their inserts reach, about 4 MiB) without holding much memory while the
+    /// store is idle.
+    static let defaultBudget = 8 << 20
+    /// Roughly the bytes of buffers kept at most (tests use small ones).
+    let budget: Int
 
-    init(version: UInt64, lineage: UInt64) {
+    init(version: UInt64, lineage: UInt64, budget: Int = DecodedLeaves.defaultBudget) {
         self.version = version
         self.lineage = lineage
+        self.budget = budget
     }
 
     var count: Int { clusters.count + indexes.count }
@@ -63,14 +68,14 @@ package final class DecodedLeaves {
         guard admit(Self.size(of: leaf, columns)) else { return }
         leaf.appendedAtEnd = false
         leaf.matchSource(ref)
-        clusters[ref.offset] = (columns, leaf)
+        clusters[ref.offset] = (columns, leaf, version)
     }
 
     func keep(_ leaf: IndexLeaf, at ref: Ref) {
         guard admit(Self.size(of: leaf)) else { return }
         leaf.appendedAtEnd = false
         leaf.matchSource(ref)
-        indexes[ref.offset] = leaf
+        indexes[ref.offset] = (leaf, version)
     }
 
     /// Moves over what `older` (kept for the version this transaction built on) still holds,
@@ -94,7 +99,7 @@ package final class DecodedLeaves {
             if let gone = olderClusters.removeValue(forKey: entry.ref.offset) {
                 olderBytes -= Self.size(of: gone.leaf, gone.columns)
             } else if let gone = olderIndexes.removeValue(forKey: entry.ref.offset) {
-                olderBytes -= Self.size(of: gone)
+                olderBytes -= Self.size(of: gone.leaf)
             }
         }
         // This commit's leaves first; a node it wrote cannot be one `older` holds (it was
@@ -102,26 +107,28 @@ package final class DecodedLeaves {
         for (offset, entry) in clusters {
             if let replaced = olderClusters.updateValue(entry, forKey: offset) { olderBytes -= Self.size(of: replaced.leaf, replaced.columns) }
         }
-        for (offset, leaf) in indexes {
-            if let replaced = olderIndexes.updateValue(leaf, forKey: offset) { olderBytes -= Self.size(of: replaced) }
+        for (offset, entry) in indexes {
+            if let replaced = olderIndexes.updateValue(entry, forKey: offset) { olderBytes -= Self.size(of: replaced.leaf) }
         }
         var total = bytes + olderBytes
-        if total > Self.budget {
-            // Over budget: older leaves go first, this commit's stay. (Victims are listed
-            // before removal: removing while iterating would copy the table.)
-            var clusterVictims: [UInt64] = [], indexVictims: [UInt64] = []
-            for (offset, entry) in olderClusters where clusters[offset] == nil {
-                guard total > Self.budget else { break }
-                clusterVictims.append(offset)
-                total -= Self.size(of: entry.leaf, entry.columns)
+        if total > budget {
+            // Over budget: the leaves written longest ago go, down to three quarters of the
+            // budget (so that this sort happens once in many commits, not at every one). A
+            // writer's leaf is rewritten at each of its commits; a leaf nobody writes ages.
+            var candidates: [(keptAt: UInt64, offset: UInt64, cluster: Bool, size: Int)] = []
+            candidates.reserveCapacity(olderClusters.count + olderIndexes.count)
+            for (offset, entry) in olderClusters where entry.keptAt < version {
+                candidates.append((entry.keptAt, offset, true, Self.size(of: entry.leaf, entry.columns)))
             }
-            for (offset, leaf) in olderIndexes where indexes[offset] == nil {
-                guard total > Self.budget else { break }
-                indexVictims.append(offset)
-                total -= Self.size(of: leaf)
+            for (offset, entry) in olderIndexes where entry.keptAt < version {
+                candidates.append((entry.keptAt, offset, false, Self.size(of: entry.leaf)))
             }
-            for offset in clusterVictims { olderClusters.removeValue(forKey: offset) }
-            for offset in indexVictims { olderIndexes.removeValue(forKey: offset) }
+            candidates.sort { $0.keptAt < $1.keptAt }
+            for candidate in candidates {
+                guard total > budget / 4 * 3 else { break }
+                if candidate.cluster { olderClusters.removeValue(forKey: candidate.offset) } else { olderIndexes.removeValue(forKey: candidate.offset) }
+                total -= candidate.size
+            }
         }
         clusters = olderClusters
         indexes = olderIndexes
@@ -129,7 +136,7 @@ package final class DecodedLeaves {
     }
 
     private func admit(_ size: Int) -> Bool {
-        guard bytes + size <= Self.budget else { return false }
+        guard bytes + size <= budget else { return false }
         bytes += size
         return true
     }
@@ -143,15 +150,18 @@ package final class DecodedLeaves {
     }
 
     func takeCluster(at ref: Ref, columns: [ColumnSpec]) -> ClusterLeaf? {
-        guard let entry = clusters.removeValue(forKey: ref.offset), entry.columns == columns else { return nil }
+        guard let entry = clusters.removeValue(forKey: ref.offset) else { return nil }
+        bytes -= Self.size(of: entry.leaf, entry.columns)
+        guard entry.columns == columns else { return nil }
         taken += 1
         return entry.leaf
     }
 
     func takeIndex(at ref: Ref) -> IndexLeaf? {
-        guard let leaf = indexes.removeValue(forKey: ref.offset) else { return nil }
+        guard let entry = indexes.removeValue(forKey: ref.offset) else { return nil }
+        bytes -= Self.size(of: entry.leaf)
         taken += 1
-        return leaf
+        return entry.leaf
     }
 }
 
