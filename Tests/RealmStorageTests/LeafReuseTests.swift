@@ -77,7 +77,14 @@ import Testing
 
     @Test(arguments: [TreeLimits(leafCapacity: 6, innerCapacity: 3), TreeLimits.standard])
     func randomSmallCommitsReadBackAndMatchTheFullEncoding(limits: TreeLimits) throws {
+        // Three workloads: a missed edit shows only in some orders of splits and merges.
         let seed = ReplayableRandom.seed("OPENREALM_LEAF_REUSE_SEED")
+        for round in 0..<3 { try Self.smallCommits(limits: limits, seed: seed &+ UInt64(round)) }
+    }
+
+    static func smallCommits(limits: TreeLimits, seed: UInt64) throws {
+        // Printed first: the debug check traps, and a trap prints no expectation message.
+        print("LeafReuseTests: OPENREALM_LEAF_REUSE_SEED=\(seed)")
         let directory = TemporaryDirectory()
         var random = ReplayableRandom(seed: seed)
         var model: Model = [:]
@@ -86,32 +93,35 @@ import Testing
         do {
             let store = try Store.open(path: directory.path(), options: StoreOptions(durability: .unsafe, limits: limits))
             let setup = try store.beginWrite()
-            table = try setup.createTable("Row", columns: Self.columns)
+            table = try setup.createTable("Row", columns: columns)
             try setup.commit()
             var nextKey: Int64 = 0
             for round in 0..<1_000 {
                 let transaction = try store.beginWrite()
+                // Phases of growth, churn and shrinking, so that leaves split and merge too:
+                // the chances in percent of an insert, a set and a list set (else a delete).
+                let (inserts, sets, listSets) = [(70, 15, 5), (45, 25, 5), (15, 15, 5)][round / 100 % 3]
                 for _ in 0..<(1 + random.below(3)) {
-                    let keys = Array(model.keys)
-                    let pick = random.below(20)
-                    if keys.isEmpty || pick < 10 {
+                    let keys = model.keys.sorted()
+                    let pick = random.below(100)
+                    if keys.isEmpty || pick < inserts {
                         // Mostly appends; sometimes an unused key below the last (an insert in
                         // the middle of a leaf).
                         var key = nextKey
-                        if pick < 2, nextKey > 0 { key = Int64(random.below(Int(nextKey))) }
+                        if random.chance(20), nextKey > 0 { key = Int64(random.below(Int(nextKey))) }
                         guard model[key] == nil else { continue }
                         let row = Self.row(&random)
                         _ = try transaction.insert(table, key: ObjectKey(key), values: row.values, lists: row.lists)
                         model[key] = row
                         nextKey = max(nextKey, key + 1)
-                    } else if pick < 15 {
+                    } else if pick < inserts + sets {
                         let key = keys.randomElement(using: &random)!
                         var c = random.below(Self.columns.count)
                         if c == Self.listColumn { c = 0 }
                         let value = Self.value(c, &random)
                         try transaction.set(table, ObjectKey(key), ColumnKey(c), value)
                         model[key]!.values[c] = value
-                    } else if pick < 17 {
+                    } else if pick < inserts + sets + listSets {
                         let key = keys.randomElement(using: &random)!
                         let list = (0..<random.below(4)).map { _ in Value.int(Int64(random.below(50))) }
                         try transaction.setList(table, ObjectKey(key), ColumnKey(Self.listColumn), list)

@@ -3,11 +3,12 @@
 // A one-object commit used to encode its whole cluster leaf again, a few hundred objects
 // column by column, to change one row: most of a small commit's CPU time (callgrind, W2).
 // A leaf buffer knows the node it was decoded from or last encoded to (its `source`) and, per
-// column, how many leading rows still equal that node's (ClusterLeaf's edit methods keep
-// that count). Encoding then takes, per block:
+// column, how many of that node's rows still begin and end it unchanged (ClusterLeaf's edit
+// methods keep both counts). Encoding then takes, per block:
 //   - a block whose rows all stay and that gained none: the node's bytes, copied;
-//   - a block whose rows all stay and that gained rows at its end: the node's block extended
-//     (ColumnCodec+Append.swift), when its parameters hold the new values;
+//   - a block whose rows all stay and that gained rows (at its end, or between two of its
+//     rows): the node's block with the new values put in (ColumnCodec+Insert.swift), when its
+//     parameters hold them;
 //   - any other block: encoded from the values, as before.
 // The result is the same bytes, to the byte, as encoding every value (debug builds check each
 // such leaf against a full encoding). The source node belongs to the version the transaction
@@ -29,43 +30,43 @@ struct LeafSource {
 
     /// Writes the keys block when the source's keys all stay; false when they do not.
     func writeKeys(_ leaf: ClusterLeaf, to w: inout NodeWriter) -> Bool {
-        let n = rows.count
-        guard rows.keyRows == n, leaf.keys.count >= n else { return false }
+        let n = rows.count, run = rows.keys
+        guard run.holdsAll(of: n), leaf.keys.count >= n else { return false }
         if leaf.keys.count == n {
             w.raw(view.keys.blockBytes)
             return true
         }
-        let added = leaf.keys[n...]
+        let added = leaf.keys[run.leading..<(leaf.keys.count - run.trailing)]
         guard view.keys.holds(added) else { return false }
-        view.keys.writeAppending(added, to: &w)
+        view.keys.writeInserting(added, at: run.leading, to: &w)
         return true
     }
 
     /// Writes the block of scalar column `c` when the source's rows of it all stay and its
     /// block holds the new ones; false otherwise.
     func writeColumn(_ c: Int, _ type: ColumnType, _ values: [Value], to w: inout NodeWriter) -> Bool {
-        let n = rows.count
-        guard rows.columnRows[c] == n, values.count >= n, let old = try? view.column(c, type) else { return false }
+        let n = rows.count, run = rows.columns[c]
+        guard run.holdsAll(of: n), values.count >= n, let old = try? view.column(c, type) else { return false }
         if values.count == n {
             w.raw(UnsafeRawBufferPointer(start: old.start, count: old.byteSize))
             return true
         }
-        return ColumnCodec.writeAppending(old, values[n...], to: &w)
+        return ColumnCodec.writeInserting(old, values[run.leading..<(values.count - run.trailing)], at: run.leading, to: &w)
     }
 
     /// The same for list column `c`, whose lists are at `refs` (new lists already written).
     func writeListRefs(_ c: Int, _ refs: [Ref], to w: inout NodeWriter) -> Bool {
-        let n = rows.count
-        guard rows.columnRows[c] == n, refs.count >= n, let old = try? view.listRefs(c) else { return false }
+        let n = rows.count, run = rows.columns[c]
+        guard run.holdsAll(of: n), refs.count >= n, let old = try? view.listRefs(c) else { return false }
         if refs.count == n {
             w.raw(old.blockBytes)
             return true
         }
-        let added = refs[n...].map { Int64(bitPattern: $0.offset) }
+        let added = refs[run.leading..<(refs.count - run.trailing)].map { Int64(bitPattern: $0.offset) }
         guard old.refs.holds(added) else { return false }
         w.u8(ColumnCodec.listRefsTag); w.u8(0); w.u8(0); w.u8(0)
         w.u32(UInt32(refs.count))
-        old.refs.writeAppending(added, to: &w)
+        old.refs.writeInserting(added, at: run.leading, to: &w)
         return true
     }
 }

@@ -42,14 +42,15 @@ package final class ClusterLeaf: TreeLeafBuffer {
     /// The committed node whose rows this buffer still partly holds, if any.
     @exclusivity(unchecked) package private(set) var source: SourceRows?
 
-    /// A committed node and how much of it a buffer still holds unchanged: its first
-    /// `keyRows` keys and, per column, its first `columnRows[c]` rows.
+    /// A committed node and how much of it a buffer still holds unchanged: the keys and, per
+    /// column, the values of its first `leading` rows begin the buffer's and those of its
+    /// last `trailing` rows end them.
     package struct SourceRows {
         package let ref: Ref
         /// Objects in the node.
         package let count: Int
-        package fileprivate(set) var keyRows: Int
-        package fileprivate(set) var columnRows: [Int]
+        package fileprivate(set) var keys: SourceRun
+        package fileprivate(set) var columns: [SourceRun]
     }
 
     package init(keys: [Int64], columns: [[Value]], lists: [[ListCell]], byteEstimate: Int) {
@@ -71,28 +72,29 @@ package final class ClusterLeaf: TreeLeafBuffer {
     /// from it, or just encoded to it), except the columns in `absent` (the node has no block
     /// for them: they were added after it was written).
     package func matchSource(_ ref: Ref, absent: [Int] = []) {
-        var rows = Array(repeating: keys.count, count: columns.count)
-        for c in absent { rows[c] = 0 }
-        source = SourceRows(ref: ref, count: keys.count, keyRows: keys.count, columnRows: rows)
+        var columns = Array(repeating: SourceRun.all(keys.count), count: self.columns.count)
+        for c in absent { columns[c] = .none }
+        source = SourceRows(ref: ref, count: keys.count, keys: .all(keys.count), columns: columns)
     }
 
-    /// Rows from `row` on change in every column: the keys, values and lists arrays are
-    /// `body`'s to edit (inserts and deletes).
+    /// Inserts or removes rows: every row before `first` and from `last` on (positions before
+    /// the edit) stays, in every column; the keys, values and lists arrays are `body`'s to edit.
     @inline(__always)
-    package func editRows<R, E: Error>(from row: Int, _ body: (inout [Int64], inout [[Value]], inout [[ListCell]]) throws(E) -> R) throws(E) -> R {
-        if source != nil { sourceChanged(from: row, column: nil) }
+    package func editRows<R, E: Error>(keepingBefore first: Int, from last: Int,
+                                       _ body: (inout [Int64], inout [[Value]], inout [[ListCell]]) throws(E) -> R) throws(E) -> R {
+        if source != nil { sourceKeeps(before: first, from: last, column: nil) }
         return try body(&keys, &columns, &lists)
     }
 
     /// Sets the value of scalar column `c` at `row`.
     package func setValue(_ value: Value, column c: Int, row: Int) {
-        if source != nil { sourceChanged(from: row, column: c) }
+        if source != nil { sourceKeeps(before: row, from: row + 1, column: c) }
         columns[c][row] = value
     }
 
     /// Sets the list of list column `c` at `row`.
     package func setList(_ cell: ListCell, column c: Int, row: Int) {
-        if source != nil { sourceChanged(from: row, column: c) }
+        if source != nil { sourceKeeps(before: row, from: row + 1, column: c) }
         lists[c][row] = cell
     }
 
@@ -100,23 +102,24 @@ package final class ClusterLeaf: TreeLeafBuffer {
     package func addColumn(values: [Value], cells: [ListCell]) {
         columns.append(values)
         lists.append(cells)
-        source?.columnRows.append(0)
+        source?.columns.append(.none)
     }
 
     /// A column removed from the table: its values go.
     package func dropColumn(_ c: Int) {
         columns[c] = []
         lists[c] = []
-        source?.columnRows[c] = 0
+        source?.columns[c] = .none
     }
 
-    private func sourceChanged(from row: Int, column: Int?) {
+    private func sourceKeeps(before first: Int, from last: Int, column: Int?) {
         guard var rows = source else { return }
+        let count = keys.count
         if let column {
-            rows.columnRows[column] = min(rows.columnRows[column], row)
+            rows.columns[column].keep(before: first, from: last, of: count)
         } else {
-            rows.keyRows = min(rows.keyRows, row)
-            for c in rows.columnRows.indices { rows.columnRows[c] = min(rows.columnRows[c], row) }
+            rows.keys.keep(before: first, from: last, of: count)
+            for c in rows.columns.indices { rows.columns[c].keep(before: first, from: last, of: count) }
         }
         source = rows
     }
@@ -138,7 +141,7 @@ package final class ClusterLeaf: TreeLeafBuffer {
                                 columns: columns.map { $0.isEmpty ? [] : Array($0[index...]) },
                                 lists: lists.map { $0.isEmpty ? [] : Array($0[index...]) },
                                 byteEstimate: 64)
-        editRows(from: index) { keys, columns, lists in
+        editRows(keepingBefore: index, from: keys.count) { keys, columns, lists in
             keys.removeSubrange(index...)
             for c in columns.indices where !columns[c].isEmpty { columns[c].removeSubrange(index...) }
             for c in lists.indices where !lists[c].isEmpty { lists[c].removeSubrange(index...) }
@@ -155,7 +158,8 @@ package final class ClusterLeaf: TreeLeafBuffer {
     }
 
     package func absorb(_ other: ClusterLeaf) {
-        // Appends: the rows this leaf holds stay as they were.
+        // Appends: the rows this leaf holds stay where they were, but no longer end it.
+        if source != nil { sourceKeeps(before: keys.count, from: keys.count, column: nil) }
         keys += other.keys
         for c in columns.indices { columns[c] += other.columns[c] }
         for c in lists.indices { lists[c] += other.lists[c] }

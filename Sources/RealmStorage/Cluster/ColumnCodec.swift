@@ -79,6 +79,7 @@ package enum ColumnCodec {
             PackedInts.write(values, to: &w, integerPayload)
         case .float:
             writeFloats(values[...], to: &w)
+            w.padToAlignment()
         case .double:
             writeDoubles(values[...], to: &w)
         case .timestamp:
@@ -86,11 +87,13 @@ package enum ColumnCodec {
             PackedInts.write(values, to: &w) { if case .timestamp(let t) = $0 { return Int64(t.nanoseconds) } else { return 0 } }
         case .decimal, .objectId, .uuid:
             writeFixed(values[...], type, to: &w)
+            w.padToAlignment()
         case .string, .binary, .mixed:
             if let width = slots {
                 w.u32(UInt32(width))
                 w.u32(0)
                 writeSlots(values[...], width: width, to: &w)
+                w.padToAlignment()
                 return
             }
             var ends = [Int64]()
@@ -102,16 +105,17 @@ package enum ColumnCodec {
             }
             PackedInts.write(ends, to: &w)
             writeConcatenated(values[...], total: Int(end), to: &w)
+            w.padToAlignment()
         }
     }
 
-    // The element arrays of the blocks, shared with appending (ColumnCodec+Append.swift).
+    // The elements of the blocks' arrays, unpadded; shared with inserting into a committed
+    // block (ColumnCodec+Insert.swift).
 
     static func writeFloats(_ values: ArraySlice<Value>, to w: inout NodeWriter) {
         for v in values {
             if case .float(let f) = v { w.u32(f.bitPattern) } else { w.u32(0) }
         }
-        w.padToAlignment()
     }
 
     static func writeDoubles(_ values: ArraySlice<Value>, to w: inout NodeWriter) {
@@ -129,7 +133,6 @@ package enum ColumnCodec {
             default: w.zeros(width)
             }
         }
-        w.padToAlignment()
     }
 
     /// One growth of the node, then each slot filled in place: its length, its bytes, zeros
@@ -144,10 +147,9 @@ package enum ColumnCodec {
                 }
             }
         }
-        w.padToAlignment()
     }
 
-    /// The values' bytes one after another (`total` of them), padded.
+    /// The values' bytes one after another (`total` of them).
     static func writeConcatenated(_ values: ArraySlice<Value>, total: Int, to w: inout NodeWriter) {
         w.reserve(total) { out in
             var at = out
@@ -158,7 +160,6 @@ package enum ColumnCodec {
                 }
             }
         }
-        w.padToAlignment()
     }
 
     /// Calls `body` with the bytes a string or binary value stores (none for others).

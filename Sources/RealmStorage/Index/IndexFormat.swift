@@ -33,13 +33,11 @@ package final class IndexLeaf: TreeLeafBuffer {
     /// The committed node whose entries this buffer still partly holds, if any.
     @exclusivity(unchecked) package private(set) var source: SourceEntries?
 
-    /// A committed node and how much of it a buffer still holds: its first `leading` entries
-    /// begin the buffer and its last `trailing` end it.
+    /// A committed node and how much of it a buffer still holds (`entries`).
     package struct SourceEntries {
         package let ref: Ref
         package let count: Int
-        package fileprivate(set) var leading: Int
-        package fileprivate(set) var trailing: Int
+        package fileprivate(set) var entries: SourceRun
     }
 
     package init(entries: [IndexEntry]) { self.entries = entries }
@@ -50,15 +48,12 @@ package final class IndexLeaf: TreeLeafBuffer {
 
     /// Records that this buffer holds exactly the entries of the node at `ref`.
     package func matchSource(_ ref: Ref) {
-        source = SourceEntries(ref: ref, count: entries.count, leading: entries.count, trailing: entries.count)
+        source = SourceEntries(ref: ref, count: entries.count, entries: .all(entries.count))
     }
 
     /// Entries before `first` and from `last` on (positions before the change) stay.
     private func sourceKeeps(before first: Int, from last: Int) {
-        guard var kept = source else { return }
-        kept.leading = min(kept.leading, first)
-        kept.trailing = min(kept.trailing, max(entries.count - last, 0))
-        source = kept
+        source?.entries.keep(before: first, from: last, of: entries.count)
     }
 
     package func insert(_ entry: IndexEntry, at i: Int) {

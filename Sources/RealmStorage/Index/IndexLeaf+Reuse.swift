@@ -33,8 +33,9 @@ struct IndexLeafSource {
         let n = rows.count
         let entries = leaf.entries
         let shared = block.shared.count, suffix = block.fixedSuffix
-        guard rows.leading >= 1, rows.leading + rows.trailing == n, entries.count >= n, suffix >= 0 else { return false }
-        let middle = entries[rows.leading..<(entries.count - rows.trailing)]
+        let run = rows.entries
+        guard run.leading >= 1, run.holdsAll(of: n), entries.count >= n, suffix >= 0 else { return false }
+        let middle = entries[run.leading..<(entries.count - run.trailing)]
         let first = entries[0]
         for entry in middle {
             guard entry.prefixCount == shared + suffix, first.sharedPrefixLength(with: entry, limit: shared) == shared else { return false }
@@ -46,8 +47,8 @@ struct IndexLeafSource {
         w.u32(UInt32(suffix))
         w.raw(block.shared)
         w.padToAlignment()
-        block.keys.writeInserting(keys, at: rows.leading, to: &w)
-        let (leading, trailing, bytes) = (rows.leading, rows.trailing, block.bytes)
+        block.keys.writeInserting(keys, at: run.leading, to: &w)
+        let (leading, trailing, bytes) = (run.leading, run.trailing, block.bytes)
         w.reserve(entries.count * suffix) { out in
             out.copyMemory(from: bytes, byteCount: leading * suffix)
             var at = out + leading * suffix

@@ -293,7 +293,7 @@ package final class WriteTransaction {
         /// Puts the object at position `i` of `leaf`.
         func place(in leaf: ClusterLeaf, at i: Int) {
             let atEnd = i == leaf.keys.count
-            leaf.editRows(from: i) { keys, columnArrays, listArrays in
+            leaf.editRows(keepingBefore: i, from: i) { keys, columnArrays, listArrays in
                 if atEnd { keys.append(objectKey.value) } else { keys.insert(objectKey.value, at: i) }
                 // The column arrays through one mutable buffer: `columns[c].append` checks
                 // that the outer array is unshared on every call.
@@ -449,7 +449,7 @@ package final class WriteTransaction {
         try state.cluster.modifyLeaf(for: key.value) { (leaf) throws(StorageError) in
             let i = leaf.position(of: key.value).index
             var estimate = 8
-            try leaf.editRows(from: i) { (keys, columns, lists) throws(StorageError) in
+            try leaf.editRows(keepingBefore: i, from: i + 1) { (keys, columns, lists) throws(StorageError) in
                 keys.remove(at: i)
                 for c in layouts.indices where !layouts[c].removed {
                     if layouts[c].isList {
