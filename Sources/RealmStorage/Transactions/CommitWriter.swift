@@ -100,32 +100,34 @@ final class CommitWriter: NodeSink {
         let freeListSize = NodeLayout.aligned(FreeSpace.nodeSize(entries: free.extents.count))
         let freeListOffset = free.allocate(UInt64(freeListSize))
 
-        // Merge the queued nodes and the free list's reservation into contiguous runs.
-        var pieces = nodes.map { (offset: $0.offset, length: $0.bytes.count) }
-        pieces.append((freeListOffset, freeListSize))
-        pieces.sort { $0.offset < $1.offset }
+        // The queued nodes and the free list's reservation by offset: usually in order already,
+        // since a commit's allocations follow each other (FreeSpace.beginRun).
+        var pieces = nodes
+        pieces.append((freeListOffset, []))
+        if !zip(pieces, pieces.dropFirst()).allSatisfy({ $0.offset < $1.offset }) {
+            pieces.sort { $0.offset < $1.offset }
+        }
+        let freeListIndex = pieces.firstIndex { $0.offset == freeListOffset }!
+        // Merged into contiguous runs.
         var runs: [(offset: UInt64, length: Int)] = []
-        for piece in pieces {
+        for (i, piece) in pieces.enumerated() {
+            let length = i == freeListIndex ? freeListSize : piece.bytes.count
             if let last = runs.last, last.offset + UInt64(last.length) == piece.offset {
-                runs[runs.count - 1].length += piece.length
+                runs[runs.count - 1].length += length
             } else {
-                runs.append((piece.offset, piece.length))
+                runs.append((piece.offset, length))
             }
         }
 
         let recordSize = NodeLayout.aligned(24 + (carrying.count + runs.count) * 24)
         let recordOffset = free.allocate(UInt64(recordSize))
-        let freeListBytes = free.encoded(version: version, size: freeListSize)
-
-        var byOffset = [UInt64: [UInt8]](minimumCapacity: nodes.count + 1)
-        for node in nodes { byOffset[node.offset] = node.bytes }
-        byOffset[freeListOffset] = freeListBytes
+        pieces[freeListIndex].bytes = free.encoded(version: version, size: freeListSize)
 
         var data = buffer
         data.removeAll(keepingCapacity: true)
         // Room for the record too: it usually follows the data (appending it to a buffer
         // reserved without it copied the whole buffer).
-        data.reserveCapacity(pieces.reduce(0) { $0 + $1.length } + recordSize)
+        data.reserveCapacity(runs.reduce(0) { $0 + $1.length } + recordSize)
         var extents: [(offset: UInt64, range: Range<Int>)] = []
         extents.reserveCapacity(runs.count)
         var record = NodeWriter(capacity: recordSize)
@@ -142,7 +144,7 @@ final class CommitWriter: NodeSink {
         for run in runs {
             let start = data.count
             while data.count - start < run.length {
-                data.append(contentsOf: byOffset[pieces[pieceIndex].offset]!)
+                data.append(contentsOf: pieces[pieceIndex].bytes)
                 pieceIndex += 1
             }
             let range = start..<data.count
