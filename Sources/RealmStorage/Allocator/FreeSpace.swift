@@ -188,8 +188,18 @@ package struct FreeSpace: Equatable, Sendable {
         var w = NodeWriter(capacity: size)
         w.u32(UInt32(extents.count))
         w.u32(0)
-        for e in extents {
-            w.u64(e.offset); w.u64(e.length); w.u64(e.firstVersion); w.u64(e.endVersion)
+        // The entries stored straight into one reservation (four fields per extent, once per
+        // commit: a call per field was most of this function).
+        extents.withUnsafeBufferPointer { extents in
+            w.reserve(extents.count * 32) { out in
+                for (i, e) in extents.enumerated() {
+                    let at = out + i * 32
+                    at.storeBytes(of: e.offset.littleEndian, as: UInt64.self)
+                    at.storeBytes(of: e.length.littleEndian, toByteOffset: 8, as: UInt64.self)
+                    at.storeBytes(of: e.firstVersion.littleEndian, toByteOffset: 16, as: UInt64.self)
+                    at.storeBytes(of: e.endVersion.littleEndian, toByteOffset: 24, as: UInt64.self)
+                }
+            }
         }
         precondition(w.count <= size, "free list grew after its node was reserved")
         w.zeros(size - w.count)

@@ -112,16 +112,15 @@ package final class ClusterLeaf: TreeLeafBuffer {
         source?.columns[c] = .none
     }
 
+    /// Changed in place: a copy of `source` would copy its array of runs at every insert.
     private func sourceKeeps(before first: Int, from last: Int, column: Int?) {
-        guard var rows = source else { return }
         let count = keys.count
         if let column {
-            rows.columns[column].keep(before: first, from: last, of: count)
+            source?.columns[column].keep(before: first, from: last, of: count)
         } else {
-            rows.keys.keep(before: first, from: last, of: count)
-            for c in rows.columns.indices { rows.columns[c].keep(before: first, from: last, of: count) }
+            source?.keys.keep(before: first, from: last, of: count)
+            for c in 0..<(source?.columns.count ?? 0) { source?.columns[c].keep(before: first, from: last, of: count) }
         }
-        source = rows
     }
 
     /// The index of `key`, or where it would be inserted.

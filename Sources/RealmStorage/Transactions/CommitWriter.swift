@@ -102,7 +102,9 @@ final class CommitWriter: NodeSink {
 
         // The queued nodes and the free list's reservation by offset: usually in order already,
         // since a commit's allocations follow each other (FreeSpace.beginRun).
-        var pieces = nodes
+        var pieces: [(offset: UInt64, bytes: [UInt8])] = []
+        pieces.reserveCapacity(nodes.count + 1)
+        pieces += nodes
         pieces.append((freeListOffset, []))
         if !zip(pieces, pieces.dropFirst()).allSatisfy({ $0.offset < $1.offset }) {
             pieces.sort { $0.offset < $1.offset }
