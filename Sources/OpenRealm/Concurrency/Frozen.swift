@@ -198,6 +198,24 @@ extension MutableSet: ThreadConfined {
     }
 }
 
+extension LinkingObjects: ThreadConfined {
+    public var isFrozen: Bool { realm?.isFrozen ?? false }
+
+    /// The linking objects in a frozen snapshot of their realm's current version.
+    public func freeze() -> LinkingObjects {
+        guard let owner else { misuse("Cannot freeze unmanaged linking objects: add their object to a realm first") }
+        if isFrozen { return self }
+        return LinkingObjects(owner: owner.frozen(), property: property)
+    }
+
+    /// The live linking objects in a realm of the calling thread; nil if their object was
+    /// deleted.
+    public func thaw() -> LinkingObjects? {
+        guard let owner, owner.realm.isFrozen else { return self }
+        return owner.thawed().map { LinkingObjects(owner: $0, property: property) }
+    }
+}
+
 extension Map: ThreadConfined {
     public var isFrozen: Bool { owner?.realm.isFrozen ?? false }
 
