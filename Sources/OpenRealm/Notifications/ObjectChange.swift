@@ -6,7 +6,8 @@ import RealmStorage
 /// value is always given here: the observation keeps the values it last reported. For a
 /// `List`, `MutableSet` or `Map` property both values are nil (as in Realm); for a link, the
 /// old value is the object linked to before, read now: it may have been deleted since
-/// (check `isInvalidated`).
+/// (check `isInvalidated`). Also unlike Realm, setting a property to the value it already
+/// has is no change: the file is not written, and nothing is reported.
 public struct PropertyChange {
     /// The name of the property that changed.
     public let name: String
@@ -58,8 +59,8 @@ struct ObjectDelta: ObservedDelta {
     var old: [PropertyState]
     /// nil: deleted.
     var new: [PropertyState]?
-    /// Positions (into the watched properties) set to an equal value, or whose linked
-    /// objects changed: reported though the values compare equal.
+    /// Positions (into the watched properties) whose linked objects changed along a watched
+    /// key path: reported though the values compare equal.
     var touched: Set<Int>
 
     var isFinal: Bool { new == nil }
@@ -144,17 +145,16 @@ struct ObjectSubject<T: Object>: ObservedSubject {
         guard let new, changes?.tables[binding.table]?.deleted.contains(key.value) != true else {
             return ObjectDelta(old: old, new: nil, touched: [])
         }
+        // Properties are compared by value: the change sets keep the columns set per table,
+        // not per object, and the engine writes nothing when a value is set to itself. A
+        // property equal before and after is reported only when a linked object on its key
+        // path changed.
         var touched = Set<Int>()
-        if let changes {
+        if let changes, case .properties(let entries) = watch {
             let checker = ChangeChecker(changes, realm)
-            let table = changes.tables[binding.table]
             for (position, index) in properties.enumerated() where old[position] == new[position] {
-                let property = binding.schema.properties[index]
-                let linked: Watch? = if case .properties(let entries) = watch { entries.first { $0.index == index }?.linked } else { nil }
-                let wasSet = table.map { $0.modified.contains(key.value) && checker.columnWasSet(binding, property, $0) } ?? false
-                if wasSet || (linked.map { checker.isModified(binding, key, .properties([(index, $0)])) } ?? false) {
-                    touched.insert(position)
-                }
+                guard let linked = entries.first(where: { $0.index == index })?.linked else { continue }
+                if checker.isModified(binding, key, .properties([(index, linked)])) { touched.insert(position) }
             }
         }
         let delta = ObjectDelta(old: old, new: new, touched: touched)

@@ -245,8 +245,9 @@ extension Persisted: PersistedProperty {
 
     static func swiftValue(_ stored: _StoredValue) -> Any? {
         let value: Any = Value._rlmGet(stored)
-        // A nil optional is nil, not an `Any` holding `Optional.none`.
-        if let optional = value as? any OptionalMarker, optional.isNil { return nil }
+        // An optional property's value is the wrapped value or nil, not an `Any` holding an
+        // `Optional`.
+        if let optional = value as? any OptionalMarker { return optional.wrappedValue }
         return value
     }
 
@@ -338,9 +339,9 @@ enum OriginPropertyNames {
 
 /// Recognises an optional inside an `Any` (`swiftValue`).
 private protocol OptionalMarker {
-    var isNil: Bool { get }
+    var wrappedValue: Any? { get }
 }
 
 extension Optional: OptionalMarker {
-    fileprivate var isNil: Bool { self == nil }
+    fileprivate var wrappedValue: Any? { self.map { $0 as Any } }
 }
