@@ -367,6 +367,22 @@ import Testing
         try RoundTripTests.verify(folder)
     }
 
+    @Test func observationsPinNoVersionAfterTheyEnd() throws {
+        let folder = TestFolder()
+        let configuration = folder.configuration()
+        let realm = try Realm(configuration: configuration)
+        var token: NotificationToken? = realm.objects(Chore.self).observe { _ in }
+        realm.refresh()
+        writeOnAnotherThread(configuration) { $0.create(Chore.self, value: ["id": 1]) }
+        token = nil
+        realm.refresh()
+        writeOnAnotherThread(configuration) { $0.create(Chore.self, value: ["id": 2]) }
+        realm.refresh()
+        // Only the version the realm reads.
+        #expect(realm.numberOfActiveVersions == 1)
+        withExtendedLifetime(token) {}
+    }
+
     @Test func aBlockMayInvalidateItsOwnToken() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())

@@ -31,7 +31,9 @@ final class RealmNotifier {
     /// The version realm notification blocks were last told about.
     private var notifiedVersion: VersionID
     /// The pin of the version observations were last brought to, shared by all of them.
-    private var currentPin: VersionPin?
+    /// Weak: the observations anchored there own it, and once none is, the version must not
+    /// stay pinned (the file could not reuse the space it reaches).
+    private weak var currentPin: VersionPin?
     private var isDelivering = false
     /// Set when a delivery was asked for during another (by a block that refreshed or wrote).
     private var deliveryDeferred = false
@@ -77,6 +79,11 @@ final class RealmNotifier {
         let pin = VersionPin(version, in: realm.store)
         currentPin = pin
         return pin
+    }
+
+    /// The collection and object observations still registered (for tests).
+    var activeObservationCount: Int {
+        changeObservations.count { $0.value?.isActive == true }
     }
 
     func owns(_ observation: Observation) -> Bool {
