@@ -9,7 +9,7 @@ import Testing
 @Suite struct CollectionNotificationTests {
     /// Observes `collection` and takes the initial change.
     private func observed<C: RealmObservableCollection>(_ collection: C, keyPaths: [String]? = nil, in realm: Realm)
-        -> (NotificationToken, Recorder<CollectionEvent>) {
+        -> (NotificationToken, Recorder<CollectionEvent>) where C.CollectionChange == RealmCollectionChange<C> {
         let events = Recorder<CollectionEvent>()
         let token = collection.observe(keyPaths: keyPaths) { events.record(CollectionEvent($0)) }
         realm.refresh()
@@ -22,12 +22,11 @@ import Testing
         let realm = try Realm(configuration: folder.configuration())
         try realm.addChores([1, 2, 3])
         let (token, events) = observed(realm.objects(Chore.self), in: realm)
-        try realm.write {
+        try realm.commitAndDeliver {
             realm.delete(realm.chore(2))
             realm.create(Chore.self, value: ["id": 4])
             realm.chore(3).title = "changed"
         }
-        realm.refresh()
         #expect(events.take() == [.update(deletions: [1], insertions: [2], modifications: [1])])
         withExtendedLifetime(token) {}
         try RoundTripTests.verify(folder)
@@ -60,11 +59,10 @@ import Testing
         try realm.addChores([1, 2, 3, 4])
         let sorted = realm.objects(Chore.self).sorted(byKeyPath: "rank")
         let (token, events) = observed(sorted, in: realm)
-        try realm.write {
+        try realm.commitAndDeliver {
             realm.chore(1).rank = 10
             realm.chore(3).title = "changed"
         }
-        realm.refresh()
         // [1, 2, 3, 4] → [2, 3, 4, 1]: chore 1 moved to the end; chore 3 modified in place.
         #expect(events.take() == [.update(deletions: [0], insertions: [3], modifications: [1])])
         #expect(sorted.map(\.id) == [2, 3, 4, 1])
@@ -77,14 +75,12 @@ import Testing
         try realm.addChores([1, 2, 3])
         let open = realm.objects(Chore.self).filter("done == false")
         let (token, events) = observed(open, in: realm)
-        try realm.write { realm.chore(2).done = true }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.chore(2).done = true }
         #expect(events.take() == [.update(deletions: [1])])
-        try realm.write {
+        try realm.commitAndDeliver {
             realm.chore(2).done = false
             realm.chore(3).done = true
         }
-        realm.refresh()
         // [1, 3] → [1, 2]
         #expect(events.take() == [.update(deletions: [1], insertions: [1])])
         withExtendedLifetime(token) {}
@@ -95,8 +91,7 @@ import Testing
         let realm = try Realm(configuration: folder.configuration())
         try realm.addChores([1])
         let (token, events) = observed(realm.objects(Chore.self), in: realm)
-        try realm.write { realm.add(Dog()) }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.add(Dog()) }
         #expect(events.take().isEmpty)
         withExtendedLifetime(token) {}
     }
@@ -107,8 +102,7 @@ import Testing
         try realm.addChores([1, 2])
         try realm.write { realm.chore(2).badge = Badge(value: ["label": "gold"]) }
         let (token, events) = observed(realm.objects(Chore.self), in: realm)
-        try realm.write { realm.chore(2).badge!.level = 3 }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.chore(2).badge!.level = 3 }
         #expect(events.take() == [.update(modifications: [1])])
         withExtendedLifetime(token) {}
     }
@@ -118,11 +112,9 @@ import Testing
         let realm = try Realm(configuration: folder.configuration())
         try realm.addChores([1, 2])
         let (token, events) = observed(realm.objects(Chore.self), keyPaths: ["title"], in: realm)
-        try realm.write { realm.chore(1).rank = 7 }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.chore(1).rank = 7 }
         #expect(events.take().isEmpty)
-        try realm.write { realm.chore(2).title = "renamed" }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.chore(2).title = "renamed" }
         #expect(events.take() == [.update(modifications: [1])])
         // Insertions and deletions are always reported.
         try realm.addChores([3])
@@ -137,15 +129,12 @@ import Testing
         try realm.addChores([1])
         try realm.write { realm.chore(1).badge = Badge(value: ["label": "gold"]) }
         let (token, events) = observed(realm.objects(Chore.self), keyPaths: ["badge.label"], in: realm)
-        try realm.write { realm.chore(1).badge!.level = 2 }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.chore(1).badge!.level = 2 }
         #expect(events.take().isEmpty)
-        try realm.write { realm.chore(1).badge!.label = "silver" }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.chore(1).badge!.label = "silver" }
         #expect(events.take() == [.update(modifications: [0])])
         // The link itself is on the path.
-        try realm.write { realm.chore(1).badge = nil }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.chore(1).badge = nil }
         #expect(events.take() == [.update(modifications: [0])])
         withExtendedLifetime(token) {}
     }
@@ -157,10 +146,8 @@ import Testing
         let events = Recorder<CollectionEvent>()
         let token = realm.objects(Chore.self).observe(keyPaths: [\Chore.rank]) { events.record(CollectionEvent($0)) }
         realm.refresh()
-        try realm.write { realm.chore(1).title = "ignored" }
-        realm.refresh()
-        try realm.write { realm.chore(1).rank = 5 }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.chore(1).title = "ignored" }
+        try realm.commitAndDeliver { realm.chore(1).rank = 5 }
         #expect(events.take() == [.initial, .update(modifications: [0])])
         withExtendedLifetime(token) {}
     }
@@ -186,11 +173,10 @@ import Testing
         let realm = try Realm(configuration: folder.configuration())
         try realm.addChores([1, 2, 3])
         let (token, events) = observed(realm.objects(Chore.self), in: realm)
-        try realm.write {
+        try realm.commitAndDeliver {
             realm.delete(realm.chore(2))
             realm.create(Chore.self, value: ["id": 2, "title": "another"])
         }
-        realm.refresh()
         #expect(events.take() == [.update(deletions: [1], insertions: [1])])
         withExtendedLifetime(token) {}
     }
@@ -202,23 +188,18 @@ import Testing
         let roster = try realm.write { realm.create(Roster.self, value: ["name": "week"]) }
         try realm.write { roster.chores.append(objectsIn: chores[0..<3]) }
         let (token, events) = observed(roster.chores, in: realm)
-        try realm.write { roster.chores.insert(chores[3], at: 0) }
-        realm.refresh()
+        try realm.commitAndDeliver { roster.chores.insert(chores[3], at: 0) }
         #expect(events.take() == [.update(insertions: [0])])
-        try realm.write { roster.chores.remove(at: 2) }
-        realm.refresh()
+        try realm.commitAndDeliver { roster.chores.remove(at: 2) }
         #expect(events.take() == [.update(deletions: [2])])
         // [4, 1, 3] → [1, 3, 4]
-        try realm.write { roster.chores.move(from: 0, to: 2) }
-        realm.refresh()
+        try realm.commitAndDeliver { roster.chores.move(from: 0, to: 2) }
         #expect(events.take() == [.update(deletions: [0], insertions: [2])])
         // An element's object modified; the list itself unchanged.
-        try realm.write { realm.chore(3).title = "changed" }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.chore(3).title = "changed" }
         #expect(events.take() == [.update(modifications: [1])])
         // Deleting an element's object removes it from the list.
-        try realm.write { realm.delete(realm.chore(1)) }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.delete(realm.chore(1)) }
         #expect(events.take() == [.update(deletions: [0])])
         withExtendedLifetime(token) {}
         try RoundTripTests.verify(folder)
@@ -229,21 +210,17 @@ import Testing
         let realm = try Realm(configuration: folder.configuration())
         let roster = try realm.write { realm.create(Roster.self, value: ["numbers": [5, 7, 5]]) }
         let (token, events) = observed(roster.numbers, in: realm)
-        try realm.write { roster.numbers.append(5) }
-        realm.refresh()
+        try realm.commitAndDeliver { roster.numbers.append(5) }
         #expect(events.take() == [.update(insertions: [3])])
-        try realm.write { roster.numbers.remove(at: 0) }
-        realm.refresh()
+        try realm.commitAndDeliver { roster.numbers.remove(at: 0) }
         // [5, 7, 5, 5] → [7, 5, 5]: one 5 fewer, counted as the last one gone.
         #expect(events.take().count == 1)
         #expect(Array(roster.numbers) == [7, 5, 5])
         // A replaced value is a deletion and an insertion.
-        try realm.write { roster.numbers[0] = 8 }
-        realm.refresh()
+        try realm.commitAndDeliver { roster.numbers[0] = 8 }
         #expect(events.take() == [.update(deletions: [0], insertions: [0])])
         // A change of another property of the owner is not one of the list.
-        try realm.write { roster.name = "renamed" }
-        realm.refresh()
+        try realm.commitAndDeliver { roster.name = "renamed" }
         #expect(events.take().isEmpty)
         withExtendedLifetime(token) {}
     }
@@ -255,17 +232,15 @@ import Testing
         let chores = try realm.addChores([1, 2])
         let (tagsToken, tags) = observed(roster.tags, in: realm)
         let (membersToken, members) = observed(roster.members, in: realm)
-        try realm.write {
+        try realm.commitAndDeliver {
             roster.tags.insert("c")
             roster.tags.insert("a")
             roster.tags.remove("b")
             roster.members.insert(objectsIn: chores)
         }
-        realm.refresh()
         #expect(tags.take() == [.update(deletions: [1], insertions: [1])])
         #expect(members.take() == [.update(insertions: [0, 1])])
-        try realm.write { realm.chore(2).rank = 9 }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.chore(2).rank = 9 }
         #expect(members.take() == [.update(modifications: [1])])
         #expect(tags.take().isEmpty)
         withExtendedLifetime((tagsToken, membersToken)) {}
@@ -293,16 +268,14 @@ import Testing
         }
         realm.refresh()
         #expect(events == ["initial 2"])
-        try realm.write {
+        try realm.commitAndDeliver {
             roster.scores["c"] = 3
             roster.scores["a"] = 10
             roster.scores["b"] = nil
         }
-        realm.refresh()
         #expect(events.last == #"["b"] ["c"] ["a"]"#)
         // The object a map value links to was modified.
-        try realm.write { realm.chore(1).title = "changed" }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.chore(1).title = "changed" }
         #expect(picks == [#"[] [] ["first"]"#])
         withExtendedLifetime((token, picksToken)) {}
     }
@@ -314,14 +287,11 @@ import Testing
         let rosters = try realm.write { [realm.create(Roster.self, value: ["name": "a"]), realm.create(Roster.self, value: ["name": "b"])] }
         try realm.write { rosters[0].chores.append(chore) }
         let (token, events) = observed(chore.rosters, in: realm)
-        try realm.write { rosters[1].chores.append(chore) }
-        realm.refresh()
+        try realm.commitAndDeliver { rosters[1].chores.append(chore) }
         #expect(events.take() == [.update(insertions: [1])])
-        try realm.write { rosters[1].name = "renamed" }
-        realm.refresh()
+        try realm.commitAndDeliver { rosters[1].name = "renamed" }
         #expect(events.take() == [.update(modifications: [1])])
-        try realm.write { rosters[0].chores.removeAll() }
-        realm.refresh()
+        try realm.commitAndDeliver { rosters[0].chores.removeAll() }
         #expect(events.take() == [.update(deletions: [0])])
         withExtendedLifetime(token) {}
     }
@@ -333,11 +303,9 @@ import Testing
         let roster = try realm.write { realm.create(Roster.self) }
         try realm.write { roster.chores.append(objectsIn: chores) }
         let (token, events) = observed(roster.chores, in: realm)
-        try realm.write { realm.delete(roster) }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.delete(roster) }
         #expect(events.take() == [.update(deletions: [0, 1])])
-        try realm.write { realm.chore(1).title = "changed" }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.chore(1).title = "changed" }
         #expect(events.take().isEmpty)
         withExtendedLifetime(token) {}
     }
@@ -360,8 +328,7 @@ import Testing
         #expect(events.take().isEmpty)
         #expect(other.take() == [.update(insertions: [2]), .update(insertions: [3])])
         // Later changes are reported against the contents the skipped write left.
-        try realm.write { realm.delete(realm.chore(4)) }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.delete(realm.chore(4)) }
         #expect(events.take() == [.update(deletions: [3])])
         withExtendedLifetime(otherToken) {}
         try RoundTripTests.verify(folder)

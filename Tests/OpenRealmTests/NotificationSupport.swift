@@ -200,4 +200,11 @@ extension Realm {
     }
 
     func chore(_ id: Int) -> Chore { object(ofType: Chore.self, forPrimaryKey: id)! }
+
+    /// Commits `body`, then refreshes: a realm on a thread delivers its own commits to
+    /// collection and object observers at its next refresh.
+    func commitAndDeliver(_ body: () throws -> Void) throws {
+        try write(body)
+        refresh()
+    }
 }

@@ -18,19 +18,17 @@ import Testing
         let realm = try Realm(configuration: folder.configuration())
         let chore = try realm.addChores([1])[0]
         let (token, events) = observed(chore, in: realm)
-        try realm.write {
+        try realm.commitAndDeliver {
             chore.title = "sweep"
             chore.rank = 5
         }
-        realm.refresh()
         #expect(events.take() == [.changed(("title", "c1", "sweep"), ("rank", "1", "5"))])
         // The object handed to the block is the observed one, as it is now.
         var seen: [String] = []
         let second = chore.observe { change in
             if case .change(let object, _) = change { seen.append(object.title) }
         }
-        try realm.write { chore.title = "mop" }
-        realm.refresh()
+        try realm.commitAndDeliver { chore.title = "mop" }
         #expect(seen == ["mop"])
         withExtendedLifetime((token, second)) {}
         try RoundTripTests.verify(folder)
@@ -55,8 +53,7 @@ import Testing
         let realm = try Realm(configuration: folder.configuration())
         let chore = try realm.addChores([1])[0]
         let (token, events) = observed(chore, in: realm)
-        try realm.write { realm.delete(chore) }
-        realm.refresh()
+        try realm.commitAndDeliver { realm.delete(chore) }
         #expect(events.take() == [.deleted])
         // Another object under the same primary key is not the one observed.
         try realm.addChores([1])
@@ -70,8 +67,7 @@ import Testing
         let realm = try Realm(configuration: folder.configuration())
         let chores = try realm.addChores([1, 2])
         let (token, events) = observed(chores[0], in: realm)
-        try realm.write { chores[1].title = "other" }
-        realm.refresh()
+        try realm.commitAndDeliver { chores[1].title = "other" }
         #expect(events.take().isEmpty)
         withExtendedLifetime(token) {}
     }
@@ -81,14 +77,12 @@ import Testing
         let realm = try Realm(configuration: folder.configuration())
         let chore = try realm.addChores([1])[0]
         let (token, events) = observed(chore, keyPaths: ["done"], in: realm)
-        try realm.write { chore.title = "ignored" }
-        realm.refresh()
+        try realm.commitAndDeliver { chore.title = "ignored" }
         #expect(events.take().isEmpty)
-        try realm.write {
+        try realm.commitAndDeliver {
             chore.title = "still ignored"
             chore.done = true
         }
-        realm.refresh()
         #expect(events.take() == [.changed(("done", "false", "true"))])
         withExtendedLifetime(token) {}
     }
@@ -99,11 +93,10 @@ import Testing
         let chore = try realm.addChores([1])[0]
         let events = Recorder<ObjectEvent>()
         let token = chore.observe(keyPaths: [\Chore.title]) { events.record(ObjectEvent($0)) }
-        try realm.write {
+        try realm.commitAndDeliver {
             chore.rank = 3
             chore.title = "dust"
         }
-        realm.refresh()
         #expect(events.take() == [.changed(("title", "c1", "dust"))])
         withExtendedLifetime(token) {}
     }
@@ -115,8 +108,7 @@ import Testing
         try realm.write { chore.badge = Badge(value: ["label": "gold"]) }
         let (shallowToken, shallow) = observed(chore, in: realm)
         let (deepToken, deep) = observed(chore, keyPaths: ["badge.label"], in: realm)
-        try realm.write { chore.badge!.label = "silver" }
-        realm.refresh()
+        try realm.commitAndDeliver { chore.badge!.label = "silver" }
         // Object notifications are shallow by default (as in Realm).
         #expect(shallow.take().isEmpty)
         // Through a key path, the change is the link property's.
@@ -125,10 +117,21 @@ import Testing
         if case .change(let properties) = heard.first {
             #expect(properties.map(\.name) == ["badge"])
         }
-        try realm.write { chore.badge!.level = 4 }
-        realm.refresh()
+        try realm.commitAndDeliver { chore.badge!.level = 4 }
         #expect(deep.take().isEmpty)
         withExtendedLifetime((shallowToken, deepToken)) {}
+    }
+
+    @Test func aChangeInsideAnEmbeddedObjectIsAChangeOfItsProperty() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let contact = try realm.write { realm.create(Contact.self, value: ["name": "Ann", "home": ["street": "Elm"]]) }
+        let (token, events) = observed(contact, in: realm)
+        try realm.commitAndDeliver { contact.home!.street = "Oak" }
+        let heard = events.take()
+        #expect(heard.count == 1)
+        if case .change(let properties) = heard.first { #expect(properties.map(\.name) == ["home"]) }
+        withExtendedLifetime(token) {}
     }
 
     @Test func aLinkChangeReportsTheObjectsLinked() throws {
@@ -140,8 +143,7 @@ import Testing
             guard case .change(_, let properties) = change, let property = properties.first else { return }
             events.record((property.name, (property.oldValue as? Badge)?.label, (property.newValue as? Badge)?.label))
         }
-        try realm.write { chore.badge = Badge(value: ["label": "gold"]) }
-        realm.refresh()
+        try realm.commitAndDeliver { chore.badge = Badge(value: ["label": "gold"]) }
         let heard = events.take()
         #expect(heard.count == 1)
         #expect(heard.first?.0 == "badge")
@@ -155,15 +157,12 @@ import Testing
         let realm = try Realm(configuration: folder.configuration())
         let roster = try realm.write { realm.create(Roster.self) }
         let (token, events) = observed(roster, in: realm)
-        try realm.write { roster.numbers.append(1) }
-        realm.refresh()
+        try realm.commitAndDeliver { roster.numbers.append(1) }
         #expect(events.take() == [.changed(("numbers", "nil", "nil"))])
-        try realm.write { roster.scores["a"] = 1 }
-        realm.refresh()
+        try realm.commitAndDeliver { roster.scores["a"] = 1 }
         #expect(events.take() == [.changed(("scores", "nil", "nil"))])
         // A property named `changes` is an ordinary property.
-        try realm.write { roster.changes = 2 }
-        realm.refresh()
+        try realm.commitAndDeliver { roster.changes = 2 }
         #expect(events.take() == [.changed(("changes", "0", "2"))])
         withExtendedLifetime(token) {}
     }
@@ -175,12 +174,11 @@ import Testing
         let (token, events) = observed(chores[0], in: realm)
         // Unlike Realm: the file is not written, so nothing changed. Nor does another
         // object's change of the same column count for this one.
-        try realm.write {
+        try realm.commitAndDeliver {
             chores[0].title = chores[0].title
             chores[0].rank = 7
             chores[1].title = "other"
         }
-        realm.refresh()
         #expect(events.take() == [.changed(("rank", "1", "7"))])
         withExtendedLifetime(token) {}
     }
@@ -190,8 +188,7 @@ import Testing
         let realm = try Realm(configuration: folder.configuration())
         let dog = try realm.write { realm.create(Dog.self, value: ["name": "Rex"]) }
         let (token, events) = observed(dog, in: realm)
-        try realm.write { dog.breed = "Collie" }
-        realm.refresh()
+        try realm.commitAndDeliver { dog.breed = "Collie" }
         #expect(events.take() == [.changed(("breed", "nil", "Collie"))])
         withExtendedLifetime(token) {}
     }
@@ -204,8 +201,7 @@ import Testing
         try realm.write(withoutNotifying: [token]) { chore.rank = 2 }
         realm.refresh()
         #expect(events.take().isEmpty)
-        try realm.write { chore.rank = 3 }
-        realm.refresh()
+        try realm.commitAndDeliver { chore.rank = 3 }
         #expect(events.take() == [.changed(("rank", "2", "3"))])
         withExtendedLifetime(token) {}
     }

@@ -89,16 +89,7 @@ final class RealmContext: @unchecked Sendable {
 
     /// After a sync: one refresh is posted, however many versions arrive before it runs.
     private func versionPublished() {
-        let post: Bool = lock.withLock {
-            if refreshPosted { return false }
-            refreshPosted = true
-            return true
-        }
-        guard post else { return }
-        self.post { [weak self] in
-            guard let self else { return }
-            lock.withLock { refreshPosted = false }
-            guard let realm else { return }
+        postOnce(\.refreshPosted) { realm in
             if realm.autorefresh {
                 realm.refresh()
             } else {
@@ -112,16 +103,21 @@ final class RealmContext: @unchecked Sendable {
     /// asked for before it runs: after the realm's own commit, or for a new observation's
     /// initial change.
     func postDelivery() {
+        postOnce(\.deliveryPosted) { $0.notifier?.deliver() }
+    }
+
+    /// Posts `body` unless it is posted already and has not run yet (`posted` says so).
+    private func postOnce(_ posted: ReferenceWritableKeyPath<RealmContext, Bool>, _ body: @escaping (Realm) -> Void) {
         let post: Bool = lock.withLock {
-            if deliveryPosted { return false }
-            deliveryPosted = true
+            if self[keyPath: posted] { return false }
+            self[keyPath: posted] = true
             return true
         }
         guard post else { return }
         self.post { [weak self] in
             guard let self else { return }
-            lock.withLock { deliveryPosted = false }
-            realm?.notifier?.deliver()
+            lock.withLock { self[keyPath: posted] = false }
+            if let realm { body(realm) }
         }
     }
 }

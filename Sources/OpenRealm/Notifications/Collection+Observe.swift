@@ -1,23 +1,26 @@
 import Dispatch
 import RealmStorage
 
-/// A live collection whose changes can be observed: `Results`, `List`, `MutableSet` and
-/// `LinkingObjects` (`Map` reports changes by key, with its own `observe`).
+/// A live collection whose changes can be observed: `Results`, `List`, `MutableSet`,
+/// `LinkingObjects` (changes by position, `RealmCollectionChange`) and `Map` (changes by key,
+/// `RealmMapChange`).
 public protocol RealmObservableCollection: ThreadConfined, SendableMetatype {
+    /// What the collection's notifications report: `RealmCollectionChange<Self>`, or
+    /// `RealmMapChange<Self>` for a map.
+    associatedtype CollectionChange: _FailableChange
     /// How the collection is observed (an implementation detail, like `_Persistable`'s members).
-    var _observable: _ObservableCollection<Self> { get }
+    var _observable: _ObservableCollection<CollectionChange> { get }
 }
 
 /// How a collection is observed: its realm and what an observation of it watches (an
 /// implementation detail of `RealmObservableCollection`).
-public struct _ObservableCollection<Collection> {
+public struct _ObservableCollection<Change> {
     /// The realm, or nil while unmanaged.
     let realm: Realm?
-    let register: (_ keyPaths: [String]?, _ block: @escaping (RealmCollectionChange<Collection>) -> Void) -> NotificationToken
-    let stream: (_ keyPaths: [String]?) -> ChangeStream<RealmCollectionChange<Collection>>
+    let register: (_ keyPaths: [String]?, _ block: @escaping (Change) -> Void) -> NotificationToken
+    let stream: (_ keyPaths: [String]?) -> ChangeStream<Change>
 
-    init<Subject: ObservedSubject>(realm: Realm?, _ subject: @escaping (_ keyPaths: [String]?) -> Subject)
-    where Subject.Change == RealmCollectionChange<Collection> {
+    init<Subject: ObservedSubject>(realm: Realm?, _ subject: @escaping (_ keyPaths: [String]?) -> Subject) where Subject.Change == Change {
         self.realm = realm
         register = { keyPaths, block in
             let made = subject(keyPaths)
@@ -37,7 +40,8 @@ extension RealmObservableCollection {
 
     /// Registers `block` to be called with the collection's changes: first `.initial`, then
     /// `.update` after each commit that inserted, deleted or modified one of its objects or
-    /// changed which objects it holds (see `RealmCollectionChange` for the positions).
+    /// changed which objects (or values) it holds. Ordered collections report positions (see
+    /// `RealmCollectionChange`); a map reports keys (see `RealmMapChange`).
     ///
     /// Calls happen in the realm's context, when it moves to a newer version: on its actor or
     /// dispatch queue soon after each commit (the realm's own included); for a realm on a plain
@@ -63,15 +67,14 @@ extension RealmObservableCollection {
     /// Traps (as Realm raises) on an unmanaged or frozen collection, a read-only realm,
     /// inside a write transaction, off the realm's thread or actor, and on a key path that
     /// names no property.
-    public func observe(keyPaths: [String]? = nil, _ block: @escaping (RealmCollectionChange<Self>) -> Void) -> NotificationToken {
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (CollectionChange) -> Void) -> NotificationToken {
         _ = checkedRealm()
         return _observable.register(keyPaths, block)
     }
 
     /// `observe(keyPaths:_:)` with the key paths given as Swift key paths of the elements'
     /// properties (one property each: use strings for paths through links).
-    public func observe<Element: Object>(keyPaths: [PartialKeyPath<Element>],
-                                         _ block: @escaping (RealmCollectionChange<Self>) -> Void) -> NotificationToken {
+    public func observe<Element: Object>(keyPaths: [PartialKeyPath<Element>], _ block: @escaping (CollectionChange) -> Void) -> NotificationToken {
         observe(keyPaths: keyPaths.map { QueryProbe.property($0, of: Element.self).name }, block)
     }
 
@@ -84,10 +87,8 @@ extension RealmObservableCollection {
     /// let token = dogs.observe(on: queue) { change in print(change) }
     /// ```
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue,
-                        _ block: @escaping @Sendable (RealmCollectionChange<Self>) -> Void) -> NotificationToken {
-        let realm = checkedRealm()
-        return OpenRealm.observe(ThreadSafeReference(to: self), configuration: realm.configuration, on: queue,
-                                 failed: { block(.error($0)) }) { collection in collection.observe(keyPaths: keyPaths, block) }
+                        _ block: @escaping @Sendable (CollectionChange) -> Void) -> NotificationToken {
+        OpenRealm.observe(self, of: checkedRealm(), keyPaths: keyPaths, on: queue, block) { $0.observe(keyPaths: $1, $2) }
     }
 
     /// Registers `block` to be called on `actor` with the collection's changes, as a copy of
@@ -99,11 +100,9 @@ extension RealmObservableCollection {
     /// }
     /// ```
     public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
-                                  _ block: @escaping @Sendable (isolated A, RealmCollectionChange<Self>) -> Void) async -> NotificationToken {
-        let realm = checkedRealm()
-        return await OpenRealm.observe(ThreadSafeReference(to: self), configuration: realm.configuration, on: actor,
-                                       failed: { actor, error in block(actor, .error(error)) }) { actor, collection in
-            collection.observe(keyPaths: keyPaths) { change in block(actor, change) }
+                                  _ block: @escaping @Sendable (isolated A, CollectionChange) -> Void) async -> NotificationToken {
+        await OpenRealm.observe(self, of: checkedRealm(), keyPaths: keyPaths, on: actor, isolation: _isolation, block) {
+            $0.observe(keyPaths: $1, $2)
         }
     }
 
@@ -118,10 +117,10 @@ extension RealmObservableCollection {
     /// ```
     ///
     /// Traps as `observe` does, and when iterated off the realm's actor.
-    public var changes: ChangeSequence<RealmCollectionChange<Self>> { changes(keyPaths: nil) }
+    public var changes: ChangeSequence<CollectionChange> { changes(keyPaths: nil) }
 
     /// `changes`, counting as modifications only changes to `keyPaths` (see `observe`).
-    public func changes(keyPaths: [String]?) -> ChangeSequence<RealmCollectionChange<Self>> {
+    public func changes(keyPaths: [String]?) -> ChangeSequence<CollectionChange> {
         ChangeSequence { [self] in
             _ = checkedRealm()
             return _observable.stream(keyPaths)
@@ -130,13 +129,15 @@ extension RealmObservableCollection {
 }
 
 extension Results: RealmObservableCollection {
-    public var _observable: _ObservableCollection<Results> {
+    /// How the results are observed (an implementation detail).
+    public var _observable: _ObservableCollection<RealmCollectionChange<Results>> {
         _ObservableCollection(realm: realm) { ResultsSubject(self, keyPaths: $0) }
     }
 }
 
 extension List: RealmObservableCollection {
-    public var _observable: _ObservableCollection<List> {
+    /// How the list is observed (an implementation detail).
+    public var _observable: _ObservableCollection<RealmCollectionChange<List>> {
         _ObservableCollection(realm: realm) { keyPaths in
             ListSubject(collection: self, owned: OwnedCollection(owner: self.storage.owner, property: self.storage.property,
                                                                  elements: Element._rlmKind.linkTarget, keyPaths: keyPaths, what: "List"))
@@ -145,7 +146,8 @@ extension List: RealmObservableCollection {
 }
 
 extension MutableSet: RealmObservableCollection {
-    public var _observable: _ObservableCollection<MutableSet> {
+    /// How the set is observed (an implementation detail).
+    public var _observable: _ObservableCollection<RealmCollectionChange<MutableSet>> {
         _ObservableCollection(realm: realm) { keyPaths in
             ListSubject(collection: self, owned: OwnedCollection(owner: self.storage.owner, property: self.storage.property,
                                                                  elements: Element._rlmKind.linkTarget, keyPaths: keyPaths, what: "MutableSet"))
@@ -154,7 +156,18 @@ extension MutableSet: RealmObservableCollection {
 }
 
 extension LinkingObjects: RealmObservableCollection {
-    public var _observable: _ObservableCollection<LinkingObjects> {
+    /// How the linking objects are observed (an implementation detail).
+    public var _observable: _ObservableCollection<RealmCollectionChange<LinkingObjects>> {
         _ObservableCollection(realm: realm) { LinkingObjectsSubject<Element>(owner: self.owner, property: self.property, keyPaths: $0) }
+    }
+}
+
+extension Map: RealmKeyedCollection, RealmObservableCollection {
+    /// How the map is observed (an implementation detail).
+    public var _observable: _ObservableCollection<RealmMapChange<Map>> {
+        _ObservableCollection(realm: realm) { keyPaths in
+            MapSubject(map: self, owned: OwnedCollection(owner: self.owner, property: self.property, elements: Value._rlmKind.linkTarget,
+                                                         keyPaths: keyPaths, what: "Map"))
+        }
     }
 }

@@ -37,6 +37,7 @@ extension RealmCollectionChange: Sendable where CollectionType: Sendable {}
 
 /// A collection with keys (`Map`), whose changes are reported by key.
 public protocol RealmKeyedCollection {
+    /// The type of the keys changes are reported with.
     associatedtype Key: Hashable
 }
 
@@ -51,23 +52,41 @@ public protocol RealmKeyedCollection {
 /// }
 /// ```
 @frozen public enum RealmMapChange<Collection: RealmKeyedCollection> {
+    /// The map as it was first read.
     case initial(Collection)
+    /// The map changed: the keys removed, added, and whose values changed.
     case update(Collection, deletions: [Collection.Key], insertions: [Collection.Key], modifications: [Collection.Key])
+    /// The observation could not be set up (`observe(on:)` could not open the realm there).
+    /// Nothing is delivered after it.
     case error(Error)
 }
 
 extension RealmMapChange: Sendable where Collection: Sendable, Collection.Key: Sendable {}
 
-// MARK: - Deltas of ordered collections
+// MARK: - Failures
 
-/// What changed between two snapshots of an ordered collection (results, a list, a set,
-/// linking objects): its elements then and now, and which objects among them changed.
-///
-/// Elements are engine values (`.link(key)` for objects). The same value may appear more than
-/// once in a list; the n-th occurrence before is taken for the n-th occurrence after.
-struct CollectionDelta: ObservedDelta {
-    var old: [Value]
-    var new: [Value]
+/// A change type with an `.error` case (`observe(on:)` reports a realm it could not open
+/// there with it). An implementation detail, like `_Persistable`.
+public protocol _FailableChange: SendableMetatype {
+    static func _failed(_ error: Error) -> Self
+}
+
+extension RealmCollectionChange: _FailableChange {
+    public static func _failed(_ error: Error) -> RealmCollectionChange { .error(error) }
+}
+
+extension RealmMapChange: _FailableChange {
+    public static func _failed(_ error: Error) -> RealmMapChange { .error(error) }
+}
+
+// MARK: - Deltas
+
+/// What changed between two snapshots of a collection: its elements then and now, and which
+/// objects among them changed. Ordered collections (results, lists, sets, linking objects)
+/// hold engine values (`.link(key)` for objects); maps hold entries.
+struct ElementDelta<Element: Hashable>: ObservedDelta {
+    var old: [Element]
+    var new: [Element]
     /// Objects whose watched properties were modified.
     var modified: Set<ObjectKey>
     /// Objects deleted and inserted again under the same key (an integer primary key is the
@@ -76,13 +95,24 @@ struct CollectionDelta: ObservedDelta {
     /// The owner of the collection (a list's object) was deleted.
     var isFinal = false
 
-    mutating func merge(_ later: CollectionDelta) {
+    mutating func merge(_ later: ElementDelta) {
         new = later.new
         modified.formUnion(later.modified)
         replaced.formUnion(later.replaced)
         isFinal = isFinal || later.isFinal
     }
 
+    /// Whether `value` links to an object modified or replaced.
+    func objectChanged(_ value: Value) -> Bool {
+        value.linkedKey.map { modified.contains($0) || replaced.contains($0) } ?? false
+    }
+}
+
+/// The delta of an ordered collection. The same value may appear more than once in a list;
+/// the n-th occurrence before is taken for the n-th occurrence after.
+typealias CollectionDelta = ElementDelta<Value>
+
+extension ElementDelta where Element == Value {
     private struct Identity: Hashable {
         let value: Value
         let occurrence: Int
@@ -98,11 +128,6 @@ struct CollectionDelta: ObservedDelta {
         }
     }
 
-    private static func objectKey(_ value: Value) -> ObjectKey? {
-        if case .link(let key) = value { return key }
-        return nil
-    }
-
     /// The positions of the changes (see `RealmCollectionChange.update`).
     ///
     /// The elements kept in place are the longest run of elements present before and after
@@ -116,24 +141,23 @@ struct CollectionDelta: ObservedDelta {
         var newPosition: [Identity: Int] = [:]
         newPosition.reserveCapacity(after.count)
         for (position, identity) in after.enumerated() { newPosition[identity] = position }
-        func isReplaced(_ identity: Identity) -> Bool { Self.objectKey(identity.value).map(replaced.contains) ?? false }
 
         var deletions: [Int] = []
         var pairs: [(old: Int, new: Int)] = []
         for (position, identity) in before.enumerated() {
-            if let target = newPosition[identity], !isReplaced(identity) {
+            if let target = newPosition[identity], !(identity.value.linkedKey.map(replaced.contains) ?? false) {
                 pairs.append((position, target))
             } else {
                 deletions.append(position)
             }
         }
-        let kept = Self.longestIncreasingRun(pairs.map(\.new))
+        let kept = longestIncreasingRun(pairs.map(\.new))
         var stays = [Bool](repeating: false, count: after.count)
         var modifications: [Int] = []
         for (index, pair) in pairs.enumerated() {
             if kept.contains(index) {
                 stays[pair.new] = true
-                if let key = Self.objectKey(new[pair.new]), modified.contains(key) { modifications.append(pair.new) }
+                if let key = new[pair.new].linkedKey, modified.contains(key) { modifications.append(pair.new) }
             } else {
                 deletions.append(pair.old)
             }
@@ -144,71 +168,57 @@ struct CollectionDelta: ObservedDelta {
         return (deletions, insertions, modifications)
     }
 
-    /// The indexes into `values` of one longest strictly increasing subsequence (patience
-    /// sorting with back links: O(n log n)).
-    static func longestIncreasingRun(_ values: [Int]) -> Set<Int> {
-        var tails: [Int] = []          // per length - 1: index of the smallest tail value
-        var previous = [Int](repeating: -1, count: values.count)
-        for (index, value) in values.enumerated() {
-            var low = 0, high = tails.count
-            while low < high {
-                let middle = (low + high) / 2
-                if values[tails[middle]] < value { low = middle + 1 } else { high = middle }
-            }
-            if low > 0 { previous[index] = tails[low - 1] }
-            if low == tails.count { tails.append(index) } else { tails[low] = index }
-        }
-        var run = Set<Int>()
-        var index = tails.last ?? -1
-        while index >= 0 {
-            run.insert(index)
-            index = previous[index]
-        }
-        return run
-    }
-
     /// Whether anything is to be reported.
-    var isEmpty: Bool {
-        guard old == new, !isFinal else { return false }
-        return !new.contains { value in Self.objectKey(value).map { modified.contains($0) || replaced.contains($0) } ?? false }
-    }
+    var isEmpty: Bool { old == new && !isFinal && !new.contains(where: objectChanged) }
 }
 
-// MARK: - Deltas of maps
-
-/// What changed between two snapshots of a map: its entries then and now (in their order),
-/// and which linked objects were modified.
-struct MapDelta: ObservedDelta {
-    var old: [(key: String, value: Value)]
-    var new: [(key: String, value: Value)]
-    var modified: Set<ObjectKey>
-    var replaced: Set<ObjectKey>
-    var isFinal = false
-
-    mutating func merge(_ later: MapDelta) {
-        new = later.new
-        modified.formUnion(later.modified)
-        replaced.formUnion(later.replaced)
-        isFinal = isFinal || later.isFinal
+/// The indexes into `values` of one longest strictly increasing subsequence (patience sorting
+/// with back links: O(n log n)).
+func longestIncreasingRun(_ values: [Int]) -> Set<Int> {
+    var tails: [Int] = []          // per length - 1: the index of the smallest tail value
+    var previous = [Int](repeating: -1, count: values.count)
+    for (index, value) in values.enumerated() {
+        var low = 0, high = tails.count
+        while low < high {
+            let middle = (low + high) / 2
+            if values[tails[middle]] < value { low = middle + 1 } else { high = middle }
+        }
+        if low > 0 { previous[index] = tails[low - 1] }
+        if low == tails.count { tails.append(index) } else { tails[low] = index }
     }
+    var run = Set<Int>()
+    var index = tails.last ?? -1
+    while index >= 0 {
+        run.insert(index)
+        index = previous[index]
+    }
+    return run
+}
 
-    /// The keys removed (in their old order), added and changed (in their new order).
+/// One entry of a map.
+struct MapEntry: Hashable {
+    let key: String
+    let value: Value
+}
+
+/// The delta of a map: its entries then and now, in their order.
+typealias MapDelta = ElementDelta<MapEntry>
+
+extension ElementDelta where Element == MapEntry {
+    /// The keys removed (in their old order), added and changed (in their new order): a value
+    /// replaced, or the object it links to modified.
     func keys() -> (deletions: [String], insertions: [String], modifications: [String]) {
         let before = Dictionary(old.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
         let after = Set(new.map(\.key))
         let deletions = old.map(\.key).filter { !after.contains($0) }
         var insertions: [String] = []
         var modifications: [String] = []
-        for (key, value) in new {
-            guard let previous = before[key] else {
-                insertions.append(key)
+        for entry in new {
+            guard let previous = before[entry.key] else {
+                insertions.append(entry.key)
                 continue
             }
-            if previous != value {
-                modifications.append(key)
-            } else if case .link(let object) = value, modified.contains(object) || replaced.contains(object) {
-                modifications.append(key)
-            }
+            if previous != entry.value || objectChanged(entry.value) { modifications.append(entry.key) }
         }
         return (deletions, insertions, modifications)
     }

@@ -155,22 +155,22 @@ struct MapSubject<Key: _MapKey, MapValue: _Persistable>: ObservedSubject {
     var realm: Realm { owned.realm }
     var deliversInitial: Bool { true }
 
-    func snapshot() -> [(key: String, value: Value)]? {
+    func snapshot() -> [MapEntry]? {
         guard let keysIndex = owned.owner.schema.properties[owned.property].mapKeysIndex,
               let keys = owned.read(keysIndex), let values = owned.read(owned.property) else { return nil }
         return zip(keys, values).map { key, value in
-            (key: { if case .string(let string) = key { string } else { "" } }(), value: value)
+            MapEntry(key: { if case .string(let string) = key { string } else { "" } }(), value: value)
         }
     }
 
     func mayBeAffected(by changes: ChangeSet) -> Bool { owned.mayBeAffected(by: changes) }
 
-    func delta(from old: [(key: String, value: Value)]?, to new: [(key: String, value: Value)]?, changes: ChangeSet?) -> MapDelta? {
+    func delta(from old: [MapEntry]?, to new: [MapEntry]?, changes: ChangeSet?) -> MapDelta? {
         guard let old else { return nil }
         let gone = owned.ownerGone(found: new != nil, changes)
         let entries = gone ? [] : new ?? []
         // The same rules as for lists decide which linked objects count as modified.
-        let objects = orderedDelta(from: old.map { $0.value }, to: entries.map { $0.value }, elements: owned.elements, watch: owned.watch,
+        let objects = orderedDelta(from: old.map(\.value), to: entries.map(\.value), elements: owned.elements, watch: owned.watch,
                                    changes: changes, realm: realm)
         let delta = MapDelta(old: old, new: entries, modified: objects?.modified ?? [], replaced: objects?.replaced ?? [], isFinal: gone)
         return delta.isEmpty ? nil : delta

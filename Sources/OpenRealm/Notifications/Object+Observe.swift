@@ -1,6 +1,53 @@
 import Dispatch
 import RealmStorage
 
+/// A property that changed, in an object notification.
+///
+/// Unlike Realm, which fills `oldValue` only for changes made on another thread, the old
+/// value is always given here: the observation keeps the values it last reported. For a
+/// `List`, `MutableSet` or `Map` property both values are nil (as in Realm); for a link, the
+/// old value is the object linked to before, read now: it may have been deleted since
+/// (check `isInvalidated`). Also unlike Realm, setting a property to the value it already
+/// has is no change: the file is not written, and nothing is reported.
+public struct PropertyChange {
+    /// The name of the property that changed.
+    public let name: String
+    /// Its value before the change.
+    public let oldValue: Any?
+    /// Its value after the change.
+    public let newValue: Any?
+}
+
+/// What happened to an observed object, passed to its notification blocks.
+///
+/// ```swift
+/// let token = dog.observe { change in
+///     switch change {
+///     case .change(let dog, let properties):
+///         for property in properties {
+///             print("\(property.name): \(property.oldValue ?? "nil") → \(property.newValue ?? "nil")")
+///         }
+///     case .deleted:
+///         print("\(dog) was deleted")
+///     case .error(let error):
+///         print(error)
+///     }
+/// }
+/// ```
+@frozen public enum ObjectChange<T> {
+    /// The observation could not be set up (`observe(on:)` could not open the realm there).
+    case error(_ error: Error)
+    /// One or more of the watched properties changed: the object as it is now, and the
+    /// properties with their old and new values.
+    case change(_: T, _: [PropertyChange])
+    /// The object was deleted. Nothing is delivered after it.
+    case deleted
+}
+
+extension ObjectChange: _FailableChange {
+    public static func _failed(_ error: Error) -> ObjectChange { .error(error) }
+}
+
 extension ThreadConfined where Self: Object, Self: SendableMetatype {
     /// The realm the object belongs to, checked for observing.
     private func checkedRealm() -> Realm {
@@ -51,9 +98,7 @@ extension ThreadConfined where Self: Object, Self: SendableMetatype {
     /// object in a realm opened there (`Realm(configuration:queue:)`). Returns at once.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue,
                         _ block: @escaping @Sendable (ObjectChange<Self>) -> Void) -> NotificationToken {
-        let realm = checkedRealm()
-        return OpenRealm.observe(ThreadSafeReference(to: self), configuration: realm.configuration, on: queue,
-                                 failed: { block(.error($0)) }) { object in object.observe(keyPaths: keyPaths, block) }
+        OpenRealm.observe(self, of: checkedRealm(), keyPaths: keyPaths, on: queue, block) { $0.observe(keyPaths: $1, $2) }
     }
 
     /// Registers `block` to be called on `actor` with the object's changes, as a copy of the
@@ -66,10 +111,8 @@ extension ThreadConfined where Self: Object, Self: SendableMetatype {
     /// ```
     public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
                                   _ block: @escaping @Sendable (isolated A, ObjectChange<Self>) -> Void) async -> NotificationToken {
-        let realm = checkedRealm()
-        return await OpenRealm.observe(ThreadSafeReference(to: self), configuration: realm.configuration, on: actor,
-                                       failed: { actor, error in block(actor, .error(error)) }) { actor, object in
-            object.observe(keyPaths: keyPaths) { change in block(actor, change) }
+        await OpenRealm.observe(self, of: checkedRealm(), keyPaths: keyPaths, on: actor, isolation: _isolation, block) {
+            $0.observe(keyPaths: $1, $2)
         }
     }
 

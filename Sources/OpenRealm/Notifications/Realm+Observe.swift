@@ -1,3 +1,4 @@
+import Dispatch
 import RealmStorage
 
 extension Realm {
@@ -68,4 +69,69 @@ extension Realm {
         notifier.add(observation)
         return NotificationToken(observation)
     }
+}
+
+// MARK: - Observing from another context
+
+// Observing from another context: `observe(on: queue)` and `observe(on: actor)`.
+//
+// A live collection or object belongs to its realm's thread or actor, so it cannot be handed
+// to a block running elsewhere. As in Realm, the value travels as a `ThreadSafeReference`; a
+// realm of the same file is opened in the target context (confined to that queue or actor, so
+// that it refreshes there by itself), the reference is resolved in it, and the value found
+// there is observed there. The block receives values of that realm. The token returned at
+// once stands for the registration made later; invalidating it ends both.
+
+/// How a value of this realm is observed in the realm opened elsewhere: the value resolved
+/// there, the key paths, and the block to call there.
+typealias Registration<Value, Change> = @Sendable (Value, [String]?, @escaping (Change) -> Void) -> NotificationToken
+
+/// Opens a realm of `value`'s file on `queue`, resolves `value` in it and registers `register`
+/// for it there; a realm that cannot be opened is reported to `block` as an error.
+func observe<Value: ThreadConfined & SendableMetatype, Change: _FailableChange>(
+    _ value: Value, of realm: Realm, keyPaths: [String]?, on queue: DispatchQueue,
+    _ block: @escaping @Sendable (Change) -> Void, _ register: @escaping Registration<Value, Change>
+) -> NotificationToken {
+    let reference = ThreadSafeReference(to: value)
+    let configuration = realm.configuration
+    let deferred = DeferredObservation()
+    queue.async {
+        guard deferred.isActive else { return }
+        do {
+            let realm = try Realm(configuration: configuration, queue: queue)
+            // Deleted meanwhile: nothing to observe.
+            guard let value = realm.resolve(reference) else { return }
+            deferred.attach(register(value, keyPaths, block))
+        } catch {
+            block(._failed(error))
+        }
+    }
+    return NotificationToken(deferred)
+}
+
+/// Opens a realm of `value`'s file on `actor`, resolves `value` in it and registers `register`
+/// for it there, calling `block` isolated to `actor`; returns once registered.
+func observe<Value: ThreadConfined & SendableMetatype, Change: _FailableChange, A: Actor>(
+    _ value: Value, of realm: Realm, keyPaths: [String]?, on actor: A, isolation: isolated (any Actor)?,
+    _ block: @escaping @Sendable (isolated A, Change) -> Void, _ register: @escaping Registration<Value, Change>
+) async -> NotificationToken {
+    // In the caller's isolation (where `value` lives) until the reference is made.
+    let reference = ThreadSafeReference(to: value)
+    let configuration = realm.configuration
+    return await registering(on: actor) { actor in
+        do {
+            // Opened here, the realm is confined to `actor` (its `#isolation`).
+            let realm = try Realm(configuration: configuration)
+            guard let value = realm.resolve(reference) else { return NotificationToken(DeferredObservation()) }
+            // The block runs where the realm delivers: on `actor`.
+            return register(value, keyPaths) { change in block(actor, change) }
+        } catch {
+            block(actor, ._failed(error))
+            return NotificationToken(DeferredObservation())
+        }
+    }
+}
+
+private func registering<A: Actor>(on actor: isolated A, _ body: @Sendable (isolated A) -> NotificationToken) -> NotificationToken {
+    body(actor)
 }

@@ -1,49 +1,8 @@
 import RealmStorage
 
-/// A property that changed, in an object notification.
-///
-/// Unlike Realm, which fills `oldValue` only for changes made on another thread, the old
-/// value is always given here: the observation keeps the values it last reported. For a
-/// `List`, `MutableSet` or `Map` property both values are nil (as in Realm); for a link, the
-/// old value is the object linked to before, read now: it may have been deleted since
-/// (check `isInvalidated`). Also unlike Realm, setting a property to the value it already
-/// has is no change: the file is not written, and nothing is reported.
-public struct PropertyChange {
-    /// The name of the property that changed.
-    public let name: String
-    /// Its value before the change.
-    public let oldValue: Any?
-    /// Its value after the change.
-    public let newValue: Any?
-}
-
-/// What happened to an observed object, passed to its notification blocks.
-///
-/// ```swift
-/// let token = dog.observe { change in
-///     switch change {
-///     case .change(let dog, let properties):
-///         for property in properties {
-///             print("\(property.name): \(property.oldValue ?? "nil") → \(property.newValue ?? "nil")")
-///         }
-///     case .deleted:
-///         print("\(dog) was deleted")
-///     case .error(let error):
-///         print(error)
-///     }
-/// }
-/// ```
-@frozen public enum ObjectChange<T> {
-    /// The observation could not be set up (`observe(on:)` could not open the realm there).
-    case error(_ error: Error)
-    /// One or more of the watched properties changed: the object as it is now, and the
-    /// properties with their old and new values.
-    case change(_: T, _: [PropertyChange])
-    /// The object was deleted. Nothing is delivered after it.
-    case deleted
-}
-
-// MARK: - Observing one object
+// An object under observation: its snapshot is the values of the watched properties, compared
+// one by one at each delivery (the change sets say which objects changed, not which of their
+// values did).
 
 /// The value of one watched property in a snapshot.
 enum PropertyState: Equatable {
@@ -100,8 +59,11 @@ struct ObjectSubject<T: Object>: ObservedSubject {
         realm = managed.realm
         binding = managed.binding
         key = managed.key
-        // Object notifications are shallow unless key paths say otherwise (as in Realm).
-        let shallow = Watch.properties(managed.schema.properties.filter { $0.isStored && !$0.isHidden }.map { ($0.index, nil) })
+        // Object notifications are shallow unless key paths say otherwise (as in Realm), but an
+        // embedded object is part of its parent: a change inside it is one of its property.
+        let shallow = Watch.properties(managed.schema.properties.filter { $0.isStored && !$0.isHidden }.map { property in
+            (property.index, property.linkTarget is EmbeddedObject.Type ? Watch.everything(depth: 3) : nil)
+        })
         watch = Watch.of(keyPaths, in: managed.schema, otherwise: shallow)
         properties = watch.propertyIndexes(in: managed.schema)
         readers = Self.readers(of: managed.schema)
