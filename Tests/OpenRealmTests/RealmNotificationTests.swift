@@ -160,6 +160,24 @@ import Testing
         withExtendedLifetime(token) {}
     }
 
+    @Test func aBlockThatWritesIsNotCalledFromInsideItself() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        var calls = 0
+        let token = realm.observe { _, realm in
+            calls += 1
+            // An audit record for every change: its own commit does not call the block again.
+            try! realm.write { realm.add(Dog(value: ["name": "audit \(calls)"])) }
+        }
+        try realm.write { realm.add(Dog()) }
+        #expect(calls == 1)
+        #expect(realm.objects(Dog.self).count == 2)
+        // The audit write is announced at the realm's next move.
+        realm.refresh()
+        #expect(calls == 2)
+        withExtendedLifetime(token) {}
+    }
+
     @Test func aCancelledWriteCallsNoBlock() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())

@@ -37,6 +37,8 @@ final class RealmNotifier {
     private var isDelivering = false
     /// Set when a delivery was asked for during another (by a block that refreshed or wrote).
     private var deliveryDeferred = false
+    /// Set while realm notification blocks are being called.
+    private var isNotifyingRealm = false
     /// The version the open write builds on, once its observers were told at its start.
     private var writeBase: VersionID?
     /// What `withoutNotifying` asked of the commit under way (`prepareSkip`).
@@ -121,9 +123,9 @@ final class RealmNotifier {
         var changesSince: [VersionID: ChangeSet?] = [:]
         for entry in changeObservations {
             guard let observation = entry.value, observation.isActive, !observation.isFinished else { continue }
-            // A block that refreshed or wrote moved the realm on: the rest wait for the next
-            // delivery, which that move scheduled.
-            guard realm.generation == stamp || beginning else { break }
+            // A block that refreshed, wrote or cancelled the write moved the realm: the rest
+            // wait for the next delivery, which that move scheduled.
+            guard realm.generation == stamp else { break }
             if observation.wantsInitialDelivery {
                 observation.deliverInitial(at: pin(version))
                 continue
@@ -175,7 +177,11 @@ final class RealmNotifier {
     }
 
     private func notifyRealmObservations(version: VersionID, skipping skip: (version: VersionID, observations: [RealmObservation])?) {
-        guard version != notifiedVersion else { return }
+        // A block that writes is not called again from inside itself (as in Realm); the
+        // version it made is announced at the realm's next move.
+        guard version != notifiedVersion, !isNotifyingRealm else { return }
+        isNotifyingRealm = true
+        defer { isNotifyingRealm = false }
         notifiedVersion = version
         // Realm's rule: a skipped block misses only this commit; if others' commits arrived
         // with it, it is told.
