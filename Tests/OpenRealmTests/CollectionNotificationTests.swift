@@ -350,6 +350,78 @@ import Testing
         withExtendedLifetime(token) {}
     }
 
+    /// A table view's rows, updated as UIKit would (the only part of Realm's example faked).
+    final class TableView {
+        var rows: [Int] = []
+        let source: () -> [Int]
+        init(_ source: @escaping () -> [Int]) { self.source = source }
+        enum RowAnimation { case automatic }
+        func reloadData() { rows = source() }
+        func beginUpdates() {}
+        func endUpdates() {}
+        func deleteRows(at indexPaths: [IndexPath], with: RowAnimation) {
+            for path in indexPaths.sorted(by: >) { rows.remove(at: path.row) }
+        }
+        func insertRows(at indexPaths: [IndexPath], with: RowAnimation) {
+            for path in indexPaths.sorted() { rows.insert(source()[path.row], at: path.row) }
+        }
+        func reloadRows(at indexPaths: [IndexPath], with: RowAnimation) {
+            for path in indexPaths { rows[path.row] = source()[path.row] }
+        }
+    }
+
+    /// Realm's documented example, as written there.
+    final class ViewController {
+        var notificationToken: NotificationToken?
+        var tableView: TableView?
+
+        func viewDidLoad(_ realm: Realm) {
+            let results = realm.objects(Chore.self).filter("rank > 5").sorted(byKeyPath: "title")
+            tableView = TableView { results.map(\.id) }
+            // Observe Results Notifications
+            notificationToken = results.observe { [weak self] (changes: RealmCollectionChange) in
+                guard let tableView = self?.tableView else { return }
+                switch changes {
+                case .initial:
+                    // Results are now populated and can be accessed without blocking the UI
+                    tableView.reloadData()
+                case .update(_, let deletions, let insertions, let modifications):
+                    // Query results have changed, so apply them to the UITableView
+                    tableView.beginUpdates()
+                    tableView.deleteRows(at: deletions.map({ IndexPath(row: $0, section: 0) }), with: .automatic)
+                    tableView.insertRows(at: insertions.map({ IndexPath(row: $0, section: 0) }), with: .automatic)
+                    tableView.reloadRows(at: modifications.map({ IndexPath(row: $0, section: 0) }), with: .automatic)
+                    tableView.endUpdates()
+                case .error(let error):
+                    // An error occurred while opening the Realm file on the background worker thread
+                    fatalError("\(error)")
+                }
+            }
+        }
+
+        deinit {
+            notificationToken?.invalidate()
+        }
+    }
+
+    @Test func realmsTableViewExampleKeepsTheTableInStep() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        try realm.addChores(Array(1...10))
+        let controller = ViewController()
+        controller.viewDidLoad(realm)
+        realm.refresh()
+        let results = realm.objects(Chore.self).filter("rank > 5").sorted(byKeyPath: "title")
+        #expect(controller.tableView?.rows == results.map(\.id))
+        try realm.commitAndDeliver {
+            realm.chore(7).title = "a"
+            realm.chore(2).rank = 9
+            realm.delete(realm.chore(9))
+            realm.create(Chore.self, value: ["id": 11, "title": "b", "rank": 6])
+        }
+        #expect(controller.tableView?.rows == results.map(\.id))
+    }
+
     @Test func aBlockMayInvalidateItsOwnToken() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())
@@ -429,4 +501,10 @@ import Testing
         #expect(await mailbox.next() == .update(insertions: [0]))
         token.invalidate()
     }
+}
+
+/// UIKit's table rows as index paths (Foundation on Linux has the type, not these members).
+extension IndexPath {
+    fileprivate init(row: Int, section: Int) { self.init(indexes: [section, row]) }
+    fileprivate var row: Int { self[1] }
 }

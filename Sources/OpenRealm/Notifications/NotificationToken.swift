@@ -37,8 +37,9 @@ public final class NotificationToken: Sendable {
         self.observation = observation
     }
 
-    /// Stops the notifications. Safe to call more than once, from any thread; a block already
-    /// running finishes, and none runs afterwards.
+    /// Stops the notifications. Safe to call more than once, from any thread. Called in the
+    /// realm's context (typically from the block itself), no call follows; from another
+    /// thread, a call the realm's context has already begun still completes.
     public func invalidate() {
         observation.cancel()
     }

@@ -66,9 +66,10 @@ extension ThreadConfined where Self: Object, Self: SendableMetatype {
     /// a property set twice reports its value before the first and after the last.
     ///
     /// Without `keyPaths` every property of the object is watched, but not the objects it
-    /// links to (object notifications are shallow, as in Realm). With `keyPaths` (property
-    /// names, dotted through links: `["owner.name"]`) only those are; a change in a linked
-    /// object is reported as a change of the link property.
+    /// links to (object notifications are shallow, as in Realm), except embedded objects,
+    /// which are part of it. With `keyPaths` (property names, dotted through links:
+    /// `["owner.name"]`) only those are; a change in a linked object is reported as a change
+    /// of the link property.
     ///
     /// ```swift
     /// let token = dog.observe(keyPaths: ["name"]) { change in
