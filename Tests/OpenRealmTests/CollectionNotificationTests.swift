@@ -86,6 +86,17 @@ import Testing
         withExtendedLifetime(token) {}
     }
 
+    @Test func resultsOfAClassWithoutATableSeeItsFirstObjects() throws {
+        let folder = TestFolder()
+        let configuration = folder.configuration()
+        let realm = try Realm(configuration: configuration)
+        let (token, events) = observed(realm.objects(Badge.self), in: realm)
+        writeOnAnotherThread(configuration) { $0.create(Badge.self, value: ["label": "first"]) }
+        realm.refresh()
+        #expect(events.take() == [.update(insertions: [0])])
+        withExtendedLifetime(token) {}
+    }
+
     @Test func changesToOtherTablesAreNotReported() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())
@@ -454,7 +465,7 @@ import Testing
     @Test @TestActor func aRealmOnAnActorHearsOtherCommitsByItself() async throws {
         let folder = TestFolder()
         let configuration = folder.configuration()
-        let realm = try Realm(configuration: configuration)
+        let realm = try await Realm.open(configuration: configuration)
         let mailbox = Mailbox<CollectionEvent>()
         let token = realm.objects(Chore.self).observe { mailbox.put(CollectionEvent($0)) }
         #expect(await mailbox.next() == .initial)

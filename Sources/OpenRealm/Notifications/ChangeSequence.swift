@@ -50,6 +50,9 @@ public struct ChangeSequence<Change>: AsyncSequence {
             return await stream.next(isolation: actor)
         }
 
+        /// `next(isolation:)` outside any actor. A `for await` loop passes its isolation;
+        /// without it the change could not stay on the realm's actor, so this traps, naming
+        /// the rule (as every async use of a realm off its actor does).
         public mutating func next() async -> Change? {
             await next(isolation: nil)
         }
