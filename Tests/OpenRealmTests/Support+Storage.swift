@@ -11,6 +11,11 @@ import Synchronization
     try Realm(configuration: folder.configuration()).readTransaction.version.value
 }
 
+/// How many collection and object observations of `realm` are registered and not ended.
+func activeObservations(_ realm: Realm) -> Int {
+    realm.notifier?.activeObservationCount ?? 0
+}
+
 extension Realm.Configuration {
     /// Makes every sync of the file fail while `fault` is on.
     mutating func failSyncs(when fault: FaultSwitch) {

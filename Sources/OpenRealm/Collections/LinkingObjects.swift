@@ -20,10 +20,10 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
     public let realm: Realm?
     private let binding: TableBinding?
     private let keys: [ObjectKey]
-    /// The object linked to and this property's index in its class (queries read the
-    /// linking objects anew from them).
-    private let owner: ManagedObject?
-    private let property: Int
+    /// The object linked to and this property's index in its class (queries and
+    /// notifications read the linking objects anew from them).
+    let owner: ManagedObject?
+    let property: Int
 
     public init() {
         realm = nil

@@ -198,21 +198,48 @@ extension MutableSet: ThreadConfined {
     }
 }
 
-extension Map: ThreadConfined {
+/// A `Map` or `LinkingObjects`: one property of its owner object, frozen and thawed with it.
+protocol OwnedProperty: ThreadConfined {
+    var owner: ManagedObject? { get }
+    var property: Int { get }
+    init(owner: ManagedObject, property: Int)
+}
+
+extension OwnedProperty {
+    /// The same property of the owner in a frozen snapshot of its realm's current version.
+    func frozenWithOwner(_ what: String) -> Self {
+        guard let owner else { misuse("Cannot freeze an unmanaged \(what): add its object to a realm first") }
+        if owner.realm.isFrozen { return self }
+        return Self(owner: owner.frozen(), property: property)
+    }
+
+    /// The same property of the owner in a live realm of the calling thread; nil if the owner
+    /// was deleted.
+    func thawedWithOwner() -> Self? {
+        guard let owner, owner.realm.isFrozen else { return self }
+        return owner.thawed().map { Self(owner: $0, property: property) }
+    }
+}
+
+extension LinkingObjects: ThreadConfined, OwnedProperty {
+    public var isFrozen: Bool { realm?.isFrozen ?? false }
+
+    /// The linking objects in a frozen snapshot of their realm's current version.
+    public func freeze() -> LinkingObjects { frozenWithOwner("LinkingObjects") }
+
+    /// The live linking objects in a realm of the calling thread; nil if their object was
+    /// deleted.
+    public func thaw() -> LinkingObjects? { thawedWithOwner() }
+}
+
+extension Map: ThreadConfined, OwnedProperty {
     public var isFrozen: Bool { owner?.realm.isFrozen ?? false }
 
     /// The map in a frozen snapshot of its realm's current version.
-    public func freeze() -> Map {
-        guard let owner else { misuse("Cannot freeze an unmanaged map: add its object to a realm first") }
-        if isFrozen { return self }
-        return Map(owner: owner.frozen(), property: property)
-    }
+    public func freeze() -> Map { frozenWithOwner("map") }
 
     /// The live map in a realm of the calling thread; nil if its object was deleted.
-    public func thaw() -> Map? {
-        guard let owner, owner.realm.isFrozen else { return self }
-        return owner.thawed().map { Map(owner: $0, property: property) }
-    }
+    public func thaw() -> Map? { thawedWithOwner() }
 }
 
 /// A frozen snapshot that can be shared between tasks and actors: `Sendable`, unlike the

@@ -124,13 +124,14 @@ extension Realm {
     public func commitWriteAsync(allowGrouping: Bool = true, isolation: isolated (any Actor)? = #isolation) async throws {
         verifyUsableAcrossSuspension(isolation, "commitWriteAsync")
         let ending = try endWrite()
+        let committed: VersionID
         do throws(StorageError) {
-            _ = try await ending.transaction.commitAsync(groupable: allowGrouping)
+            committed = try await ending.transaction.commitAsync(groupable: allowGrouping)
         } catch {
             commitFailed(ending)
             throw Realm.Error(error)
         }
-        _ = refresh()
+        didCommit(committed)
     }
 }
 

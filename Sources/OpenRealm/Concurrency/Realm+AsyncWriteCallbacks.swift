@@ -195,8 +195,8 @@ extension Realm {
         let wanted = asyncWrites.committing.removeValue(forKey: id) ?? false
         let error: Swift.Error?
         switch result {
-        case .success:
-            refresh()
+        case .success(let committed):
+            didCommit(committed)
             error = nil
         case .failure(let failure):
             commitFailed(ending)

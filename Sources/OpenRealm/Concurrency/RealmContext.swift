@@ -4,8 +4,8 @@ import RealmStorage
 // How work reaches a realm from other threads.
 //
 // A realm confined to an actor or a dispatch queue can be called back: async write callbacks
-// (Realm+AsyncWriteCallbacks.swift) and autorefresh run there, posted from the engine's
-// threads. A realm confined to a thread has no event loop to post to, so it has no context:
+// (Realm+AsyncWriteCallbacks.swift), autorefresh and notification deliveries
+// (RealmNotifier.swift) run there, posted from the engine's threads. A realm confined to a thread has no event loop to post to, so it has no context:
 // it refreshes when asked (`refresh()`, or a write beginning), as in Realm for threads
 // without a run loop.
 //
@@ -22,12 +22,13 @@ struct InContext<Value>: @unchecked Sendable {
 
 /// The mailbox of a realm on an actor or a dispatch queue.
 final class RealmContext: @unchecked Sendable {
-    // @unchecked: `pending`, `draining` and `refreshPosted` are guarded by `lock`; `realm` is
-    // only read by closures running in the realm's context.
+    // @unchecked: `pending`, `draining`, `refreshPosted` and `deliveryPosted` are guarded by
+    // `lock`; `realm` is only read by closures running in the realm's context.
     private let lock = Mutex()
     private var pending: [() -> Void] = []
     private var draining = false
     private var refreshPosted = false
+    private var deliveryPosted = false
     private let target: Target
     private weak var realm: Realm?
     private var observation: VersionObservation?
@@ -88,16 +89,35 @@ final class RealmContext: @unchecked Sendable {
 
     /// After a sync: one refresh is posted, however many versions arrive before it runs.
     private func versionPublished() {
+        postOnce(\.refreshPosted) { realm in
+            if realm.autorefresh {
+                realm.refresh()
+            } else {
+                // As in Realm: the realm stays where it is, and its blocks hear that it could move.
+                realm.notifier?.refreshRequired()
+            }
+        }
+    }
+
+    /// Posts one delivery of the realm's notifications (RealmNotifier.swift), however many are
+    /// asked for before it runs: after the realm's own commit, or for a new observation's
+    /// initial change.
+    func postDelivery() {
+        postOnce(\.deliveryPosted) { $0.notifier?.deliver() }
+    }
+
+    /// Posts `body` unless it is posted already and has not run yet (`posted` says so).
+    private func postOnce(_ posted: ReferenceWritableKeyPath<RealmContext, Bool>, _ body: @escaping (Realm) -> Void) {
         let post: Bool = lock.withLock {
-            if refreshPosted { return false }
-            refreshPosted = true
+            if self[keyPath: posted] { return false }
+            self[keyPath: posted] = true
             return true
         }
         guard post else { return }
         self.post { [weak self] in
             guard let self else { return }
-            lock.withLock { refreshPosted = false }
-            if let realm, realm.autorefresh { realm.refresh() }
+            lock.withLock { self[keyPath: posted] = false }
+            if let realm { body(realm) }
         }
     }
 }

@@ -13,7 +13,8 @@ public protocol ThreadConfined {
 
 extension Object: ThreadConfined {}
 
-/// A `Sendable` handle to a managed object, results, or a managed list, set or map, for another
+/// A `Sendable` handle to a managed object, results, or a managed list, set, map or linking
+/// objects, for another
 /// thread or actor to resolve in its own realm of the same file.
 ///
 /// ```swift
@@ -130,6 +131,14 @@ extension Map: ThreadSafeReferable {
         guard let owner else { misuse("Cannot create a ThreadSafeReference to an unmanaged map: add its object to a realm first") }
         let (type, key, property) = (owner.schema.objectType, owner.key, self.property)
         return (owner.realm, { realm in realm.existingObject(type, key).map { Map(owner: $0._managed!, property: property) } })
+    }
+}
+
+extension LinkingObjects: ThreadSafeReferable {
+    func threadSafeRecipe() -> (Realm, (Realm) -> Any?) {
+        guard let owner else { misuse("Cannot create a ThreadSafeReference to unmanaged linking objects: add their object to a realm first") }
+        let (type, key, property) = (owner.schema.objectType, owner.key, self.property)
+        return (owner.realm, { realm in realm.existingObject(type, key).map { LinkingObjects(owner: $0._managed!, property: property) } })
     }
 }
 

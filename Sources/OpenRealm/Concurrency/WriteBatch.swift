@@ -221,8 +221,9 @@ extension RealmActor {
         }
         // The realm is out of the transaction: the next batch may begin while this one syncs.
         end(batch)
+        let committed: VersionID
         do throws(StorageError) {
-            _ = try await ending.transaction.commitAsync(groupable: true, writeHere: true)
+            committed = try await ending.transaction.commitAsync(groupable: true, writeHere: true)
         } catch {
             realm.commitFailed(ending)
             let failure = Realm.Error(error)
@@ -231,7 +232,7 @@ extension RealmActor {
             _ = try own.get()
             throw failure
         }
-        _ = realm.refresh()
+        realm.didCommit(committed)
         batch.answer(nil)
         closeIfRequested()
         return try own.get()

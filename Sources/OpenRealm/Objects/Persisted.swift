@@ -180,6 +180,9 @@ protocol PersistedProperty {
     static func setUnmanaged(_ value: Any?, at address: UnsafeMutableRawPointer, objects: LinkedObjectMaker) throws(ValueMismatch)
     /// The property's Swift value on `object`, whether managed or not.
     func value(in object: Object) -> Any?
+    /// The Swift value of a stored value read from the file (for change notifications'
+    /// old and new values).
+    static func swiftValue(_ stored: _StoredValue) -> Any?
 }
 
 extension Persisted: PersistedProperty {
@@ -238,6 +241,14 @@ extension Persisted: PersistedProperty {
         if managedIndex >= 0, let managed = object._managed { return Value._rlmGet(managed.read(managedIndex)) }
         if case .unmanaged(let value) = storage { return value }
         return nil
+    }
+
+    static func swiftValue(_ stored: _StoredValue) -> Any? {
+        let value: Any = Value._rlmGet(stored)
+        // An optional property's value is the wrapped value or nil, not an `Any` holding an
+        // `Optional`.
+        if let optional = value as? any OptionalMarker { return optional.wrappedValue }
+        return value
     }
 
     static func setUnmanaged(_ value: Any?, at address: UnsafeMutableRawPointer, objects: LinkedObjectMaker) throws(ValueMismatch) {
@@ -324,4 +335,13 @@ enum OriginPropertyNames {
 
         func name(_ number: Int32) -> String { lock.withLock { names[Int(number)] } }
     }
+}
+
+/// Recognises an optional inside an `Any` (`swiftValue`).
+private protocol OptionalMarker {
+    var wrappedValue: Any? { get }
+}
+
+extension Optional: OptionalMarker {
+    fileprivate var wrappedValue: Any? { self.map { $0 as Any } }
 }

@@ -24,15 +24,15 @@ enum QueryProbe {
     /// builds the same type-safe queries for every request).
     nonisolated(unsafe) private static var known: [AnyKeyPath: PropertySchema] = [:]
 
-    /// The property of `type` that `keyPath` reads.
-    static func property<T: Object, V>(_ keyPath: KeyPath<T, V>, of type: T.Type) -> PropertySchema {
+    /// The property of `type` that `keyPath` reads (type-safe queries; notification key paths).
+    static func property<T: Object>(_ keyPath: PartialKeyPath<T>, of type: T.Type) -> PropertySchema {
         if let property = lock.withLock({ known[keyPath] }) { return property }
         let property = probe(keyPath, of: type)
         lock.withLock { known[keyPath] = property }
         return property
     }
 
-    private static func probe<T: Object, V>(_ keyPath: KeyPath<T, V>, of type: T.Type) -> PropertySchema {
+    private static func probe<T: Object>(_ keyPath: PartialKeyPath<T>, of type: T.Type) -> PropertySchema {
         let schema: ObjectSchema
         do { schema = try ObjectSchema.of(type) } catch { misuse("\(error)") }
         guard let layout = schema.wrapperLayout else {

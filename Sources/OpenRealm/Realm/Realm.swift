@@ -44,6 +44,8 @@ public final class Realm {
     private(set) var context: RealmContext?
     /// The async writes of the callback family (Realm+AsyncWriteCallbacks.swift).
     var asyncWrites = AsyncWriteState()
+    /// The observers of this realm's changes, once something observes it (RealmNotifier.swift).
+    var notifier: RealmNotifier?
     /// Whether the realm moves to each new version by itself. It does on an actor or a
     /// dispatch queue (the refresh is posted there after each commit, in this process); a realm
     /// on a thread has no event loop to post to and moves only with `refresh()` or a write.
@@ -220,12 +222,22 @@ public final class Realm {
 
     // MARK: Versions
 
-    /// Moves the realm to the newest committed version. Returns whether it changed.
+    /// Moves the realm to the newest committed version and delivers the notifications of the
+    /// changes (RealmNotifier.swift). Returns whether the version changed.
     @discardableResult
     public func refresh() -> Bool {
         guard !isFrozen else { return false }
         confinement.verify()
         guard writeTransaction == nil else { return false }
+        let moved = moveToNewestVersion()
+        notifier?.deliver()
+        return moved
+    }
+
+    /// Moves the realm to the newest committed version, without notifications. Returns
+    /// whether the version changed.
+    @discardableResult
+    func moveToNewestVersion() -> Bool {
         let before = readTransaction.version
         readTransaction = store.beginRead()
         // The frozen realm of the old version would keep it pinned.
@@ -243,7 +255,8 @@ public final class Realm {
         guard !isFrozen else { return }
         cancelWrite()
         epoch += 1
-        _ = refresh()
+        moveToNewestVersion()
+        notifier?.didMove()
     }
 
     /// Forgets every class binding (after a migration changed the tables).
@@ -376,10 +389,20 @@ public final class Realm {
     /// Runs `block` in a write transaction and commits it; rolls back and rethrows when
     /// `block` throws.
     ///
+    /// Beginning moves the realm to the newest version, delivering the notifications of what
+    /// changed (as `refresh()` would) before `block` runs. The observations of `tokens` (of
+    /// this realm) are not told of this write's changes: for a caller that already showed them.
+    ///
+    /// ```swift
+    /// try realm.write(withoutNotifying: [token]) {
+    ///     realm.add(Dog(value: ["name": "Rex"]))
+    /// }
+    /// ```
+    ///
     /// - Throws: `Realm.Error` from the commit (`outOfDiskSpace`, `fileAccess`, …) or
     ///   `alreadyInWriteTransaction`, and whatever `block` throws.
     @discardableResult
-    public func write<Result>(_ block: () throws -> Result) throws -> Result {
+    public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws -> Result {
         try beginWrite()
         let result: Result
         do {
@@ -388,11 +411,12 @@ public final class Realm {
             cancelWrite()
             throw error
         }
-        if isInWriteTransaction { try commitWrite() }
+        if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }
         return result
     }
 
-    /// Begins a write transaction, moving the realm to the newest version.
+    /// Begins a write transaction, moving the realm to the newest version (and delivering the
+    /// notifications of what changed, as `refresh()` would).
     public func beginWrite() throws {
         try checkCanBeginWrite()
         didBegin(try engine { () throws(StorageError) in try store.beginWrite() })
@@ -439,18 +463,33 @@ public final class Realm {
             cancelWrite()
             throw error
         }
+        notifier?.deliver(beginning: true)
     }
 
     /// Commits the open write transaction; returns once it is durable.
-    public func commitWrite() throws {
+    ///
+    /// Realm notification blocks of this realm are called before it returns; collection and
+    /// object observers are told asynchronously (RealmNotifier.swift). The observations of
+    /// `tokens` (of this realm) are not told of this write's changes.
+    ///
+    /// - Throws: `Realm.Error` (`notInWriteTransaction`, the commit's I/O errors).
+    public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
+        if !tokens.isEmpty, writeTransaction != nil { notifierForObserving().prepareSkip(tokens) }
         let ending = try endWrite()
+        let committed: VersionID
         do {
-            _ = try engine { () throws(StorageError) in try ending.transaction.commit() }
+            committed = try engine { () throws(StorageError) in try ending.transaction.commit() }
         } catch {
             commitFailed(ending)
             throw error
         }
-        _ = refresh()
+        didCommit(committed)
+    }
+
+    /// After this realm's commit: moves to the newest version and tells the observers.
+    func didCommit(_ committed: VersionID) {
+        moveToNewestVersion()
+        notifier?.didCommit(committed)
     }
 
     /// A write transaction taken off the realm for its commit, with what the realm must undo
@@ -483,7 +522,11 @@ public final class Realm {
         // A write that began meanwhile (on a realm of an actor, while this commit synced)
         // takes them on; otherwise the next write does.
         if writeTransaction != nil { try? makePendingIndexChanges() }
-        _ = refresh()
+        notifier?.dropSkip()
+        if writeTransaction == nil {
+            moveToNewestVersion()
+            notifier?.didMove()
+        }
         // Tables the failed commit created do not exist.
         forgetMissingTables()
     }
@@ -517,7 +560,8 @@ public final class Realm {
         writeTransaction = nil
         transaction.rollback()
         undoDeletionMarks()
-        _ = refresh()
+        moveToNewestVersion()
+        notifier?.didMove()
         // Tables created in the cancelled transaction no longer exist.
         forgetMissingTables()
     }

@@ -1,0 +1,205 @@
+import RealmStorage
+
+// Which changes an observation counts, and whether an object has such changes.
+//
+// The change sets say per table which objects were modified and which columns were set (for
+// the whole table, not per object). An object counts as modified for an observation when:
+//
+//   - with no key paths (`Watch.everything`, collections' default): it is among the
+//     modified objects of its table, or an object it links to (through links, lists, sets
+//     and maps of objects) is, up to four links away, as realm-core's collection notifiers
+//     do;
+//   - with key paths (`Watch.properties`): it is among the modified objects and one of the
+//     columns of a watched property was set in its table, or, for a path that goes on
+//     through a link ("toys.brand"), a linked object counts as modified for the rest of the
+//     path. A column set on another object of the same table in the same commit can make an
+//     object count as modified: the change sets keep columns per table.
+//
+// Reading links costs a row read per object, so links are followed only into tables that
+// changed at all.
+
+/// The properties of a class an observation counts changes of.
+indirect enum Watch {
+    /// Every property, and through links every property of linked objects, `depth` links on.
+    case everything(depth: Int)
+    /// These properties (by index); a link property may watch its linked objects too.
+    case properties([(index: Int, linked: Watch?)])
+
+    /// How far realm-core follows links for collection notifications by default.
+    static let collectionDefault = Watch.everything(depth: 4)
+
+    /// The watch for `keyPaths` (property names joined by dots) on `schema`; nil key paths
+    /// (or none) watch `otherwise`.
+    ///
+    /// Traps on a key path that names no property, or goes on after one that is not a link,
+    /// as Realm throws for them.
+    static func of(_ keyPaths: [String]?, in schema: ObjectSchema, otherwise: Watch) -> Watch {
+        guard let keyPaths, !keyPaths.isEmpty else { return otherwise }
+        var watch = Watch.properties([])
+        for keyPath in keyPaths {
+            watch.add(keyPath.split(separator: ".").map(String.init), keyPath, in: schema)
+        }
+        return watch
+    }
+
+    private mutating func add(_ components: [String], _ keyPath: String, in schema: ObjectSchema) {
+        guard case .properties(var entries) = self, let name = components.first else { return }
+        guard let property = schema.property(named: name), !property.isHidden else {
+            misuse("Property '\(name)' in KeyPath '\(keyPath)' is not a valid property in \(schema.className).")
+        }
+        let rest = Array(components.dropFirst())
+        var linked: Watch?
+        if !rest.isEmpty {
+            guard let target = property.linkTarget else {
+                misuse("Property '\(name)' in KeyPath '\(keyPath)' is not a collection of objects or an object reference, "
+                       + "so it cannot be used as an intermediate keypath.")
+            }
+            let targetSchema: ObjectSchema
+            do { targetSchema = try ObjectSchema.of(target) } catch { misuse("\(error)") }
+            let existing = entries.first { $0.index == property.index }?.linked
+            var nested = existing ?? .properties([])
+            nested.add(rest, keyPath, in: targetSchema)
+            linked = nested
+        }
+        entries.removeAll { $0.index == property.index }
+        entries.append((property.index, linked))
+        self = .properties(entries)
+    }
+
+    /// The watched properties, by index (all properties a change can be seen in for
+    /// `everything`).
+    func propertyIndexes(in schema: ObjectSchema) -> [Int] {
+        switch self {
+        case .everything: return schema.properties.filter { $0.isStored && !$0.isHidden }.map(\.index)
+        case .properties(let entries): return entries.map(\.index)
+        }
+    }
+
+    /// The classes whose changes can matter: `type` and the classes linked to along the
+    /// watched paths.
+    func classes(from type: Object.Type) -> [Object.Type] {
+        var found: [ObjectIdentifier: Object.Type] = [:]
+        collect(type, &found)
+        return Array(found.values)
+    }
+
+    private func collect(_ type: Object.Type, _ found: inout [ObjectIdentifier: Object.Type]) {
+        found[ObjectIdentifier(type)] = type
+        guard let schema = try? ObjectSchema.of(type) else { return }
+        switch self {
+        case .everything(let depth):
+            guard depth > 0 else { return }
+            for property in schema.properties where property.isStored {
+                if let target = property.linkTarget { Watch.everything(depth: depth - 1).collect(target, &found) }
+            }
+        case .properties(let entries):
+            for entry in entries {
+                guard let linked = entry.linked, let target = schema.properties[entry.index].linkTarget else { continue }
+                linked.collect(target, &found)
+            }
+        }
+    }
+}
+
+/// The classes a query over `type` can read: `type` and every class reachable from it through
+/// links and linking objects (a predicate or a sort may follow any of them).
+func reachableClasses(from type: Object.Type) -> [Object.Type] {
+    var found: [ObjectIdentifier: Object.Type] = [:]
+    var pending = [type]
+    while let next = pending.popLast() {
+        guard found[ObjectIdentifier(next)] == nil else { continue }
+        found[ObjectIdentifier(next)] = next
+        guard let schema = try? ObjectSchema.of(next) else { continue }
+        pending += schema.properties.compactMap(\.linkTarget)
+    }
+    return Array(found.values)
+}
+
+/// Answers "was this object modified, as the observation counts it?" for one delivery.
+final class ChangeChecker {
+    let changes: ChangeSet
+    let realm: Realm
+    /// `everything` answers per table, key and depth: objects linked from many others are
+    /// checked once.
+    private var answers: [TableKey: [ObjectKey: (depth: Int, modified: Bool)]] = [:]
+
+    init(_ changes: ChangeSet, _ realm: Realm) {
+        self.changes = changes
+        self.realm = realm
+    }
+
+    /// Whether any of `classes` has changes.
+    func touches(_ classes: [Object.Type]) -> Bool {
+        classes.contains { type in
+            guard let binding = try? realm.binding(for: type) else { return false }
+            return changes.tables[binding.table].map { !$0.isEmpty } ?? false
+        }
+    }
+
+    func isModified(_ binding: TableBinding, _ key: ObjectKey, _ watch: Watch) -> Bool {
+        let table = changes.tables[binding.table]
+        switch watch {
+        case .everything(let depth):
+            if table?.modified.contains(key.value) == true { return true }
+            guard depth > 0 else { return false }
+            if let answer = answers[binding.table]?[key], answer.depth >= depth { return answer.modified }
+            let modified = binding.schema.properties.contains { property in
+                property.isStored && property.linkTarget != nil
+                    && linksToModified(binding, key, property, .everything(depth: depth - 1))
+            }
+            answers[binding.table, default: [:]][key] = (depth, modified)
+            return modified
+        case .properties(let entries):
+            for entry in entries {
+                let property = binding.schema.properties[entry.index]
+                if let table, table.modified.contains(key.value), columnWasSet(binding, property, table) { return true }
+                if let linked = entry.linked, linksToModified(binding, key, property, linked) { return true }
+            }
+            return false
+        }
+    }
+
+    /// Whether a column of `property` was set on some object of the table.
+    func columnWasSet(_ binding: TableBinding, _ property: PropertySchema, _ table: TableChanges) -> Bool {
+        if property.isComputed { return false }
+        if table.modifiedColumns.contains(binding.columns[property.index].index) { return true }
+        guard let keys = property.mapKeysIndex else { return false }
+        return table.modifiedColumns.contains(binding.columns[keys].index)
+    }
+
+    /// Whether an object that `key` links to through `property` is modified for `watch`.
+    private func linksToModified(_ binding: TableBinding, _ key: ObjectKey, _ property: PropertySchema, _ watch: Watch) -> Bool {
+        guard let target = property.linkTarget, let targetBinding = try? realm.binding(for: target),
+              changes.tables[targetBinding.table].map({ !$0.isEmpty }) == true else { return false }
+        return linkedKeys(binding, key, property).contains { isModified(targetBinding, $0, watch) }
+    }
+
+    /// The objects `key` links to through `property`, at the realm's current state.
+    func linkedKeys(_ binding: TableBinding, _ key: ObjectKey, _ property: PropertySchema) -> [ObjectKey] {
+        do {
+            if property.isComputed { return originKeys(binding, key, property) }
+            guard let row = try realm.tableView(binding.table).row(key) else { return [] }
+            let column = binding.columns[property.index]
+            let values = property.isList ? try row.list(column) : [try row.value(column)]
+            return values.compactMap { if case .link(let linked) = $0 { linked } else { nil } }
+        } catch {
+            return []
+        }
+    }
+
+    /// For a `LinkingObjects` property: the objects whose origin property links to `key`.
+    private func originKeys(_ binding: TableBinding, _ key: ObjectKey, _ property: PropertySchema) -> [ObjectKey] {
+        guard let origin = property.linkTarget, let originBinding = try? realm.binding(for: origin),
+              let link = originBinding.schema.property(named: property.originProperty ?? "") else { return [] }
+        let column = originBinding.columns[link.index]
+        var keys: [ObjectKey] = []
+        try? engine { () throws(StorageError) in
+            try realm.tableView(originBinding.table).forEachRow { (row) throws(StorageError) -> Bool in
+                let values = link.isList ? try row.list(column) : [try row.value(column)]
+                if values.contains(.link(key)) { keys.append(row.key) }
+                return true
+            }
+        }
+        return keys
+    }
+}

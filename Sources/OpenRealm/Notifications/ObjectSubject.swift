@@ -1,0 +1,143 @@
+import RealmStorage
+
+// An object under observation: its snapshot is the values of the watched properties, compared
+// one by one at each delivery (the change sets say which objects changed, not which of their
+// values did).
+
+/// The value of one watched property in a snapshot.
+enum PropertyState: Equatable {
+    case value(Value)
+    /// A list, set or map (a map's keys, then its values).
+    case collection([Value])
+    /// A `LinkingObjects` property: followed for key paths through it, not compared.
+    case computed
+}
+
+/// What changed in an object between two snapshots.
+struct ObjectDelta: ObservedDelta {
+    var old: [PropertyState]
+    /// nil: deleted.
+    var new: [PropertyState]?
+    /// Positions (into the watched properties) whose linked objects changed along a watched
+    /// key path: reported though the values compare equal.
+    var touched: Set<Int>
+
+    var isFinal: Bool { new == nil }
+
+    mutating func merge(_ later: ObjectDelta) {
+        new = later.new
+        touched.formUnion(later.touched)
+    }
+
+    /// The positions of the properties to report.
+    var changedPositions: [Int] {
+        guard let new else { return [] }
+        return old.indices.filter { old[$0] != new[$0] || touched.contains($0) }
+    }
+}
+
+/// An object under observation.
+struct ObjectSubject<T: Object>: ObservedSubject {
+    let object: T
+    let realm: Realm
+    let binding: TableBinding
+    let key: ObjectKey
+    let watch: Watch
+    /// The watched properties, by index.
+    let properties: [Int]
+    /// Per property index, how to turn a stored value into its Swift value.
+    let readers: [PersistedProperty.Type?]
+    /// Classes linked along watched key paths.
+    let linkedClasses: [Object.Type]
+
+    init(_ object: T, keyPaths: [String]?) {
+        guard let managed = object._managed else {
+            misuse("Only objects which are managed by a Realm support change notifications")
+        }
+        ensure(!object.isInvalidated, "Object has been deleted or invalidated: it cannot be observed")
+        self.object = object
+        realm = managed.realm
+        binding = managed.binding
+        key = managed.key
+        // Object notifications are shallow unless key paths say otherwise (as in Realm), but an
+        // embedded object is part of its parent: a change inside it is one of its property.
+        let shallow = Watch.properties(managed.schema.properties.filter { $0.isStored && !$0.isHidden }.map { property in
+            (property.index, property.linkTarget is EmbeddedObject.Type ? Watch.everything(depth: 3) : nil)
+        })
+        watch = Watch.of(keyPaths, in: managed.schema, otherwise: shallow)
+        properties = watch.propertyIndexes(in: managed.schema)
+        readers = Self.readers(of: managed.schema)
+        linkedClasses = watch.classes(from: managed.schema.objectType).filter { $0 != managed.schema.objectType }
+    }
+
+    /// The wrapper types of `schema`'s properties (from the confirmed layout, else `Mirror`).
+    private static func readers(of schema: ObjectSchema) -> [PersistedProperty.Type?] {
+        if let layout = schema.wrapperLayout { return layout.map { $0.type } + [PersistedProperty.Type?](repeating: nil, count: schema.properties.count - layout.count) }
+        let types = ObjectSchema.persistedChildren(of: schema.objectType.init()).map { type(of: $0.1) as PersistedProperty.Type }
+        return schema.properties.indices.map { $0 < types.count ? types[$0] : nil }
+    }
+
+    var deliversInitial: Bool { false }
+
+    func snapshot() -> [PropertyState]? {
+        do {
+            guard let row = try realm.tableView(binding.table).row(key) else { return nil }
+            return try properties.map { (index) throws(StorageError) -> PropertyState in
+                let property = binding.schema.properties[index]
+                if property.isComputed { return .computed }
+                let column = binding.columns[index]
+                guard property.isList else { return .value(try row.value(column)) }
+                let keys = try property.mapKeysIndex.map { (keys) throws(StorageError) in try row.list(binding.columns[keys]) } ?? []
+                return .collection(keys + (try row.list(column)))
+            }
+        } catch {
+            return nil
+        }
+    }
+
+    func mayBeAffected(by changes: ChangeSet) -> Bool {
+        if let table = changes.tables[binding.table],
+           table.deleted.contains(key.value) || table.modified.contains(key.value) { return true }
+        return !linkedClasses.isEmpty && ChangeChecker(changes, realm).touches(linkedClasses)
+    }
+
+    func delta(from old: [PropertyState]?, to new: [PropertyState]?, changes: ChangeSet?) -> ObjectDelta? {
+        guard let old else { return nil }
+        // Deleted, or deleted and another object inserted under its key.
+        guard let new, changes?.tables[binding.table]?.deleted.contains(key.value) != true else {
+            return ObjectDelta(old: old, new: nil, touched: [])
+        }
+        // Properties are compared by value: the change sets keep the columns set per table,
+        // not per object, and the engine writes nothing when a value is set to itself. A
+        // property equal before and after is reported only when a linked object on its key
+        // path changed.
+        var touched = Set<Int>()
+        if let changes, case .properties(let entries) = watch {
+            let checker = ChangeChecker(changes, realm)
+            for (position, index) in properties.enumerated() where old[position] == new[position] {
+                guard let linked = entries.first(where: { $0.index == index })?.linked else { continue }
+                if checker.isModified(binding, key, .properties([(index, linked)])) { touched.insert(position) }
+            }
+        }
+        let delta = ObjectDelta(old: old, new: new, touched: touched)
+        return delta.changedPositions.isEmpty ? nil : delta
+    }
+
+    func initialChange() -> ObjectChange<T> { misuse("object observations report no initial change") }
+
+    func change(for delta: ObjectDelta) -> ObjectChange<T> {
+        guard let new = delta.new else { return .deleted }
+        // After `realm.invalidate()` the observed instance is invalid; report a fresh one.
+        let current = object.isInvalidated ? realm.materialize(T.self, binding, key) : object
+        return .change(current, delta.changedPositions.map { position in
+            let index = properties[position]
+            return PropertyChange(name: binding.schema.properties[index].name,
+                                  oldValue: swiftValue(delta.old[position], index), newValue: swiftValue(new[position], index))
+        })
+    }
+
+    private func swiftValue(_ state: PropertyState, _ index: Int) -> Any? {
+        guard case .value(let value) = state, let reader = readers[index] else { return nil }
+        return reader.swiftValue(_StoredValue(value, realm: realm))
+    }
+}

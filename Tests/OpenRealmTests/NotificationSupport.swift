@@ -1,0 +1,210 @@
+import Foundation
+import OpenRealm
+import Testing
+
+// Models and helpers for the notification suites.
+
+/// A chore: ranked (for sorts), done or not (for filters), with a badge (a link) and the
+/// rosters listing it (linking objects).
+final class Chore: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var title = ""
+    @Persisted var rank = 0
+    @Persisted var done = false
+    @Persisted var badge: Badge?
+    @Persisted(originProperty: "chores") var rosters: LinkingObjects<Roster>
+}
+
+final class Badge: Object {
+    @Persisted var label = ""
+    @Persisted var level = 0
+}
+
+/// Every kind of collection property.
+final class Roster: Object {
+    @Persisted var name = ""
+    @Persisted var chores: List<Chore>
+    @Persisted var numbers: List<Int>
+    @Persisted var tags: MutableSet<String>
+    @Persisted var members: MutableSet<Chore>
+    @Persisted var scores: Map<String, Int>
+    @Persisted var picks: Map<String, Chore?>
+    /// A model may have a property named like the `changes` sequence.
+    @Persisted var changes = 0
+}
+
+/// What a collection notification reported, in a form tests compare.
+struct CollectionEvent: Equatable, Sendable, CustomStringConvertible {
+    var isInitial = false
+    var deletions: [Int] = []
+    var insertions: [Int] = []
+    var modifications: [Int] = []
+
+    static let initial = CollectionEvent(isInitial: true)
+
+    static func update(deletions: [Int] = [], insertions: [Int] = [], modifications: [Int] = []) -> CollectionEvent {
+        CollectionEvent(deletions: deletions, insertions: insertions, modifications: modifications)
+    }
+
+    init(isInitial: Bool = false, deletions: [Int] = [], insertions: [Int] = [], modifications: [Int] = []) {
+        self.isInitial = isInitial
+        self.deletions = deletions
+        self.insertions = insertions
+        self.modifications = modifications
+    }
+
+    init<C>(_ change: RealmCollectionChange<C>) {
+        switch change {
+        case .initial: self.init(isInitial: true)
+        case .update(_, let deletions, let insertions, let modifications):
+            self.init(deletions: deletions, insertions: insertions, modifications: modifications)
+        case .error(let error): Issue.record("unexpected error \(error)"); self.init()
+        }
+    }
+
+    var description: String {
+        isInitial ? "initial" : "update(d: \(deletions), i: \(insertions), m: \(modifications))"
+    }
+}
+
+/// What an object notification reported: the changed properties with their old and new
+/// values (as strings), or the deletion.
+enum ObjectEvent: Equatable, Sendable {
+    case change([PropertyEvent])
+    case deleted
+
+    struct PropertyEvent: Equatable, Sendable {
+        var name: String
+        var old: String
+        var new: String
+    }
+
+    init<T>(_ change: ObjectChange<T>) {
+        switch change {
+        case .change(_, let properties):
+            self = .change(properties.map {
+                PropertyEvent(name: $0.name, old: $0.oldValue.map { "\($0)" } ?? "nil", new: $0.newValue.map { "\($0)" } ?? "nil")
+            })
+        case .deleted: self = .deleted
+        case .error(let error): Issue.record("unexpected error \(error)"); self = .deleted
+        }
+    }
+
+    static func changed(_ properties: (String, String, String)...) -> ObjectEvent {
+        .change(properties.map { PropertyEvent(name: $0.0, old: $0.1, new: $0.2) })
+    }
+}
+
+/// Records events on the observing realm's thread.
+final class Recorder<Event> {
+    private(set) var events: [Event] = []
+    func record(_ event: Event) { events.append(event) }
+    /// The events so far, forgotten.
+    func take() -> [Event] {
+        defer { events = [] }
+        return events
+    }
+}
+
+/// Events delivered in another context (an actor, a queue), awaited by a test with a time
+/// limit that only guards against hanging: no test asserts how long anything takes.
+final class Mailbox<Event: Sendable>: @unchecked Sendable {
+    // @unchecked: `events`, `waiter` and `round` are guarded by `lock`.
+    private let lock = NSLock()
+    private var events: [Event] = []
+    private var waiter: CheckedContinuation<Event?, Never>?
+    /// Counts waits, so that a time limit ends only the wait it was set for.
+    private var round = 0
+
+    func put(_ event: Event) {
+        let waiting: CheckedContinuation<Event?, Never>? = lock.withLock {
+            if let waiter {
+                self.waiter = nil
+                return waiter
+            }
+            events.append(event)
+            return nil
+        }
+        waiting?.resume(returning: event)
+    }
+
+    /// The next event; nil (and a recorded issue) if none comes within `seconds`.
+    func next(seconds: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) async -> Event? {
+        var timer: Task<Void, Never>?
+        let event: Event? = await withCheckedContinuation { continuation in
+            let ready: Event?? = lock.withLock {
+                if !events.isEmpty { return .some(events.removeFirst()) }
+                waiter = continuation
+                round += 1
+                return .none
+            }
+            if case .some(let event) = ready {
+                continuation.resume(returning: event)
+                return
+            }
+            let mine = lock.withLock { round }
+            timer = Task {
+                try? await Task.sleep(for: .seconds(seconds))
+                let late: CheckedContinuation<Event?, Never>? = self.lock.withLock {
+                    guard self.round == mine, let waiter = self.waiter else { return nil }
+                    self.waiter = nil
+                    return waiter
+                }
+                late?.resume(returning: nil)
+            }
+        }
+        timer?.cancel()
+        if event == nil { Issue.record("no event came", sourceLocation: sourceLocation) }
+        return event
+    }
+
+    /// The events already delivered, without waiting.
+    func drain() -> [Event] {
+        lock.withLock {
+            let drained = events
+            events = []
+            return drained
+        }
+    }
+}
+
+/// Commits `body` through a realm of its own on another thread, and waits until it is done.
+func writeOnAnotherThread(_ configuration: Realm.Configuration, _ body: @escaping @Sendable (Realm) -> Void) {
+    let done = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        let realm = try! Realm(configuration: configuration)
+        try! realm.write { body(realm) }
+        done.signal()
+    }
+    thread.start()
+    done.wait()
+}
+
+/// `writeOnAnotherThread` for async tests: the waiting task suspends instead of blocking.
+func writeElsewhere(_ configuration: Realm.Configuration, _ body: @escaping @Sendable (Realm) -> Void) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let thread = Thread {
+            let realm = try! Realm(configuration: configuration)
+            try! realm.write { body(realm) }
+            continuation.resume()
+        }
+        thread.start()
+    }
+}
+
+extension Realm {
+    /// Adds chores with these ids (titles "c<id>", ranks = ids unless given).
+    @discardableResult
+    func addChores(_ ids: [Int], rank: ((Int) -> Int)? = nil) throws -> [Chore] {
+        try write { ids.map { id in create(Chore.self, value: ["id": id, "title": "c\(id)", "rank": rank?(id) ?? id]) } }
+    }
+
+    func chore(_ id: Int) -> Chore { object(ofType: Chore.self, forPrimaryKey: id)! }
+
+    /// Commits `body`, then refreshes: a realm on a thread delivers its own commits to
+    /// collection and object observers at its next refresh.
+    func commitAndDeliver(_ body: () throws -> Void) throws {
+        try write(body)
+        refresh()
+    }
+}
