@@ -51,7 +51,9 @@ import Testing
     static func buildBase(in directory: TemporaryDirectory) throws -> BaseFile {
         let path = directory.path("base.realm")
         do {
-            let store = try Store.open(path: path, options: StoreOptions(limits: CrashWorkload.limits))
+            // Every commit in a slot: the damage below targets the two slots and the newest
+            // commit (ChainedRootTests damages run headers).
+            let store = try Store.open(path: path, options: StoreOptions(limits: CrashWorkload.limits, chainLength: 1))
             for step in CrashWorkload.steps.indices { try CrashWorkload.commit(step: step, on: store) }
             try store.verify()
         }

@@ -2,14 +2,18 @@ import Foundation
 import Testing
 @testable import RealmStorage
 
-/// A realm file written by this format version, committed to the repository: every later
-/// build must open it, verify it and read the same contents. A failure here means the file
+/// Realm files written by each format version, committed to the repository: every later
+/// build must open them, verify them and read the same contents. A failure here means the file
 /// format changed; bump `FileHeader.formatVersion` and teach the reader the old format.
+/// (Format 2's file holds chained roots: its two commits are run headers after the slot.)
 ///
-/// To regenerate after an intended format change: `GOLDEN_WRITE=1 swift test --filter Golden`.
+/// To write the current format's file after an intended format change:
+/// `GOLDEN_WRITE=1 swift test --filter Golden` (older formats' files stay as they are).
 @Suite struct GoldenFileTests {
-    static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Golden/format-1.realm").path  // excluded from the target in Package.swift
+    static func path(format: Int) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Golden/format-\(format).realm").path  // excluded from the target in Package.swift
+    }
 
     static let columns: [ColumnSpec] = [
         ColumnSpec(name: "id", type: .int, unique: true),
@@ -76,16 +80,18 @@ import Testing
 
     static func expectedName(_ i: Int64) -> Value { i % 11 == 1 ? .string("renamed-\(i)") : .string("name-\(i)") }
 
-    @Test func theCommittedFileStillReads() throws {
-        if ProcessInfo.processInfo.environment["GOLDEN_WRITE"] != nil {
-            try? FileManager.default.removeItem(atPath: Self.path)
-            try Self.write(to: Self.path)
-            try? FileManager.default.removeItem(atPath: Self.path + ".lock")
+    @Test(arguments: 1...Int(FileHeader.formatVersion))
+    func theCommittedFileStillReads(format: Int) throws {
+        let path = Self.path(format: format)
+        if ProcessInfo.processInfo.environment["GOLDEN_WRITE"] != nil && format == Int(FileHeader.formatVersion) {
+            try? FileManager.default.removeItem(atPath: path)
+            try Self.write(to: path)
+            try? FileManager.default.removeItem(atPath: path + ".lock")
         }
         // Work on a copy: opening writes the lock file and may repair, the original stays put.
         let dir = TemporaryDirectory()
         let copy = dir.path("golden.realm")
-        try FileManager.default.copyItem(atPath: Self.path, toPath: copy)
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
         let store = try Store.open(path: copy, options: StoreOptions(create: false))
         let report = try store.verify()
         #expect(report.tables == 3)

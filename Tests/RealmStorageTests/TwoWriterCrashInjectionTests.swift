@@ -21,14 +21,15 @@ import Testing
         }
     }
 
-    static func run(crashingAt n: Int, path: String) throws -> (state: CrashSimulatingFile.CrashState, acknowledged: Int)? {
+    /// `chainLength` 3: the writers cross the ends of chains the other started.
+    static func run(crashingAt n: Int, path: String, chainLength: Int) throws -> (state: CrashSimulatingFile.CrashState, acknowledged: Int)? {
         let box = WrappedFileBox<CrashSimulatingFile>()
         let limits = TreeLimits(leafCapacity: 4, innerCapacity: 4)
         let first = try Store(path: path, options: StoreOptions(limits: limits, fileWrapper: box.wrapper {
             CrashSimulatingFile(wrapping: $0, crashAtSync: n)
-        }))
+        }, chainLength: chainLength))
         let disk = try #require(box.file)
-        let second = try Store(path: path, options: StoreOptions(limits: limits, fileWrapper: { _ in disk }))
+        let second = try Store(path: path, options: StoreOptions(limits: limits, fileWrapper: { _ in disk }, chainLength: chainLength))
         #expect(second.otherProcessesHaveTheFile)
         let stores = [first, second]
         var acknowledged = 0
@@ -62,11 +63,12 @@ import Testing
         return rows
     }
 
-    @Test func everyCrashRecoversTheAcknowledgedCommits() throws {
+    @Test(arguments: [3, StoreOptions().chainLength])
+    func everyCrashRecoversTheAcknowledgedCommits(chainLength: Int) throws {
         let directory = TemporaryDirectory()
         var crashes = 0
         for n in 1...(Self.commits + 1) {
-            guard let (state, k) = try Self.run(crashingAt: n, path: directory.path("work-\(n).realm")) else { continue }
+            guard let (state, k) = try Self.run(crashingAt: n, path: directory.path("work-\(n).realm"), chainLength: chainLength) else { continue }
             crashes += 1
             let policies = CrashInjectionTests.policies(for: state, seed: 0x2_3417E5 &+ UInt64(n), randomCount: 6)
             for (i, policy) in policies.enumerated() {
@@ -81,8 +83,8 @@ import Testing
                     let before = Self.expected(afterCommits: k), after = Self.expected(afterCommits: k + 1)
                     if image.commitArrived {
                         #expect(recovered == after, "everything arrived, so the commit in flight must be recovered; \(context)")
-                    } else if !image.slotArrived {
-                        #expect(recovered == before, "the slot did not arrive, so the acknowledged commits must be recovered; \(context)")
+                    } else if !image.rootArrived {
+                        #expect(recovered == before, "no new root arrived, so the acknowledged commits must be recovered; \(context)")
                     } else {
                         #expect(recovered == before || recovered == after, "recovered \(recovered.count) rows; \(context)")
                     }

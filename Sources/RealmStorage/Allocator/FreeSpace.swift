@@ -60,14 +60,34 @@ package struct FreeSpace: Equatable, Sendable {
     package var freeBytes: UInt64 { extents.reduce(0) { $0 + $1.length } }
 
     /// Adds space no longer reachable from the version being written.
+    ///
+    /// Next to an extent freed by the same version it becomes one extent, reachable from the
+    /// earlier of the two first versions: a wider range only keeps the space from reuse longer,
+    /// never shorter, and a commit frees the nodes an earlier commit wrote together (its run)
+    /// together, so the list stays a few entries per commit instead of one per node.
     package mutating func release(offset: UInt64, length: UInt64, firstVersion: UInt64, endVersion: UInt64) {
-        let extent = FreeExtent(offset: offset, length: length, firstVersion: firstVersion, endVersion: endVersion)
         var low = 0, high = extents.count
         while low < high {
             let mid = (low + high) >> 1
             if extents[mid].offset < offset { low = mid + 1 } else { high = mid }
         }
-        extents.insert(extent, at: low)
+        if low > 0, extents[low - 1].end == offset, extents[low - 1].endVersion == endVersion, endVersion != 0 {
+            extents[low - 1].length += length
+            extents[low - 1].firstVersion = min(extents[low - 1].firstVersion, firstVersion)
+            if low < extents.count, extents[low].offset == offset + length, extents[low].endVersion == endVersion {
+                extents[low - 1].length += extents[low].length
+                extents[low - 1].firstVersion = min(extents[low - 1].firstVersion, extents[low].firstVersion)
+                extents.remove(at: low)
+            }
+            return
+        }
+        if low < extents.count, extents[low].offset == offset + length, extents[low].endVersion == endVersion, endVersion != 0 {
+            extents[low].offset = offset
+            extents[low].length += length
+            extents[low].firstVersion = min(extents[low].firstVersion, firstVersion)
+            return
+        }
+        extents.insert(FreeExtent(offset: offset, length: length, firstVersion: firstVersion, endVersion: endVersion), at: low)
     }
 
     /// Clears the tags of extents no pinned version can reach (invariant 1) and merges
@@ -118,11 +138,63 @@ package struct FreeSpace: Equatable, Sendable {
     package mutating func beginRun() {
         let expected = max(runBytes + runBytes / 2, 4096)
         runBytes = 0
+        cursor = runStart(holding: expected)
+    }
+
+    /// Starts a commit's allocations with `length` bytes at `offset`, where the previous
+    /// commit reserved its run header (`reserveNextRun`); the allocations after it continue
+    /// from there. False, having changed nothing, when those bytes are not free (the commit
+    /// then starts its run with `beginRun` and writes a root slot).
+    package mutating func beginRun(at offset: UInt64, length: UInt64) -> Bool {
+        if offset >= logicalSize {
+            // The end of the file moved back since the reservation (free space at its end was
+            // given back): what lies between is free again.
+            if offset > logicalSize {
+                release(offset: logicalSize, length: offset - logicalSize, firstVersion: 0, endVersion: 0)
+            }
+            logicalSize = offset + length
+        } else {
+            var low = 0, high = extents.count
+            while low < high {
+                let mid = (low + high) >> 1
+                if extents[mid].end <= offset { low = mid + 1 } else { high = mid }
+            }
+            guard low < extents.count, extents[low].isFreeForGood, extents[low].offset <= offset,
+                  offset + length <= extents[low].end else { return false }
+            let extent = extents[low]
+            extents.remove(at: low)
+            if offset + length < extent.end {
+                extents.insert(FreeExtent(offset: offset + length, length: extent.end - offset - length, firstVersion: 0, endVersion: 0), at: low)
+            }
+            if extent.offset < offset {
+                extents.insert(FreeExtent(offset: extent.offset, length: offset - extent.offset, firstVersion: 0, endVersion: 0), at: low)
+            }
+        }
+        runBytes = length
+        cursor = offset + length
+        return true
+    }
+
+    /// Where the next commit's run should start, for a commit about to finish: right after
+    /// this one when the free space there holds what this one took and half as much again (the
+    /// commits then follow each other like a log), else where `beginRun` would start it (the
+    /// end of the file only when no free space holds it, or the file would only grow).
+    /// Nothing is allocated: the space stays free in this version, for the next one to take
+    /// first (`beginRun(at:length:)`).
+    package func reserveNextRun() -> UInt64 {
+        let expected = max(runBytes + runBytes / 2, 4096)
+        if let cursor, let i = extentIndex(at: cursor), extents[i].isFreeForGood, extents[i].length >= expected { return cursor }
+        return runStart(holding: expected)
+    }
+
+    /// The start of the smallest extent free for good that holds `length` bytes, else the end
+    /// of the file.
+    private func runStart(holding length: UInt64) -> UInt64 {
         var best = -1
-        for i in extents.indices where extents[i].isFreeForGood && extents[i].length >= expected {
+        for i in extents.indices where extents[i].isFreeForGood && extents[i].length >= length {
             if best < 0 || extents[i].length < extents[best].length { best = i }
         }
-        cursor = best >= 0 ? extents[best].offset : logicalSize
+        return best >= 0 ? extents[best].offset : logicalSize
     }
 
     /// Takes `length` bytes (a multiple of 8): right after the previous allocation when the

@@ -18,24 +18,49 @@
 //   24  8  logical size: end of the space this version has allocated
 //   32  8  commit record ref: the extents this commit wrote, each with a checksum
 //   40  8  commit record checksum
-//   48  8  reserved, 0
+//   48  8  next run: where the next version's run header goes (0: none; format 2)
 //   56  8  checksum of bytes 0..<56
+//
+// Run header (node kind runHeader, format 2; RunHeader below): the root of a version that is
+// not in a slot, written at the start of its commit's run of bytes, where the version before
+// it said the next run goes. It holds what a slot holds, the checksum of the version before's
+// commit record (the link) and its own checksum.
 //
 // Durability invariants:
 //   1. A commit writes only into space no durable version can reach (copy-on-write plus the
-//      free list's version tags), then writes its slot into the slot *not* holding the newest
-//      version, then syncs once.
-//   2. Recovery trusts checksums, not write order: a slot counts only if its own checksum, its
-//      commit record's checksum and the checksum of every extent the record lists verify.
-//      So a slot that reached the disk before its nodes did is refused, and the other slot,
-//      whose nodes invariant 1 left untouched, is used.
-//   3. Of the slots that verify, the one with the higher version wins. The selector records
-//      which slot was written last, for tools and humans; it is never needed for correctness.
+//      free list's version tags), then writes its root, then syncs once.
+//   2. Recovery trusts checksums, not write order: a version counts only if its root's own
+//      checksum, its commit record's checksum and the checksum of every extent the record
+//      lists verify. So a root that reached the disk before its nodes did is refused, and an
+//      older version, whose nodes invariant 1 left untouched, is used.
+//   3. Of the versions that verify, the highest wins. The selector records which slot was
+//      written last, for tools and humans; it is never needed for correctness.
+//
+// Chained roots (format 2). Writing a root slot makes a commit's sync write two places: its
+// run and the header page; a sync costs about 10 µs more for each separate run it writes
+// (FreeSpace.beginRun). So a commit usually writes its root as a run header at the start of
+// its own run, at the place the version before it reserved (`next run`), and the slot is
+// written only every `StoreOptions.chainLength` commits or when a commit cannot chain (it is
+// then the chain's head):
+//   4. Every version reserves where its successor's run header goes: space free for good in
+//      it, or the end of the file. Its successor writes its run header there, so the versions
+//      after a head form a chain: head slot → run header → run header → … Recovery follows it
+//      from each slot: a run header counts when its checksum verifies, it names the next
+//      version, and its link equals the record checksum of the version before it (so a
+//      header left there by an older history does not count); then invariants 2 and 3 pick
+//      the version, from the newest back.
+//   5. Nothing a version after the newest head wrote is reused until a newer head is durable
+//      (every version after the head counts as pinned, GroupCommit.swift): recovery must be
+//      able to walk the chain from the head, so its run headers and records stay.
+//   6. The slot written is never the one holding the newest durable head.
 
 package enum FileHeader {
     package static let size = 4096
     package static let magic: [UInt8] = Array("ORealm\0\u{1}".utf8)
-    package static let formatVersion: UInt32 = 1
+    /// 2: chained roots (run headers, a slot's next run). Files of format 1 are read as format 2
+    /// files without chains, and become format 2 at their first commit.
+    package static let formatVersion: UInt32 = 2
+    package static let formatVersionOffset = 8
     package static let pageSize: UInt32 = 4096
     package static let selectorOffset = 16
     package static let slotOffsets = [512, 1024]
@@ -52,6 +77,7 @@ package enum FileHeader {
 }
 
 /// One of the two root slots.
+/// The root of a version: what a root slot or a run header holds.
 package struct RootSlot: Equatable, Sendable {
     package var version: VersionID
     package var topRef: Ref
@@ -59,22 +85,30 @@ package struct RootSlot: Equatable, Sendable {
     package var logicalSize: UInt64
     package var commitRecordRef: Ref
     package var commitRecordChecksum: UInt64
+    /// Where the next version's run header goes (0: nowhere reserved; it writes a slot).
+    package var nextRun: UInt64
+    /// Where this version's own run header is (`.none` when its root is only in a slot). Not
+    /// stored in a slot: the run header is the version's node, freed by the next commit like
+    /// its record, and the integrity check claims it.
+    package var runHeader: Ref = .none
 
     package init(version: VersionID, topRef: Ref, freeListRef: Ref, logicalSize: UInt64,
-                 commitRecordRef: Ref, commitRecordChecksum: UInt64) {
+                 commitRecordRef: Ref, commitRecordChecksum: UInt64, nextRun: UInt64 = 0, runHeader: Ref = .none) {
         self.version = version
         self.topRef = topRef
         self.freeListRef = freeListRef
         self.logicalSize = logicalSize
         self.commitRecordRef = commitRecordRef
         self.commitRecordChecksum = commitRecordChecksum
+        self.nextRun = nextRun
+        self.runHeader = runHeader
     }
 
     package func encoded() -> [UInt8] {
         var bytes = [UInt8]()
         bytes.reserveCapacity(FileHeader.slotSize)
         for field in [version.value, topRef.offset, freeListRef.offset, logicalSize,
-                      commitRecordRef.offset, commitRecordChecksum, 0] {
+                      commitRecordRef.offset, commitRecordChecksum, nextRun] {
             withUnsafeBytes(of: field.littleEndian) { bytes.append(contentsOf: $0) }
         }
         let sum = Checksum.of(bytes)
@@ -89,6 +123,55 @@ package struct RootSlot: Equatable, Sendable {
         guard field(0) != 0 else { return nil }
         guard Checksum.of(UnsafeRawBufferPointer(rebasing: bytes[0..<56])) == field(7) else { return nil }
         return RootSlot(version: VersionID(field(0)), topRef: Ref(field(1)), freeListRef: Ref(field(2)),
-                        logicalSize: field(3), commitRecordRef: Ref(field(4)), commitRecordChecksum: field(5))
+                        logicalSize: field(3), commitRecordRef: Ref(field(4)), commitRecordChecksum: field(5), nextRun: field(6))
+    }
+}
+
+/// A version's root written at the start of its commit's run (invariant 4 above).
+///
+///   0   16  node header (kind runHeader, length 80, the version)
+///   16  8   top ref
+///   24  8   free list ref
+///   32  8   logical size
+///   40  8   commit record ref
+///   48  8   commit record checksum
+///   56  8   next run
+///   64  8   link: the commit record checksum of the version before
+///   72  8   checksum of bytes 0..<72
+package struct RunHeader: Equatable, Sendable {
+    package var root: RootSlot
+    package var link: UInt64
+
+    package static let size = 80
+
+    package init(root: RootSlot, link: UInt64) {
+        self.root = root
+        self.link = link
+    }
+
+    package func encoded() -> [UInt8] {
+        var w = NodeWriter(capacity: Self.size)
+        for field in [root.topRef.offset, root.freeListRef.offset, root.logicalSize, root.commitRecordRef.offset,
+                      root.commitRecordChecksum, root.nextRun, link] {
+            w.u64(field)
+        }
+        w.u64(0)
+        var bytes = w.finish(kind: .runHeader, version: root.version)
+        let sum = bytes.withUnsafeBytes { Checksum.of(UnsafeRawBufferPointer(rebasing: $0[0..<72])) }
+        withUnsafeBytes(of: sum.littleEndian) { bytes.replaceSubrange(72..<80, with: $0) }
+        return bytes
+    }
+
+    /// Decodes the run header at `offset` of the mapped bytes `base` (`limit` bytes valid);
+    /// nil when there is none there (wrong kind or length, checksum fails, out of bounds).
+    package static func decode(at offset: UInt64, base: UnsafeRawPointer, limit: UInt64) -> RunHeader? {
+        guard offset >= UInt64(FileHeader.size), offset & 7 == 0, limit >= UInt64(size), offset <= limit - UInt64(size) else { return nil }
+        let bytes = UnsafeRawBufferPointer(start: base + Int(offset), count: size)
+        func field(_ i: Int) -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
+        guard bytes[0] == NodeKind.runHeader.rawValue, UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) == UInt32(size),
+              Checksum.of(UnsafeRawBufferPointer(rebasing: bytes[0..<72])) == field(72), field(8) != 0 else { return nil }
+        let root = RootSlot(version: VersionID(field(8)), topRef: Ref(field(16)), freeListRef: Ref(field(24)), logicalSize: field(32),
+                            commitRecordRef: Ref(field(40)), commitRecordChecksum: field(48), nextRun: field(56), runHeader: Ref(offset))
+        return RunHeader(root: root, link: field(64))
     }
 }

@@ -45,6 +45,7 @@ extension ReadTransaction {
         var report = VerifyReport(version: version, logicalSize: slot.logicalSize)
         try walker.claim(slot.topRef, .top)
         try walker.claim(slot.commitRecordRef, .commitRecord)
+        if !slot.runHeader.isNone { try walker.claim(slot.runHeader, .runHeader) }
         let freeNode = try walker.claim(slot.freeListRef, .freeList)
         let free = try FreeSpace.decode(freeNode, logicalSize: slot.logicalSize)
         if !top.schemaBlob.isNone { _ = try BlobNode.decode(try walker.claim(top.schemaBlob, .blob)) }

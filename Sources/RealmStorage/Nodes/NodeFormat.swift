@@ -30,6 +30,8 @@ package enum NodeKind: UInt8, Sendable {
     case commitRecord = 8
     case changeSet = 9
     case blob = 10
+    /// A version's root at the start of its commit's run (FileHeader.swift, format 2).
+    case runHeader = 11
 }
 
 package enum NodeLayout {

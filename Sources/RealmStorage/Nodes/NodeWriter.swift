@@ -14,9 +14,10 @@ package struct NodeWriter {
     package private(set) var count: Int
 
     package init(capacity: Int = 256) {
+        let initial = min(max(capacity, 64), 256)
         storage = []
-        storage.reserveCapacity(capacity)
-        storage.append(contentsOf: NodeWriter.zeroPage[0..<min(max(capacity, 64), 256)])
+        storage.reserveCapacity(max(capacity, initial))
+        storage.append(contentsOf: NodeWriter.zeroPage[0..<initial])
         count = NodeLayout.headerSize
     }
 

@@ -37,10 +37,24 @@ final class CommitWriter: NodeSink {
     let version: VersionID
     var free: FreeSpace
     private var nodes: [(offset: UInt64, bytes: [UInt8])] = []
+    /// Where this commit's run header goes, when it continues a chain (FileHeader.swift).
+    private(set) var runHeaderOffset: UInt64?
 
     init(version: VersionID, free: FreeSpace) {
         self.version = version
         self.free = free
+    }
+
+    /// Starts the commit's allocations: with its run header at `reserved` (where the version
+    /// before reserved it) when given and free, else where `FreeSpace.beginRun` chooses.
+    /// Returns whether the commit has a run header (else its root goes into a slot only).
+    func beginRun(reserved: UInt64?) -> Bool {
+        if let reserved, reserved != 0, free.beginRun(at: reserved, length: UInt64(RunHeader.size)) {
+            runHeaderOffset = reserved
+            return true
+        }
+        free.beginRun()
+        return false
     }
 
     func place(_ bytes: [UInt8]) throws(StorageError) -> Ref {
@@ -64,6 +78,9 @@ final class CommitWriter: NodeSink {
         /// Whether the record lies right after the last extent and follows it in `data`, to go
         /// out in the same write (the allocator usually puts it there).
         var recordFollowsData = false
+        /// The run header, when the commit continues a chain; `before` is the extent it lies
+        /// right before in the file and in `data` (it then goes out in the same write).
+        var runHeader: (offset: UInt64, bytes: [UInt8], before: Int?)?
 
         /// Writes everything, then the slot and selector, then syncs (when `sync`).
         func write(to file: StorageFile, slotIndex: Int, sync: Bool = true) throws(StorageError) {
@@ -72,13 +89,20 @@ final class CommitWriter: NodeSink {
             if sync { try file.sync() }
         }
 
-        /// Writes the nodes and the commit record: everything but the slot.
+        /// Writes the nodes, the commit record and the run header: everything but the slot.
         func writeNodes(to file: StorageFile) throws(StorageError) {
+            let header = runHeader
+            if let header, header.before == nil { try file.write(header.bytes, at: header.offset) }
             let written = data.withUnsafeBytes { all in
                 Result { () throws(StorageError) in
                     for (i, extent) in extents.enumerated() {
                         let end = recordFollowsData && i == extents.count - 1 ? all.count : extent.range.upperBound
-                        try file.write(UnsafeRawBufferPointer(rebasing: all[extent.range.lowerBound..<end]), at: extent.offset)
+                        var start = extent.range.lowerBound, offset = extent.offset
+                        if let header, header.before == i {
+                            start -= header.bytes.count
+                            offset = header.offset
+                        }
+                        try file.write(UnsafeRawBufferPointer(rebasing: all[start..<end]), at: offset)
                     }
                 }
             }
@@ -96,7 +120,9 @@ final class CommitWriter: NodeSink {
     /// Reserves and encodes the free list and the commit record; returns what to write,
     /// gathered in `buffer` (emptied first; pass one whose storage can be reused). The record
     /// lists `carrying` (extents of earlier versions not yet synced) before this commit's own.
-    func finish(topRef: Ref, reusing buffer: [UInt8] = [], carrying: [RecordedExtent] = [], coveredFrom: UInt64? = nil) -> Prepared {
+    /// `link`: the commit record checksum of the version this one follows, for its run header.
+    func finish(topRef: Ref, reusing buffer: [UInt8] = [], carrying: [RecordedExtent] = [], coveredFrom: UInt64? = nil,
+                link: UInt64 = 0) -> Prepared {
         let freeListSize = NodeLayout.aligned(FreeSpace.nodeSize(entries: free.extents.count))
         let freeListOffset = free.allocate(UInt64(freeListSize))
 
@@ -129,7 +155,7 @@ final class CommitWriter: NodeSink {
         data.removeAll(keepingCapacity: true)
         // Room for the record too: it usually follows the data (appending it to a buffer
         // reserved without it copied the whole buffer).
-        data.reserveCapacity(runs.reduce(0) { $0 + $1.length } + recordSize)
+        data.reserveCapacity(runs.reduce(0) { $0 + $1.length } + recordSize + RunHeader.size)
         var extents: [(offset: UInt64, range: Range<Int>)] = []
         extents.reserveCapacity(runs.count)
         var record = NodeWriter(capacity: recordSize)
@@ -142,8 +168,12 @@ final class CommitWriter: NodeSink {
         }
         var recorded: [RecordedExtent] = []
         recorded.reserveCapacity(runs.count)
+        // The run header goes into the same write as the run it begins, when there is one
+        // (its bytes are known only at the end: they name the record's checksum).
+        let headerBefore = runHeaderOffset.flatMap { header in runs.firstIndex { $0.offset == header + UInt64(RunHeader.size) } }
         var pieceIndex = 0
-        for run in runs {
+        for (i, run) in runs.enumerated() {
+            if i == headerBefore { data.append(contentsOf: repeatElement(0, count: RunHeader.size)) }
             let start = data.count
             while data.count - start < run.length {
                 data.append(contentsOf: pieces[pieceIndex].bytes)
@@ -159,12 +189,24 @@ final class CommitWriter: NodeSink {
         }
         let recordBytes = record.finish(kind: .commitRecord, version: version)
         let slot = RootSlot(version: version, topRef: topRef, freeListRef: Ref(freeListOffset), logicalSize: free.logicalSize,
-                            commitRecordRef: Ref(recordOffset), commitRecordChecksum: Checksum.of(recordBytes))
-        var prepared = Prepared(slot: slot, data: data, extents: extents, record: (recordOffset, recordBytes), recorded: recorded)
-        if let last = runs.last, last.offset + UInt64(last.length) == recordOffset {
-            prepared.data.append(contentsOf: recordBytes)
-            prepared.recordFollowsData = true
+                            commitRecordRef: Ref(recordOffset), commitRecordChecksum: Checksum.of(recordBytes),
+                            nextRun: free.reserveNextRun(), runHeader: runHeaderOffset.map(Ref.init) ?? .none)
+        // The record and the run header into `data` before it moves into the result (appending
+        // to it there copied the whole buffer: two owners).
+        let recordFollowsData = runs.last.map { $0.offset + UInt64($0.length) == recordOffset } ?? false
+        if recordFollowsData { data.append(contentsOf: recordBytes) }
+        var runHeader: (offset: UInt64, bytes: [UInt8], before: Int?)?
+        if let header = runHeaderOffset {
+            let bytes = RunHeader(root: slot, link: link).encoded()
+            if let before = headerBefore {
+                let at = extents[before].range.lowerBound - RunHeader.size
+                data.withUnsafeMutableBytes { out in
+                    bytes.withUnsafeBytes { (out.baseAddress! + at).copyMemory(from: $0.baseAddress!, byteCount: RunHeader.size) }
+                }
+            }
+            runHeader = (header, bytes, headerBefore)
         }
-        return prepared
+        return Prepared(slot: slot, data: data, extents: extents, record: (recordOffset, recordBytes), recorded: recorded,
+                        recordFollowsData: recordFollowsData, runHeader: runHeader)
     }
 }

@@ -47,11 +47,18 @@ extension Store {
         var allocatorStale = false
         /// Whether a sync job is queued and has not yet taken its group.
         var syncScheduled = false
+        /// The newest durable version in a root slot, and that slot: the head the chain of
+        /// run headers after it starts from (FileHeader.swift, invariants 4-6).
+        var head: (version: UInt64, slotIndex: Int)
+        /// Bytes the versions after the head wrote: their space is not reused until a newer
+        /// head is durable, so a long chain of large commits writes a slot sooner.
+        var chainBytes: UInt64 = 0
 
-        init(durableFree: FreeSpace, durableFreeVersion: UInt64, durableCoveredFrom: UInt64) {
+        init(durableFree: FreeSpace, durableFreeVersion: UInt64, durableCoveredFrom: UInt64, head: (version: UInt64, slotIndex: Int)) {
             self.durableFree = durableFree
             self.durableFreeVersion = durableFreeVersion
             self.durableCoveredFrom = durableCoveredFrom
+            self.head = head
         }
     }
 
@@ -59,30 +66,47 @@ extension Store {
         let state: Committed
         let free: FreeSpace
         let coveredFrom: UInt64
+        /// The version has no run header (it starts a new chain): the sync that makes it
+        /// durable writes its root into a slot.
+        let needsSlot: Bool
+        /// Bytes its commit wrote (`GroupState.chainBytes`).
+        let bytes: UInt64
         let done: @Sendable (Result<VersionID, StorageError>) -> Void
     }
 
-    /// For a commit about to be encoded: the versions its allocator must not overwrite (sorted),
-    /// the unsynced extents its record must list, and the durable version.
+    /// For a commit about to be encoded: the versions readers and unsynced records need
+    /// (sorted), the versions its allocator must not overwrite (those and the chain after the
+    /// head, sorted), the unsynced extents its record must list, the durable version, and the
+    /// head its chain follows.
     ///
     /// - Throws: `ioFailure` when the transaction began on versions whose sync failed.
     /// `floor`: every version from it on is pinned by a reader in another process.
     func groupPins(for transaction: WriteTransaction) throws(StorageError)
-        -> (pins: [UInt64], carried: [RecordedExtent], durable: UInt64, floor: UInt64) {
+        -> (pins: [UInt64], spacePins: [UInt64], carried: [RecordedExtent], durable: UInt64, floor: UInt64, head: UInt64, chainBytes: UInt64) {
         try stateLock.withLock { () throws(StorageError) in
             try checkLineage(transaction.lineage)
             let durable = committed.slot.version.value
             // Loaded after the durable version they protect was published, under the lock that
             // publishing takes (the reader table's argument, ProcessCoordination.swift).
             let floor = coordination?.othersFloor() ?? .max
-            var pins = registry.pinned(including: committed.slot.version)
-            let lowest = min(group.unsynced.map(\.coveredFrom).min() ?? durable, group.durableCoveredFrom)
+            let pinned = registry.pinned(including: committed.slot.version)
             let newest = transaction.base.slot.version.value
-            if newest > lowest {
-                pins += (lowest + 1)...newest
-                pins = Array(Set(pins)).sorted()
+            // `pinned` and the range, merged in order (both are sorted; a set and a sort of the
+            // range cost more than the rest of the function once chains made it long).
+            func including(after lowest: UInt64) -> [UInt64] {
+                guard newest > lowest else { return pinned }
+                var all = pinned.filter { $0 <= lowest }
+                all.reserveCapacity(all.count + Int(newest - lowest) + pinned.count)
+                all += (lowest + 1)...newest
+                all += pinned.filter { $0 > newest }
+                return all
             }
-            return (pins, group.extents.filter { $0.version > durable }, durable, floor)
+            let lowest = min(group.unsynced.map(\.coveredFrom).min() ?? durable, group.durableCoveredFrom)
+            // Every version after the head stays whole while the head is the newest durable one
+            // (invariant 5): recovery walks their run headers and records from it. Only space
+            // needs that; the change history follows the readers.
+            return (including(after: lowest), including(after: min(lowest, group.head.version)),
+                    group.extents.filter { $0.version > durable }, durable, floor, group.head.version, group.chainBytes)
         }
     }
 
@@ -100,7 +124,10 @@ extension Store {
         let schedule = try stateLock.withLock { () throws(StorageError) -> Bool in
             try checkLineage(prepared.lineage)
             group.tip = state
-            group.unsynced.append(Unsynced(state: state, free: prepared.free, coveredFrom: prepared.coveredFrom, done: done))
+            let bytes = UInt64(prepared.commit.data.count)
+            group.unsynced.append(Unsynced(state: state, free: prepared.free, coveredFrom: prepared.coveredFrom,
+                                           needsSlot: prepared.needsSlot, bytes: bytes, done: done))
+            group.chainBytes += bytes
             group.extents += prepared.commit.recorded
             guard !leading else { return false }
             let schedule = !group.syncScheduled
@@ -136,14 +163,19 @@ extension Store {
     private func syncGroupNow(fromQueue: Bool) -> [() -> Void] {
         let (batch, target) = stateLock.withLock {
             if fromQueue { group.syncScheduled = false }
-            return (group.unsynced, 1 - committed.slotIndex)
+            // Never the slot of the newest durable head (invariant 6).
+            return (group.unsynced, 1 - group.head.slotIndex)
         }
         guard let last = batch.last else { return [] }
+        // The group's last version without a run header becomes the head: its root goes into a
+        // slot, and the versions after it follow it through their run headers.
+        let newHead = batch.lastIndex { $0.needsSlot }
         do throws(StorageError) {
-            try CommitWriter.Prepared.writeSlot(last.state.slot, to: file, slotIndex: target)
+            if let newHead { try writeSlot(batch[newHead].state.slot, slotIndex: target) }
             if options.durability == .full { try file.sync() }
         } catch {
-            invalidateSlot(target)
+            if newHead != nil { invalidateSlot(target) }
+            if let first = batch.first, !first.state.slot.runHeader.isNone { invalidateRunHeader(first.state.slot.runHeader) }
             let (failed, told): ([Unsynced], [() -> Void]) = stateLock.withLock {
                 let failed = group.unsynced
                 group.unsynced = []
@@ -158,7 +190,11 @@ extension Store {
         }
         let told: [() -> Void] = stateLock.withLock {
             var state = last.state
-            state.slotIndex = target
+            if let newHead {
+                if newHead == batch.count - 1 { state.slotIndex = target }
+                group.head = (batch[newHead].state.slot.version.value, target)
+                group.chainBytes = batch[(newHead + 1)...].reduce(0) { $0 + $1.bytes }
+            }
             committed = state
             committedFreeBytes = last.free.freeBytes
             group.durableFree = last.free

@@ -1,18 +1,24 @@
-/// Opening a file: check the header, pick the newest root slot whose commit verifies, decode
-/// its top node and free list.
+/// Opening a file: check the header, pick the newest version whose commit verifies (from a
+/// root slot or the chain of run headers after one: FileHeader.swift), decode its top node and
+/// free list.
 enum Recovery {
     struct Result {
         var slot: RootSlot
+        /// The root slot holding the version, or -1 when its root is a run header.
         var slotIndex: Int
         var top: TopState
         var free: FreeSpace
         var mapping: Mapping
         var physicalSize: UInt64
-        /// The other slot names a newer version whose commit did not verify.
-        var refusedNewerSlot: Bool
+        /// A slot that names a newer version whose commit did not verify (to be cleared).
+        var refusedSlot: Int?
         /// The versions after this one wrote what the slot's commit record lists: the record of
         /// the last commit of a group lists the whole group's extents (GroupCommit.swift).
         var coveredFrom: UInt64
+        /// The slot the version's chain starts from (the version itself when in a slot).
+        var head: (version: UInt64, slotIndex: Int)
+        /// The format version in the file's header.
+        var format: UInt32
     }
 
     static func open(file: StorageFile, path: String) throws(StorageError) -> Result {
@@ -25,7 +31,7 @@ enum Recovery {
         guard header.count == FileHeader.size, Array(header[0..<8]) == FileHeader.magic else {
             throw StorageError(.invalidDatabase, "the file does not start with the realm header; it is not a realm file (or it is encrypted)", path: path)
         }
-        let format = header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt32.self)) }
+        let format = header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: FileHeader.formatVersionOffset, as: UInt32.self)) }
         guard format <= FileHeader.formatVersion else {
             throw StorageError(.unsupportedFormatVersion, "the file has format version \(format); this build reads up to \(FileHeader.formatVersion). Open it with a newer OpenRealm", path: path)
         }
@@ -36,35 +42,63 @@ enum Recovery {
         }
 
         let mapping = try file.map(length: reservation(for: size))
-        var candidates: [(index: Int, slot: RootSlot)] = []
+        var slots: [(index: Int, slot: RootSlot)] = []
         for index in 0..<2 {
             let offset = FileHeader.slotOffsets[index]
             if let slot = header.withUnsafeBytes({ RootSlot.decode(UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + FileHeader.slotSize)])) }) {
-                candidates.append((index, slot))
+                slots.append((index, slot))
             }
         }
-        candidates.sort { $0.slot.version > $1.slot.version }
+        // Every version the file names: each slot's, and the chain after it (format 2).
+        var roots: [(root: RootSlot, slotIndex: Int, head: (version: UInt64, slotIndex: Int))] = []
+        for (index, slot) in slots {
+            roots.append((slot, index, (slot.version.value, index)))
+            for root in chain(after: slot, base: mapping.base, limit: min(size, UInt64(mapping.length))) {
+                roots.append((root, -1, (slot.version.value, index)))
+            }
+        }
+        // Newest first; a version both in a slot and in the other slot's chain, as its slot.
+        roots.sort { ($0.root.version, $0.slotIndex) > ($1.root.version, $1.slotIndex) }
         var reasons: [String] = []
-        for candidate in candidates {
+        var refusedSlot: Int?
+        for candidate in roots {
+            let name = candidate.slotIndex >= 0 ? "slot \(candidate.slotIndex)" : "the run header at \(candidate.root.runHeader.offset)"
             let depth: UInt32
             do throws(StorageError) {
-                depth = try verifyCommit(candidate.slot, mapping: mapping, physicalSize: size)
+                depth = try verifyCommit(candidate.root, mapping: mapping, physicalSize: size)
             } catch {
-                reasons.append("slot \(candidate.index) (\(candidate.slot.version)): \(error.message)")
+                reasons.append("\(name) (\(candidate.root.version)): \(error.message)")
+                if candidate.slotIndex >= 0 { refusedSlot = candidate.slotIndex }
                 continue
             }
             do throws(StorageError) {
-                let top = try decodeTop(of: candidate.slot, mapping: mapping)
-                let free = try decodeFreeSpace(of: candidate.slot, mapping: mapping)
-                return Result(slot: candidate.slot, slotIndex: candidate.index, top: top, free: free, mapping: mapping,
-                              physicalSize: size, refusedNewerSlot: !reasons.isEmpty,
-                              coveredFrom: candidate.slot.version.value - min(UInt64(depth), candidate.slot.version.value))
+                let top = try decodeTop(of: candidate.root, mapping: mapping)
+                let free = try decodeFreeSpace(of: candidate.root, mapping: mapping)
+                let version = candidate.root.version.value
+                return Result(slot: candidate.root, slotIndex: candidate.slotIndex, top: top, free: free, mapping: mapping,
+                              physicalSize: size, refusedSlot: refusedSlot == candidate.head.slotIndex ? nil : refusedSlot,
+                              coveredFrom: version - min(UInt64(depth), version), head: candidate.head, format: format)
             } catch {
                 throw StorageError(.fileCorrupted, error.message, path: path)
             }
         }
         let detail = reasons.isEmpty ? "neither root slot holds a valid version" : reasons.joined(separator: "; ")
         throw StorageError(.fileCorrupted, "no committed version verifies: \(detail)", path: path)
+    }
+
+    /// The roots of the versions that follow `head` through run headers, in order, as far as
+    /// each names the next and links to it (FileHeader.swift, invariant 4); their commits are
+    /// not checked here. `limit`: the mapped bytes that hold file data.
+    static func chain(after head: RootSlot, base: UnsafeRawPointer, limit: UInt64) -> [RootSlot] {
+        var roots: [RootSlot] = []
+        var previous = head
+        // Versions rise by one at each step, so the walk ends; the file's size bounds it.
+        while previous.nextRun != 0, let header = RunHeader.decode(at: previous.nextRun, base: base, limit: limit),
+              header.root.version.value == previous.version.value + 1, header.link == previous.commitRecordChecksum {
+            roots.append(header.root)
+            previous = header.root
+        }
+        return roots
     }
 
     /// Address space to reserve for a file of `size` bytes: room to grow without remapping.

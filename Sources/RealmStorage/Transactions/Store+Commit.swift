@@ -12,6 +12,9 @@ extension Store {
         let coveredFrom: UInt64
         /// The leaf buffers encoded, kept for the next transaction once this is written.
         let written: DecodedLeaves?
+        /// The version does not follow the chain of run headers (it has no run header): its sync
+        /// writes its root into a slot.
+        let needsSlot: Bool
     }
 
     /// Encodes `transaction` as the next version. Runs on the committer's thread or task,
@@ -20,7 +23,7 @@ extension Store {
         let base = transaction.base
         let version = transaction.version
         var top = transaction.top
-        let (pins, carried, durable, floor) = try groupPins(for: transaction)
+        let (pins, spacePins, carried, durable, floor, head, chainBytes) = try groupPins(for: transaction)
         let writer = CommitWriter(version: version, free: free)
         let context = transaction.context
 
@@ -37,9 +40,16 @@ extension Store {
         try release(base.slot.topRef, .top)
         try release(base.slot.freeListRef, .freeList)
         try release(base.slot.commitRecordRef, .commitRecord)
+        try release(base.slot.runHeader, .runHeader)
         if transaction.newSchemaBlob != nil { try release(top.schemaBlob, .blob) }
-        writer.free.releaseUnreachable(pinned: pins, floor: floor)
-        writer.free.beginRun()
+        writer.free.releaseUnreachable(pinned: spacePins, floor: floor)
+        // The run header first, where the base version reserved it (FileHeader.swift), unless
+        // this version starts a new chain: when the chain is long, or what its versions wrote
+        // (and so keep from reuse) passes a sixteenth of the file and at least 1 MiB. A version
+        // whose root goes into a slot has no run header.
+        let wantsSlot = options.chainLength <= 1 || version.value - head >= UInt64(options.chainLength)
+            || chainBytes >= max(1 << 20, writer.free.logicalSize / 16)
+        let chained = writer.beginRun(reserved: wantsSlot ? nil : base.slot.nextRun)
 
         // 2. The changed trees, bottom-up.
         for (key, state) in transaction.states {
@@ -63,9 +73,10 @@ extension Store {
         let topRef = try writer.place(top.encoded())
         var reused: [UInt8] = []
         swap(&reused, &commitBuffer)
-        let prepared = writer.finish(topRef: topRef, reusing: reused, carrying: carried, coveredFrom: durable)
+        let prepared = writer.finish(topRef: topRef, reusing: reused, carrying: carried, coveredFrom: durable,
+                                     link: base.slot.commitRecordChecksum)
         return PreparedCommit(commit: prepared, top: top, free: writer.free, base: base, lineage: transaction.lineage, coveredFrom: durable,
-                              written: transaction.context.written)
+                              written: transaction.context.written, needsSlot: !chained)
     }
 
     /// Writes a prepared commit's nodes (not its slot) and makes it the version the next
@@ -177,12 +188,34 @@ extension Store {
         physicalSize = size
     }
 
+    /// Writes `slot` into root slot `index` and points the selector at it (no sync). A file
+    /// of format 1 becomes format 2 in the same page: a head's slot names the chain after it.
+    func writeSlot(_ slot: RootSlot, slotIndex index: Int) throws(StorageError) {
+        if fileFormat < FileHeader.formatVersion {
+            try file.write(withUnsafeBytes(of: FileHeader.formatVersion.littleEndian, Array.init), at: UInt64(FileHeader.formatVersionOffset))
+            fileFormat = FileHeader.formatVersion
+        }
+        try CommitWriter.Prepared.writeSlot(slot, to: file, slotIndex: index)
+    }
+
     /// After a failed sync, makes sure the slot it may have written cannot be taken for a
     /// committed version at the next open (best effort: the next sync overwrites it anyway).
     func invalidateSlot(_ index: Int) {
         let zeros = [UInt8](repeating: 0, count: FileHeader.slotSize)
         zeros.withUnsafeBytes { bytes in
             _ = try? file.write(bytes, at: UInt64(FileHeader.slotOffsets[index]))
+        }
+        if options.durability == .full { _ = try? file.sync() }
+    }
+
+    /// After a failed sync, the same for the first run header the failed group wrote: the chain
+    /// then ends at the durable version, and none of the group's versions, even if all of them
+    /// reached the disk, is taken at the next open (best effort, as above; the next commit
+    /// writes its run header there anyway).
+    func invalidateRunHeader(_ ref: Ref) {
+        let zeros = [UInt8](repeating: 0, count: RunHeader.size)
+        zeros.withUnsafeBytes { bytes in
+            _ = try? file.write(bytes, at: ref.offset)
         }
         if options.durability == .full { _ = try? file.sync() }
     }

@@ -10,14 +10,15 @@ import Dispatch
 // holder, or the sync that made the last commit durable), so writers of different processes
 // take turns between commits, and group commit still works within one.
 //
-// Having just taken the lock, the writer reads the root slots: when another process committed
-// since this one last wrote, the newest version, its free list and its record's reach are
-// loaded from the file before the transaction starts (`catchUpWithFile`). Kept leaves
-// and the allocator of the older version are dropped.
+// Having just taken the lock, the writer looks for a newer version: when another process
+// committed since this one last wrote, the newest version (in a root slot or the chain of run
+// headers after one, FileHeader.swift), its free list and its record's reach are loaded from
+// the file before the transaction starts (`catchUpWithFile`). Kept leaves and the allocator of
+// the older version are dropped.
 //
 // Reads. A reader begins on the newest durable version any process made: when the lock file's
 // durable version is newer than this process's, the reader pins it (publishing its floor),
-// checks that it is still the newest, and loads it from its root slot (`catchUpForReading`).
+// checks that it is still the newest, and loads its root (`catchUpForReading`).
 
 /// Why this process holds the write lock of its file. Guarded by the store's `stateLock`.
 struct ProcessHold {
@@ -115,30 +116,35 @@ extension Store {
     /// its free list.
     private func catchUpWithFile() throws(StorageError) {
         let (current, known) = stateLock.withLock { (committed, group.durableFreeVersion) }
-        guard let (slot, index) = Self.newestSlot(in: current.mapping) else {
+        // Only another process makes the file's newest version newer than this one's own: it
+        // published it durable before letting the write lock go, and a newer head is in a slot.
+        let published = coordination?.durableVersion ?? 0
+        guard published > known || (Self.newestSlot(in: current.mapping)?.slot.version.value ?? 0) > known else { return }
+        // Not read for every commit: a stat per commit made each sync write the inode too
+        // (W2 -20%). Growth by another process without a commit is caught in `growFile`.
+        physicalSize = try file.size()
+        guard let newest = roots(in: current.mapping).first else {
             throw StorageError(.fileCorrupted, "neither root slot holds a valid version", path: path)
         }
-        // Only another process makes the file's newest version newer than this one's own.
-        guard slot.version.value > known else { return }
-        try adopt(slot, index: index, over: current.mapping)
+        guard newest.root.version.value > known else { return }
+        try adopt(newest, over: current.mapping)
     }
 
-    /// For a store opened beside other processes: recovery takes the newest slot that
-    /// verifies, which may hold a commit another process has written but not yet made durable
+    /// For a store opened beside other processes: recovery takes the newest version that
+    /// verifies, which may be a commit another process has written but not yet made durable
     /// (its sync may still fail). This process starts from the version the lock file names
     /// durable instead. Called at the end of `init`, while every version counts as pinned.
     func startFromPublishedDurable() throws(StorageError) {
         guard let durable = coordination?.durableVersion, durable != 0, durable != committed.slot.version.value,
-              let (slot, index) = Self.slot(holding: VersionID(durable), in: committed.mapping) else { return }
-        try adopt(slot, index: index, over: committed.mapping)
+              let found = root(holding: VersionID(durable), in: committed.mapping) else { return }
+        physicalSize = try file.size()
+        try adopt(found, over: committed.mapping)
     }
 
-    /// Makes the version in `slot` the newest committed one and the allocator's base.
-    private func adopt(_ slot: RootSlot, index: Int, over mapping: Mapping) throws(StorageError) {
-        // Not read for every commit: a stat per commit made each sync write the inode too
-        // (W2 -20%). Growth by another process without a commit is caught in `growFile`.
-        physicalSize = try file.size()
-        let loaded = try load(slot, index: index, over: mapping)
+    /// Makes the version `found` names the newest committed one and the allocator's base.
+    private func adopt(_ found: FoundRoot, over mapping: Mapping) throws(StorageError) {
+        let slot = found.root
+        let loaded = try load(slot, index: found.slotIndex, over: mapping)
         let free: FreeSpace
         let depth: UInt32
         do throws(StorageError) {
@@ -153,6 +159,7 @@ extension Store {
             group.durableFree = free
             group.durableFreeVersion = slot.version.value
             group.durableCoveredFrom = slot.version.value - min(UInt64(depth), slot.version.value)
+            group.head = found.head
             group.allocatorStale = false
             // Leaves kept by this process's last commit describe an older version.
             group.lineage &+= 1
@@ -176,23 +183,23 @@ extension Store {
             return nil
         }
         if current.slot.version == version { return current }
-        guard let (slot, index) = Self.slot(holding: version, in: current.mapping),
-              let loaded = try? load(slot, index: index, over: current.mapping) else {
+        guard let found = root(holding: version, in: current.mapping),
+              let loaded = try? load(found.root, index: found.slotIndex, over: current.mapping) else {
             registry.unpin(version)
             return nil
         }
         return installForReading(loaded)
     }
 
-    /// `catchUpForReading` with the header's newest slot in place of the lock file's durable
+    /// `catchUpForReading` with the file's newest version in place of the lock file's durable
     /// version: pinned, then found still the newest, then loaded.
     func catchUpToNewestSlot() -> Committed? {
         let current = stateLock.withLock { committed }
-        guard let (slot, index) = Self.newestSlot(in: current.mapping) else { return nil }
-        registry.pin(slot.version)
-        guard let (again, _) = Self.newestSlot(in: current.mapping), again.version == slot.version,
-              let loaded = try? load(slot, index: index, over: current.mapping) else {
-            registry.unpin(slot.version)
+        guard let newest = roots(in: current.mapping).first else { return nil }
+        registry.pin(newest.root.version)
+        guard let again = roots(in: current.mapping).first, again.root.version == newest.root.version,
+              let loaded = try? load(newest.root, index: newest.slotIndex, over: current.mapping) else {
+            registry.unpin(newest.root.version)
             return nil
         }
         return installForReading(loaded)
@@ -228,12 +235,35 @@ extension Store {
         }
     }
 
-    private static func newestSlot(in mapping: Mapping) -> (RootSlot, Int)? {
-        slots(in: mapping).max { $0.slot.version < $1.slot.version }.map { ($0.slot, $0.index) }
+    private static func newestSlot(in mapping: Mapping) -> (slot: RootSlot, index: Int)? {
+        slots(in: mapping).max { $0.slot.version < $1.slot.version }
     }
 
-    private static func slot(holding version: VersionID, in mapping: Mapping) -> (RootSlot, Int)? {
-        slots(in: mapping).first { $0.slot.version == version }.map { ($0.slot, $0.index) }
+    /// A version's root as the file names it: in a slot (`slotIndex`) or a run header (-1),
+    /// and the slot its chain starts from.
+    struct FoundRoot {
+        var root: RootSlot
+        var slotIndex: Int
+        var head: (version: UInt64, slotIndex: Int)
+    }
+
+    /// Every root the slots and the chains after them name now, newest first (a version in a
+    /// slot before the same version in the other slot's chain). Reads the file's size: the
+    /// chains are read through the mapping, which must not be touched past the end of the file.
+    private func roots(in mapping: Mapping) -> [FoundRoot] {
+        guard let size = try? file.size() else { return [] }
+        var found: [FoundRoot] = []
+        for (slot, index) in Self.slots(in: mapping) {
+            found.append(FoundRoot(root: slot, slotIndex: index, head: (slot.version.value, index)))
+            for root in Recovery.chain(after: slot, base: mapping.base, limit: min(size, UInt64(mapping.length))) {
+                found.append(FoundRoot(root: root, slotIndex: -1, head: (slot.version.value, index)))
+            }
+        }
+        return found.sorted { ($0.root.version, $0.slotIndex) > ($1.root.version, $1.slotIndex) }
+    }
+
+    private func root(holding version: VersionID, in mapping: Mapping) -> FoundRoot? {
+        roots(in: mapping).first { $0.root.version == version }
     }
 
     // MARK: Other processes

@@ -19,7 +19,8 @@ import Darwin
 package final class Store: @unchecked Sendable {
     // @unchecked: `committed`, the group commit state (`group`) and `processHold` are guarded
     // by `stateLock`; `free`, `physicalSize`, `commitBuffer` and `decodedLeaves` belong to whoever
-    // holds the write lane; everything else is immutable after init.
+    // holds the write lane; `fileFormat` to whoever syncs; everything else is immutable after
+    // init.
     package let path: String
     package let options: StoreOptions
     let file: StorageFile
@@ -51,6 +52,9 @@ package final class Store: @unchecked Sendable {
     var decodedLeaves: DecodedLeaves?
     /// Versions written but not yet durable, and what makes them so (GroupCommit.swift).
     var group: GroupState
+    /// The format version in the file's header (1 until the first slot write makes it 2).
+    /// Touched by whoever syncs (`syncing` held).
+    var fileFormat: UInt32
     /// Writes the nodes of async commits and grows the file: blocking I/O kept off the
     /// caller's executor (the cooperative pool, for a task).
     let writeQueue: DispatchQueue
@@ -110,15 +114,16 @@ package final class Store: @unchecked Sendable {
         if !alone { coordination?.publishFloor(1) }
         defer { if !alone { coordination?.publishFloor(0) } }
         let recovered = try Recovery.open(file: file, path: path)
-        if alone && recovered.refusedNewerSlot && !options.readOnly && options.durability != .memOnly {
-            try Store.clearSlot(1 - recovered.slotIndex, of: file)
+        if alone, let refused = recovered.refusedSlot, !options.readOnly, options.durability != .memOnly {
+            try Store.clearSlot(refused, of: file)
         }
         if alone { coordination?.publishDurable(recovered.slot.version.value) }
         coordination?.finishedOpening()
         committed = Committed(slot: recovered.slot, slotIndex: recovered.slotIndex, top: recovered.top, mapping: recovered.mapping)
         free = recovered.free
         group = GroupState(durableFree: recovered.free, durableFreeVersion: recovered.slot.version.value,
-                           durableCoveredFrom: recovered.coveredFrom)
+                           durableCoveredFrom: recovered.coveredFrom, head: recovered.head)
+        fileFormat = recovered.format
         committedFreeBytes = recovered.free.freeBytes
         physicalSize = recovered.physicalSize
         if !alone { try startFromPublishedDurable() }

@@ -18,13 +18,21 @@ package struct StoreOptions: Sendable {
     package var limits: TreeLimits = .standard
     /// Wraps the opened file: tests put fault- and crash-injecting layers here.
     package var fileWrapper: (@Sendable (StorageFile) -> StorageFile)?
+    /// At most this many versions follow a root slot through run headers before a commit
+    /// writes a slot again (FileHeader.swift, chained roots); 1 writes a slot at every commit.
+    /// Space the versions after the last slot free is reused only once a newer slot is durable,
+    /// so this bounds that too. Tests use short chains to cross their ends often.
+    package var chainLength: Int = 64
 
     package init(durability: Durability = .full, create: Bool = true, readOnly: Bool = false,
-                 limits: TreeLimits = .standard, fileWrapper: (@Sendable (StorageFile) -> StorageFile)? = nil) {
+                 limits: TreeLimits = .standard, fileWrapper: (@Sendable (StorageFile) -> StorageFile)? = nil,
+                 chainLength: Int = 64) {
+        precondition(chainLength >= 1, "a chain holds at least the slot's own version")
         self.durability = durability
         self.create = create
         self.readOnly = readOnly
         self.limits = limits
         self.fileWrapper = fileWrapper
+        self.chainLength = chainLength
     }
 }

@@ -69,6 +69,14 @@ final class CrashSimulatingFile: StorageFile, @unchecked Sendable {
             return false
         }
 
+        /// A write that puts a version's root on disk: a root slot, or a run of bytes that
+        /// begins with a run header (FileHeader.swift, chained roots).
+        var isRootWrite: Bool {
+            if isSlotWrite { return true }
+            guard case .write(_, let bytes) = self, bytes.count >= RunHeader.size, bytes[0] == NodeKind.runHeader.rawValue else { return false }
+            return bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) } == UInt32(RunHeader.size)
+        }
+
         /// The one-byte write of the selector (a hint, never needed for recovery).
         var isSelectorWrite: Bool {
             if case .write(let offset, let bytes) = self { return offset == UInt64(FileHeader.selectorOffset) && bytes.count == 1 }
@@ -193,10 +201,10 @@ final class CrashSimulatingFile: StorageFile, @unchecked Sendable {
         var pending: [Change]
         var fates: [Fate]
 
-        /// Whether the new root slot reached the disk whole. If not, recovery must find the
-        /// version before the commit in flight.
-        var slotArrived: Bool {
-            zip(pending, fates).contains { $0.isSlotWrite && $1 == .applied }
+        /// Whether a new root (a slot or a run header) reached the disk whole. If not, recovery
+        /// must find the version before the commits in flight.
+        var rootArrived: Bool {
+            zip(pending, fates).contains { $0.isRootWrite && $1 == .applied }
         }
 
         /// Whether everything the commit in flight wrote (but the selector hint) reached the
