@@ -34,6 +34,10 @@ struct RecordedExtent {
 }
 
 final class CommitWriter: NodeSink {
+    /// Commit record flag 1: its extents' checksums are `Checksum.lanes` (format 2); without
+    /// it, `Checksum.of` (records of format 1 files).
+    static let laneChecksumsFlag: UInt8 = 1
+
     let version: VersionID
     var free: FreeSpace
     private var nodes: [(offset: UInt64, bytes: [UInt8])] = []
@@ -180,14 +184,14 @@ final class CommitWriter: NodeSink {
                 pieceIndex += 1
             }
             let range = start..<data.count
-            let checksum = data.withUnsafeBytes { Checksum.of(UnsafeRawBufferPointer(rebasing: $0[range])) }
+            let checksum = data.withUnsafeBytes { Checksum.lanes(UnsafeRawBufferPointer(rebasing: $0[range])) }
             record.u64(run.offset)
             record.u64(UInt64(run.length))
             record.u64(checksum)
             extents.append((run.offset, range))
             recorded.append(RecordedExtent(version: version.value, offset: run.offset, length: UInt64(run.length), checksum: checksum))
         }
-        let recordBytes = record.finish(kind: .commitRecord, version: version)
+        let recordBytes = record.finish(kind: .commitRecord, version: version, flags: CommitWriter.laneChecksumsFlag)
         let slot = RootSlot(version: version, topRef: topRef, freeListRef: Ref(freeListOffset), logicalSize: free.logicalSize,
                             commitRecordRef: Ref(recordOffset), commitRecordChecksum: Checksum.of(recordBytes),
                             nextRun: free.reserveNextRun(), runHeader: runHeaderOffset.map(Ref.init) ?? .none)

@@ -147,12 +147,14 @@ enum Recovery {
         var r = record.reader()
         let count = try r.count(elementSize: 24)
         let depth = try r.u32()
+        let lanes = record.flags & CommitWriter.laneChecksumsFlag != 0
         for _ in 0..<count {
             let offset = try r.u64(), length = try r.u64(), sum = try r.u64()
             guard offset >= UInt64(FileHeader.size), length <= limit, offset <= limit - length else {
                 throw StorageError(.fileCorrupted, "its commit record lists an extent outside the file")
             }
-            guard Checksum.of(UnsafeRawBufferPointer(start: mapping.base + Int(offset), count: Int(length))) == sum else {
+            let extent = UnsafeRawBufferPointer(start: mapping.base + Int(offset), count: Int(length))
+            guard (lanes ? Checksum.lanes(extent) : Checksum.of(extent)) == sum else {
                 throw StorageError(.fileCorrupted, "the data it wrote at \(offset) did not reach the disk intact")
             }
         }
