@@ -33,16 +33,18 @@ struct RecordedExtent {
     let checksum: UInt64
 }
 
+// @exclusivity(unchecked) properties: a writer belongs to the one committer that encodes with
+// it, and the dynamic checks cost more than the allocations they guard (callgrind, W2).
 final class CommitWriter: NodeSink {
     /// Commit record flag 1: its extents' checksums are `Checksum.lanes` (format 2); without
     /// it, `Checksum.of` (records of format 1 files).
     static let laneChecksumsFlag: UInt8 = 1
 
     let version: VersionID
-    var free: FreeSpace
-    private var nodes: [(offset: UInt64, bytes: [UInt8])] = []
+    @exclusivity(unchecked) var free: FreeSpace
+    @exclusivity(unchecked) private var nodes: [(offset: UInt64, bytes: [UInt8])] = []
     /// Where this commit's run header goes, when it continues a chain (FileHeader.swift).
-    private(set) var runHeaderOffset: UInt64?
+    @exclusivity(unchecked) private(set) var runHeaderOffset: UInt64?
 
     init(version: VersionID, free: FreeSpace) {
         self.version = version

@@ -20,7 +20,9 @@ package final class Store: @unchecked Sendable {
     // @unchecked: `committed`, the group commit state (`group`) and `processHold` are guarded
     // by `stateLock`; `free`, `physicalSize`, `commitBuffer` and `decodedLeaves` belong to whoever
     // holds the write lane; `fileFormat` to whoever syncs; everything else is immutable after
-    // init.
+    // init. @exclusivity(unchecked) on those: the locks and the lane already exclude
+    // overlapping access, and the dynamic checks were a few percent of a small commit's
+    // instructions (callgrind, W2).
     package let path: String
     package let options: StoreOptions
     let file: StorageFile
@@ -29,7 +31,7 @@ package final class Store: @unchecked Sendable {
     let stateLock = Mutex()
     package let registry: VersionRegistry
     /// Whether this process holds the write lock of the file, and why (Store+Process.swift).
-    var processHold = ProcessHold()
+    @exclusivity(unchecked) var processHold = ProcessHold()
     let lane = WriteLane()
 
     struct Committed {
@@ -38,23 +40,23 @@ package final class Store: @unchecked Sendable {
         var top: TopState
         var mapping: Mapping
     }
-    var committed: Committed
+    @exclusivity(unchecked) var committed: Committed
     /// Free bytes of the newest version, for `spaceUsage` (guarded by `stateLock`, unlike
     /// `free`, which only the write lane's holder touches).
-    var committedFreeBytes: UInt64 = 0
-    var free: FreeSpace
-    var physicalSize: UInt64
+    @exclusivity(unchecked) var committedFreeBytes: UInt64 = 0
+    @exclusivity(unchecked) var free: FreeSpace
+    @exclusivity(unchecked) var physicalSize: UInt64
     /// The buffer the last commit gathered its writes in, kept for the next: a fresh one of
     /// a few hundred KiB per commit cost a page fault per 4 KiB touched (see CommitWriter).
-    var commitBuffer: [UInt8] = []
+    @exclusivity(unchecked) var commitBuffer: [UInt8] = []
     /// The leaf buffers the last commit encoded, for the next write transaction if it builds
     /// on that commit (DecodedLeaves.swift). The write lane's holder's, like `free`.
-    var decodedLeaves: DecodedLeaves?
+    @exclusivity(unchecked) var decodedLeaves: DecodedLeaves?
     /// Versions written but not yet durable, and what makes them so (GroupCommit.swift).
-    var group: GroupState
+    @exclusivity(unchecked) var group: GroupState
     /// The format version in the file's header (1 until the first slot write makes it 2).
     /// Touched by whoever syncs (`syncing` held).
-    var fileFormat: UInt32
+    @exclusivity(unchecked) var fileFormat: UInt32
     /// Writes the nodes of async commits and grows the file: blocking I/O kept off the
     /// caller's executor (the cooperative pool, for a task).
     let writeQueue: DispatchQueue

@@ -9,12 +9,13 @@
 /// published before `pin` returns, so a reader that then finds its version still the newest
 /// durable one may read it (ProcessCoordination.swift).
 package final class VersionRegistry: @unchecked Sendable {
-    // @unchecked: `counts` and `floor` are only touched under `lock`.
+    // @unchecked: `counts` and `floor` are only touched under `lock` (which is also why they skip
+    // dynamic exclusivity checks).
     private let lock = Mutex()
-    private var counts: [UInt64: Int] = [:]
+    @exclusivity(unchecked) private var counts: [UInt64: Int] = [:]
     private let coordination: ProcessCoordination?
     /// The floor last published (0: none).
-    private var floor: UInt64 = 0
+    @exclusivity(unchecked) private var floor: UInt64 = 0
 
     package convenience init() { self.init(coordination: nil) }
 

@@ -24,19 +24,20 @@
 //
 // Everything here belongs to the write lane's holder, like the buffers themselves.
 
-/// Leaf buffers by the ref their node was written to (see above).
+/// Leaf buffers by the ref their node was written to (see above). Its properties skip dynamic
+/// exclusivity checks: only the write lane's holder touches them.
 package final class DecodedLeaves {
     /// The version whose nodes these are, and its lineage (GroupCommit.swift).
     let version: UInt64
     let lineage: UInt64
     /// The buffers, each with the version of the commit that last wrote it (the oldest go
     /// first when the budget is exceeded).
-    private var clusters: [UInt64: (columns: [ColumnSpec], leaf: ClusterLeaf, keptAt: UInt64)] = [:]
-    private var indexes: [UInt64: (leaf: IndexLeaf, keptAt: UInt64)] = [:]
+    @exclusivity(unchecked) private var clusters: [UInt64: (columns: [ColumnSpec], leaf: ClusterLeaf, keptAt: UInt64)] = [:]
+    @exclusivity(unchecked) private var indexes: [UInt64: (leaf: IndexLeaf, keptAt: UInt64)] = [:]
     /// Roughly the memory the kept buffers take; nothing more is kept past `budget`.
-    private var bytes = 0
+    @exclusivity(unchecked) private var bytes = 0
     /// How many buffers a transaction took (for tests and profiling).
-    private(set) var taken = 0
+    @exclusivity(unchecked) private(set) var taken = 0
     /// How many blocks of the cluster leaves this commit encoded were copied or extended from
     /// the nodes those leaves came from, and how many index leaves were written from theirs
     /// (ClusterLeaf+Reuse.swift, IndexLeaf+Reuse.swift; for tests and profiling).
