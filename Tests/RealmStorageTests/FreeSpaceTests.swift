@@ -64,6 +64,29 @@ import Testing
         try store.verify()
     }
 
+    /// Bulk loads: each commit rewrites most of an index whose leaves are spread over the file,
+    /// and no free extent holds a whole commit. Its nodes must fill the fragments the commit
+    /// before freed (runs at the end of the file every time left a third of it free).
+    @Test func largeCommitsFillTheSpaceEarlierOnesFreed() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store.open(path: dir.path())
+        for round in 0..<20 {
+            let transaction = try store.beginWrite()
+            let table = try transaction.table(named: "Person")?.key ?? transaction.createTable("Person", columns: [
+                .objectKey(name: "id"), ColumnSpec(name: "name", type: .string),
+                ColumnSpec(name: "age", type: .int, indexed: true), ColumnSpec(name: "score", type: .double),
+            ])
+            for i in 0..<5_000 {
+                let id = round * 5_000 + i
+                try transaction.insert(table, values: [.int(Int64(id)), .string("person \(id)"), .int(Int64(id * 7_919 % 90)), .double(Double(id))])
+            }
+            try transaction.commit()
+        }
+        let usage = try store.spaceUsage()
+        #expect(Double(usage.freeBytes) < Double(usage.fileSize) * 0.15, "\(usage.freeBytes) of \(usage.fileSize) bytes free after the load")
+        try store.verify()
+    }
+
     @Test func anAllocationContinuesRightAfterThePreviousOneWhenItFits() {
         var space = FreeSpace(extents: [], logicalSize: 10_000)
         space.release(offset: 1_000, length: 200, firstVersion: 0, endVersion: 0)
@@ -71,10 +94,13 @@ import Testing
         #expect(space.allocate(64) == 1_000)      // the only extent that fits
         #expect(space.allocate(32) == 1_064)      // goes on there, though 3,000 fits better
         #expect(space.allocate(128) == 10_000)    // 104 bytes left there: too small; none fits
-        #expect(space.allocate(40) == 10_128)     // goes on at the end, though 3,000 fits
-        #expect(space.extents.map(\.offset) == [1_096, 3_000])
-        space.releaseUnreachable(pinned: [])      // the next commit: best fit again
-        #expect(space.allocate(40) == 3_000)
+        #expect(space.allocate(40) == 3_000)      // nothing free after the end: best fit again
+        #expect(space.extents.map(\.offset) == [1_096])
+        // A run `beginRun` starts at the end of the file goes on there instead.
+        space.releaseUnreachable(pinned: [])
+        space.beginRun()
+        #expect(space.allocate(40) == 10_128)
+        #expect(space.allocate(40) == 10_168)
     }
 
     @Test func aCommitsAllocationsFormOneRunWhereThePreviousCommitsWouldFit() {

@@ -17,6 +17,9 @@ extension Store {
         let needsSlot: Bool
     }
 
+    /// What the versions of one chain may write before a version starts a new one.
+    static let chainBytesLimit: UInt64 = 256 << 10
+
     /// Encodes `transaction` as the next version. Runs on the committer's thread or task,
     /// with the lane held; touches no file.
     func prepareCommit(_ transaction: WriteTransaction) throws(StorageError) -> PreparedCommit {
@@ -44,11 +47,13 @@ extension Store {
         if transaction.newSchemaBlob != nil { try release(top.schemaBlob, .blob) }
         writer.free.releaseUnreachable(pinned: spacePins, floor: floor)
         // The run header first, where the base version reserved it (FileHeader.swift), unless
-        // this version starts a new chain: when the chain is long, or what its versions wrote
-        // (and so keep from reuse) passes a sixteenth of the file and at least 1 MiB. A version
-        // whose root goes into a slot has no run header.
+        // this version starts a new chain: when the chain is long, or its versions wrote (and
+        // so keep from reuse) 256 KiB. Chains pay off for small commits, whose sync is mostly
+        // the cost of each place written; a large commit's is its bytes, and chaining large
+        // commits only grew the file (W1: 43 MiB → 66 MiB with 1 MiB chains). A version whose
+        // root goes into a slot has no run header.
         let wantsSlot = options.chainLength <= 1 || version.value - head >= UInt64(options.chainLength)
-            || chainBytes >= max(1 << 20, writer.free.logicalSize / 16)
+            || chainBytes >= Self.chainBytesLimit
         let chained = writer.beginRun(reserved: wantsSlot ? nil : base.slot.nextRun)
 
         // 2. The changed trees, bottom-up.
