@@ -307,6 +307,67 @@ import Testing
         withExtendedLifetime(token) {}
     }
 
+    @Test func aBlockThatWritesDoesNotDelayTheOtherObservers() throws {
+        let folder = TestFolder()
+        let configuration = folder.configuration()
+        let realm = try Realm(configuration: configuration)
+        try realm.addChores([1])
+        var wrote = false
+        let writing = realm.objects(Chore.self).observe { change in
+            if case .update = change, !wrote {
+                wrote = true
+                try! realm.write { realm.create(Badge.self, value: ["label": "b"]) }
+            }
+        }
+        let (token, events) = observed(realm.objects(Chore.self), in: realm)
+        writeOnAnotherThread(configuration) { $0.create(Chore.self, value: ["id": 2]) }
+        realm.refresh()
+        #expect(wrote)
+        #expect(events.take() == [.update(insertions: [1])])
+        withExtendedLifetime((writing, token)) {}
+    }
+
+    @Test func aBlockThatRefreshesDoesNotDelayTheOtherObservers() throws {
+        let folder = TestFolder()
+        let configuration = folder.configuration()
+        let realm = try Realm(configuration: configuration)
+        try realm.addChores([1])
+        let refreshing = realm.objects(Chore.self).observe { _ in realm.refresh() }
+        let (token, events) = observed(realm.objects(Chore.self), in: realm)
+        writeOnAnotherThread(configuration) { $0.create(Chore.self, value: ["id": 2]) }
+        realm.refresh()
+        #expect(events.take() == [.update(insertions: [1])])
+        #expect(realm.objects(Chore.self).count == 2)
+        withExtendedLifetime((refreshing, token)) {}
+    }
+
+    @Test func aBlockThatRefreshesToANewerVersionTakesTheOthersThereAtOnce() throws {
+        let folder = TestFolder()
+        let configuration = folder.configuration()
+        let realm = try Realm(configuration: configuration)
+        var counts: [Int] = []
+        let refreshing = realm.objects(Chore.self).observe { change in
+            guard case .update(let chores, _, _, _) = change else { return }
+            counts.append(chores.count)
+            if counts.count == 1 {
+                writeOnAnotherThread(configuration) { $0.create(Chore.self, value: ["id": 2]) }
+                realm.refresh()
+            }
+        }
+        let (token, events) = observed(realm.objects(Chore.self), in: realm)
+        writeOnAnotherThread(configuration) { $0.create(Chore.self, value: ["id": 1]) }
+        realm.refresh()
+        // Both commits in one change for the observer after it; the block that refreshed is
+        // told of the second at the next delivery (once per delivery: a block that writes
+        // whenever it is called cannot keep a delivery going).
+        #expect(events.take() == [.update(insertions: [0, 1])])
+        #expect(counts == [1])
+        realm.refresh()
+        #expect(counts == [1, 2])
+        #expect(events.take().isEmpty)
+        withExtendedLifetime((refreshing, token)) {}
+    }
+
     @Test func aListWhoseOwnerIsDeletedReportsEveryElementDeletedOnce() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())

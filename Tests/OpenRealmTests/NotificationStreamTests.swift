@@ -38,6 +38,54 @@ import Testing
                 == .update(deletions: [0], insertions: [2], modifications: [1]))
     }
 
+    @Test @TestActor func anObjectDeletedAndAddedAgainAcrossDeliveriesIsADeletionAndAnInsertion() async throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        try realm.addChores([1])
+        var changes = realm.objects(Chore.self).changes.makeAsyncIterator()
+        #expect(await changes.next(isolation: #isolation).map(CollectionEvent.init) == .initial)
+        try realm.write { realm.delete(realm.chore(1)) }
+        realm.refresh()
+        try realm.write { realm.create(Chore.self, value: ["id": 1, "title": "another"]) }
+        realm.refresh()
+        #expect(await changes.next(isolation: #isolation).map(CollectionEvent.init) == .update(deletions: [0], insertions: [0]))
+    }
+
+    @Test @TestActor func changesThatCancelOutGiveNoUpdate() async throws {
+        let folder = TestFolder()
+        let configuration = folder.configuration()
+        let realm = try Realm(configuration: configuration)
+        try realm.addChores([1])
+        var changes = realm.objects(Chore.self).changes.makeAsyncIterator()
+        #expect(await changes.next(isolation: #isolation).map(CollectionEvent.init) == .initial)
+        try realm.write { realm.create(Chore.self, value: ["id": 2]) }
+        realm.refresh()
+        try realm.write { realm.delete(realm.chore(2)) }
+        realm.refresh()
+        // A later commit, so that the stream has something to give.
+        await writeElsewhere(configuration) { $0.create(Chore.self, value: ["id": 3]) }
+        #expect(await changes.next(isolation: #isolation).map(CollectionEvent.init) == .update(insertions: [1]))
+    }
+
+    @Test @TestActor func changesThatCancelOutGiveNoObjectChange() async throws {
+        let folder = TestFolder()
+        let configuration = folder.configuration()
+        let realm = try Realm(configuration: configuration)
+        try realm.addChores([1])
+        let chore = realm.chore(1)
+        var changes = chore.changes.makeAsyncIterator()
+        // Runs once `next` registered the observation and waits.
+        let writing = Task { @TestActor in
+            try realm.write { chore.title = "x" }
+            realm.refresh()
+            try realm.write { chore.title = "c1" }
+            realm.refresh()
+            await writeElsewhere(configuration) { $0.chore(1).rank = 7 }
+        }
+        #expect(await changes.next(isolation: #isolation).map(ObjectEvent.init) == .changed(("rank", "1", "7")))
+        try await writing.value
+    }
+
     @Test @TestActor func aLoopEndsWhenItsTaskIsCancelled() async throws {
         let folder = TestFolder()
         let configuration = folder.configuration()

@@ -95,13 +95,6 @@ struct ElementDelta<Element: Hashable>: ObservedDelta {
     /// The owner of the collection (a list's object) was deleted.
     var isFinal = false
 
-    mutating func merge(_ later: ElementDelta) {
-        new = later.new
-        modified.formUnion(later.modified)
-        replaced.formUnion(later.replaced)
-        isFinal = isFinal || later.isFinal
-    }
-
     /// Whether `value` links to an object modified or replaced.
     func objectChanged(_ value: Value) -> Bool {
         value.linkedKey.map { modified.contains($0) || replaced.contains($0) } ?? false

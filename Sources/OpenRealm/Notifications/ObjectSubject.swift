@@ -24,11 +24,6 @@ struct ObjectDelta: ObservedDelta {
 
     var isFinal: Bool { new == nil }
 
-    mutating func merge(_ later: ObjectDelta) {
-        new = later.new
-        touched.formUnion(later.touched)
-    }
-
     /// The positions of the properties to report.
     var changedPositions: [Int] {
         guard let new else { return [] }
