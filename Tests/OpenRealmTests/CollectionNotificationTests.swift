@@ -163,6 +163,60 @@ import Testing
         withExtendedLifetime(token) {}
     }
 
+    @Test func keyPathsDoNotReportObjectsWhoseWatchedPropertiesDidNotChange() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        try realm.addChores([1, 2])
+        let roster = try realm.write { realm.create(Roster.self, value: ["chores": [realm.chore(1), realm.chore(2)]]) }
+        let (resultsToken, results) = observed(realm.objects(Chore.self), keyPaths: ["title"], in: realm)
+        let (listToken, list) = observed(roster.chores, keyPaths: ["title"], in: realm)
+        // The change sets keep the columns set per table: the title column was set, on chore 1.
+        try realm.commitAndDeliver {
+            realm.chore(1).title = "renamed"
+            realm.chore(2).rank = 99
+        }
+        #expect(results.take() == [.update(modifications: [0])])
+        #expect(list.take() == [.update(modifications: [0])])
+        withExtendedLifetime((resultsToken, listToken)) {}
+    }
+
+    @Test func keyPathsThroughLinkingObjectsReportTheObjectsLinkedFrom() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        try realm.addChores([1, 2, 3])
+        let rosters = try realm.write {
+            [realm.create(Roster.self, value: ["name": "a", "chores": [realm.chore(1), realm.chore(2)]]),
+             realm.create(Roster.self, value: ["name": "b", "chores": [realm.chore(3), realm.chore(3)]])]
+        }
+        let (token, events) = observed(realm.objects(Chore.self), keyPaths: ["rosters.name"], in: realm)
+        try realm.commitAndDeliver { rosters[0].name = "renamed" }
+        #expect(events.take() == [.update(modifications: [0, 1])])
+        try realm.commitAndDeliver { rosters[1].name = "renamed" }
+        #expect(events.take() == [.update(modifications: [2])])
+        try realm.commitAndDeliver { realm.chore(2).title = "not watched" }
+        #expect(events.take().isEmpty)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func anObjectLinkedFromFurtherThanFourLinksIsNotModified() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        // Chains of six owners, each the best friend of the one before.
+        let chains = try realm.write {
+            (0..<8).map { chain in
+                let owners = (1...6).map { realm.create(Owner.self, value: ["name": "\(chain)-\($0)"]) }
+                for (owner, friend) in zip(owners, owners.dropFirst()) { owner.bestFriend = friend }
+                return owners
+            }
+        }
+        let (token, events) = observed(realm.objects(Owner.self).sorted(byKeyPath: "name"), in: realm)
+        try realm.commitAndDeliver { for owners in chains { owners[5].dog = Pet(value: ["name": "Rex"]) } }
+        // The last owner changed: the four before it reach it within four links, the first
+        // does not, whichever the notifier looked at first.
+        let expected = (0..<8).flatMap { chain in (1...5).map { chain * 6 + $0 } }
+        #expect(events.take() == [.update(modifications: expected)])
+        withExtendedLifetime(token) {}
+    }
     @Test func severalCommitsArriveAsOneChange() throws {
         let folder = TestFolder()
         let configuration = folder.configuration()
@@ -304,6 +358,31 @@ import Testing
         #expect(events.take() == [.update(modifications: [1])])
         try realm.commitAndDeliver { rosters[0].chores.removeAll() }
         #expect(events.take() == [.update(deletions: [0])])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func resultsOfACollectionAreReadAgainForTheirClassesAndTheOwnersOnly() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let kennel = try realm.write { realm.create(Kennel.self, value: ["name": "k", "puppies": [["name": "Rex"], ["name": "Fido"]]]) }
+        #expect(observedClassNames(kennel.puppies.filter("name != 'Fido'")) == ["Puppy", "Walker", "Kennel"])
+        let (token, events) = observed(kennel.puppies.filter("name != 'Fido'"), in: realm)
+        try realm.commitAndDeliver { realm.add(Dog()) }
+        #expect(events.take().isEmpty)
+        try realm.commitAndDeliver { kennel.puppies.removeAll() }
+        #expect(events.take() == [.update(deletions: [0])])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func resultsOfAListWhoseOwnerIsDeletedReportEveryObjectDeletedOnce() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let kennel = try realm.write { realm.create(Kennel.self, value: ["name": "k", "puppies": [["name": "Rex"], ["name": "Fido"]]]) }
+        let (token, events) = observed(kennel.puppies.sorted(byKeyPath: "name"), in: realm)
+        try realm.commitAndDeliver { realm.delete(kennel) }
+        #expect(events.take() == [.update(deletions: [0, 1])])
+        try realm.commitAndDeliver { realm.objects(Puppy.self).first!.name = "Max" }
+        #expect(events.take().isEmpty)
         withExtendedLifetime(token) {}
     }
 

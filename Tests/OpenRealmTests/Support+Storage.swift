@@ -19,6 +19,11 @@ func activeObservations(_ realm: Realm) -> Int {
 /// How many change sets the realm's file keeps (a pinned version holds back those after it).
 func historyCount(_ realm: Realm) -> Int { realm.readTransaction.top.history.count }
 
+/// The classes whose changes make an observation of `results` read them again.
+func observedClassNames<T: Object>(_ results: Results<T>) -> Set<String> {
+    Set(ResultsSubject(results, keyPaths: nil).dependencies.map { $0.className() })
+}
+
 extension Realm.Configuration {
     /// Makes every sync of the file fail while `fault` is on.
     mutating func failSyncs(when fault: FaultSwitch) {
