@@ -281,9 +281,9 @@ import Testing
         // [5, 7, 5, 5] → [7, 5, 5]: one 5 fewer, counted as the last one gone.
         #expect(events.take().count == 1)
         #expect(Array(roster.numbers) == [7, 5, 5])
-        // A replaced value is a deletion and an insertion.
+        // A value set in its place is a modification there, as in Realm.
         try realm.commitAndDeliver { roster.numbers[0] = 8 }
-        #expect(events.take() == [.update(deletions: [0], insertions: [0])])
+        #expect(events.take() == [.update(modifications: [0])])
         // A change of another property of the owner is not one of the list.
         try realm.commitAndDeliver { roster.name = "renamed" }
         #expect(events.take().isEmpty)
@@ -359,6 +359,31 @@ import Testing
         try realm.commitAndDeliver { rosters[0].chores.removeAll() }
         #expect(events.take() == [.update(deletions: [0])])
         withExtendedLifetime(token) {}
+    }
+
+    @Test func settingAListElementIsAModification() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let chores = try realm.addChores([1, 2, 3, 4])
+        let roster = try realm.write { realm.create(Roster.self, value: ["numbers": [1, 2, 3], "chores": Array(chores[0..<3])]) }
+        let (numbersToken, numbers) = observed(roster.numbers, in: realm)
+        let (choresToken, list) = observed(roster.chores, in: realm)
+        try realm.commitAndDeliver {
+            roster.numbers[1] = 20
+            roster.chores[2] = chores[3]
+        }
+        #expect(numbers.take() == [.update(modifications: [1])])
+        #expect(list.take() == [.update(modifications: [2])])
+        // Elsewhere in the same commit, insertions and deletions stay what they are.
+        try realm.commitAndDeliver {
+            roster.numbers[0] = 10
+            roster.numbers.append(4)
+            roster.chores.remove(at: 0)
+        }
+        #expect(numbers.take() == [.update(insertions: [3], modifications: [0])])
+        #expect(list.take() == [.update(deletions: [0])])
+        #expect(Array(roster.numbers) == [10, 20, 3, 4])
+        withExtendedLifetime((numbersToken, choresToken)) {}
     }
 
     @Test func resultsOfACollectionAreReadAgainForTheirClassesAndTheOwnersOnly() throws {

@@ -140,7 +140,8 @@ extension List: RealmObservableCollection {
     public var _observable: _ObservableCollection<RealmCollectionChange<List>> {
         _ObservableCollection(realm: realm) { keyPaths in
             ListSubject(collection: self, owned: OwnedCollection(owner: self.storage.owner, property: self.storage.property,
-                                                                 elements: Element._rlmKind.linkTarget, keyPaths: keyPaths, what: "List"))
+                                                                 elements: Element._rlmKind.linkTarget, keyPaths: keyPaths, what: "List"),
+                        replacesInPlace: true)
         }
     }
 }
@@ -150,7 +151,8 @@ extension MutableSet: RealmObservableCollection {
     public var _observable: _ObservableCollection<RealmCollectionChange<MutableSet>> {
         _ObservableCollection(realm: realm) { keyPaths in
             ListSubject(collection: self, owned: OwnedCollection(owner: self.storage.owner, property: self.storage.property,
-                                                                 elements: Element._rlmKind.linkTarget, keyPaths: keyPaths, what: "MutableSet"))
+                                                                 elements: Element._rlmKind.linkTarget, keyPaths: keyPaths, what: "MutableSet"),
+                        replacesInPlace: false)
         }
     }
 }

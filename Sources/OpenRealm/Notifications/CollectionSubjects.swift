@@ -50,8 +50,8 @@ struct CollectionSnapshot<Element> {
 /// The delta between two element lists, with the modified objects among the elements present
 /// in both (as `observed` counts changes), or nil when there is nothing to report.
 func orderedDelta(from old: CollectionSnapshot<Value>, to new: CollectionSnapshot<Value>, _ observed: ObservedElements,
-                  changes: ChangeSet?, realm: Realm, isFinal: Bool = false) -> CollectionDelta? {
-    var delta = CollectionDelta(old: old.elements, new: new.elements, modified: [], replaced: [], isFinal: isFinal)
+                  changes: ChangeSet?, realm: Realm, isFinal: Bool = false, inPlace: Bool = false) -> CollectionDelta? {
+    var delta = CollectionDelta(old: old.elements, new: new.elements, modified: [], replaced: [], isFinal: isFinal, replacesInPlace: inPlace)
     if let type = observed.type, let binding = try? realm.binding(for: type) {
         var candidates = Set(new.elements.compactMap(\.linkedKey))
         candidates.formIntersection(old.elements.compactMap(\.linkedKey))
@@ -164,6 +164,9 @@ struct OwnedCollection {
 struct ListSubject<Collection>: ObservedSubject {
     let collection: Collection
     let owned: OwnedCollection
+    /// Whether an element set in its place is a modification (a list) rather than a deletion
+    /// and an insertion (a set).
+    let replacesInPlace: Bool
 
     var realm: Realm { owned.realm }
     var deliversInitial: Bool { true }
@@ -178,7 +181,7 @@ struct ListSubject<Collection>: ObservedSubject {
         guard let old else { return nil }
         let gone = owned.ownerGone(found: new != nil, changes)
         return orderedDelta(from: old, to: gone ? CollectionSnapshot(elements: []) : new ?? CollectionSnapshot(elements: []), owned.observed,
-                            changes: changes, realm: realm, isFinal: gone)
+                            changes: changes, realm: realm, isFinal: gone, inPlace: replacesInPlace)
     }
 
     func initialChange() -> RealmCollectionChange<Collection> { .initial(collection) }
