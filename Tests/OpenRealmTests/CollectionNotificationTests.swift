@@ -155,11 +155,46 @@ import Testing
         let realm = try Realm(configuration: folder.configuration())
         try realm.addChores([1])
         let events = Recorder<CollectionEvent>()
-        let token = realm.objects(Chore.self).observe(keyPaths: [\Chore.rank]) { events.record(CollectionEvent($0)) }
+        // Of the elements' type, so that the root can be left out.
+        let token = realm.objects(Chore.self).observe(keyPaths: [\.rank]) { events.record(CollectionEvent($0)) }
         realm.refresh()
         try realm.commitAndDeliver { realm.chore(1).title = "ignored" }
         try realm.commitAndDeliver { realm.chore(1).rank = 5 }
         #expect(events.take() == [.initial, .update(modifications: [0])])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func swiftKeyPathsGoOnThroughToOneLinks() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        try realm.addChores([1])
+        try realm.write { realm.chore(1).badge = Badge(value: ["label": "gold"]) }
+        let roster = try realm.write { realm.create(Roster.self, value: ["chores": [realm.chore(1)], "picks": ["a": realm.chore(1)]]) }
+        let events = Recorder<String>()
+        let results = realm.objects(Chore.self).observe(keyPaths: [\.badge?.label]) { events.record("results \(CollectionEvent($0))") }
+        let list = roster.chores.observe(keyPaths: [\.badge?.label]) { events.record("list \(CollectionEvent($0))") }
+        let picks = roster.picks.observe(keyPaths: [\.badge?.label]) { change in
+            if case .update(_, _, _, let modifications) = change { events.record("picks \(modifications)") }
+        }
+        realm.refresh()
+        #expect(events.take() == ["results initial", "list initial"])
+        try realm.commitAndDeliver { realm.chore(1).badge!.level = 2 }
+        #expect(events.take().isEmpty)
+        try realm.commitAndDeliver { realm.chore(1).badge!.label = "silver" }
+        #expect(events.take() == ["results update(d: [], i: [], m: [0])", "list update(d: [], i: [], m: [0])", #"picks ["a"]"#])
+        withExtendedLifetime((results, list, picks)) {}
+    }
+
+    @Test func observeOnANilQueueDeliversInTheRealmsContext() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let mailbox = Mailbox<CollectionEvent>()
+        let queue: DispatchQueue? = nil
+        let token = realm.objects(Chore.self).observe(keyPaths: [\.title], on: queue) { mailbox.put(CollectionEvent($0)) }
+        realm.refresh()
+        try realm.addChores([1])
+        realm.refresh()
+        #expect(mailbox.drain() == [.initial, .update(insertions: [0])])
         withExtendedLifetime(token) {}
     }
 
