@@ -60,8 +60,12 @@ class ChangeObservation: Observation, @unchecked Sendable {
     /// Set once a final delta was reported.
     var isFinished = false
 
-    /// The realm observed.
-    var observedRealm: Realm { misuse("abstract") }
+    /// The realm observed (immutable: `didCancel` reads it from any thread).
+    let observedRealm: Realm
+
+    init(realm: Realm) {
+        observedRealm = realm
+    }
 
     /// Whether the notifier should take the first snapshot (and report the initial change)
     /// at its next delivery; streams take theirs when their consumer asks.
@@ -109,9 +113,8 @@ class SubjectObservation<Subject: ObservedSubject>: ChangeObservation, @unchecke
 
     init(_ subject: Subject) {
         self.subject = subject
+        super.init(realm: subject.realm)
     }
-
-    override var observedRealm: Realm { subject.realm }
 
     /// Takes the first snapshot, anchored at `pin`.
     func start(at pin: VersionPin) {
