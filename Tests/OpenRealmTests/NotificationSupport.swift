@@ -168,6 +168,35 @@ final class Mailbox<Event: Sendable>: @unchecked Sendable {
     }
 }
 
+/// Holds the syncs of a file (`Realm.Configuration.holdSyncs(at:)`) while it is closed.
+final class SyncGate: @unchecked Sendable {
+    // @unchecked: `closed` and `held` are guarded by `condition`.
+    private let condition = NSCondition()
+    private var closed = false
+    private var held = 0
+
+    func close() { condition.withLock { closed = true } }
+
+    func open() {
+        condition.withLock {
+            closed = false
+            condition.broadcast()
+        }
+    }
+
+    /// How many syncs wait at the gate now.
+    var heldSyncs: Int { condition.withLock { held } }
+
+    /// For a sync: returns once the gate is open.
+    func pass() {
+        condition.withLock {
+            held += 1
+            while closed { condition.wait() }
+            held -= 1
+        }
+    }
+}
+
 /// Commits `body` through a realm of its own on another thread, and waits until it is done.
 func writeOnAnotherThread(_ configuration: Realm.Configuration, _ body: @escaping @Sendable (Realm) -> Void) {
     let done = DispatchSemaphore(value: 0)
@@ -177,6 +206,16 @@ func writeOnAnotherThread(_ configuration: Realm.Configuration, _ body: @escapin
         done.signal()
     }
     thread.start()
+    done.wait()
+}
+
+/// Invalidates `token` on another thread, and waits until it is done.
+func invalidateOnAnotherThread(_ token: NotificationToken) {
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+        token.invalidate()
+        done.signal()
+    }.start()
     done.wait()
 }
 

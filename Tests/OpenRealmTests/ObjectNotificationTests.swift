@@ -101,6 +101,22 @@ import Testing
         withExtendedLifetime(token) {}
     }
 
+    @Test func swiftKeyPathsGoOnThroughToOneLinks() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let chore = try realm.addChores([1])[0]
+        try realm.write { chore.badge = Badge(value: ["label": "gold"]) }
+        let events = Recorder<[String]>()
+        let token = chore.observe(keyPaths: [\.badge?.label, \.rank]) { change in
+            if case .change(_, let properties) = change { events.record(properties.map(\.name)) }
+        }
+        try realm.commitAndDeliver { chore.badge!.level = 2 }
+        try realm.commitAndDeliver { chore.badge!.label = "silver" }
+        try realm.commitAndDeliver { chore.rank = 4 }
+        #expect(events.take() == [["badge"], ["rank"]])
+        withExtendedLifetime(token) {}
+    }
+
     @Test func linkedObjectsAreWatchedOnlyThroughKeyPaths() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())

@@ -117,12 +117,7 @@ import Testing
         let realm = try Realm(configuration: folder.configuration())
         let events = Recorder<Realm.Notification>()
         let token = realm.observe { notification, _ in events.record(notification) }
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            token.invalidate()
-            done.signal()
-        }.start()
-        done.wait()
+        invalidateOnAnotherThread(token)
         try realm.write { realm.add(Dog()) }
         #expect(events.take().isEmpty)
     }
@@ -162,7 +157,8 @@ import Testing
 
     @Test func aBlockThatWritesIsNotCalledFromInsideItself() throws {
         let folder = TestFolder()
-        let realm = try Realm(configuration: folder.configuration())
+        let configuration = folder.configuration()
+        let realm = try Realm(configuration: configuration)
         var calls = 0
         let token = realm.observe { _, realm in
             calls += 1
@@ -172,10 +168,93 @@ import Testing
         try realm.write { realm.add(Dog()) }
         #expect(calls == 1)
         #expect(realm.objects(Dog.self).count == 2)
-        // The audit write is announced at the realm's next move.
+        // Nor does a refresh that finds nothing newer (on an actor, the autorefresh after the
+        // audit commit is one): the block would write forever.
+        realm.refresh()
+        #expect(calls == 1)
+        // The audit write is announced when the realm next moves.
+        writeOnAnotherThread(configuration) { $0.add(Dog()) }
         realm.refresh()
         #expect(calls == 2)
         withExtendedLifetime(token) {}
+    }
+
+    @Test(arguments: [false, true]) func aVersionABlockRefreshesToIsAnnouncedWhenTheBlocksReturn(atRefresh: Bool) throws {
+        let folder = TestFolder()
+        let configuration = folder.configuration()
+        let realm = try Realm(configuration: configuration)
+        var counts: [Int] = []
+        var others: [Int] = []
+        let token = realm.observe { _, realm in
+            counts.append(realm.objects(Dog.self).count)
+            guard counts.count == 1 else { return }
+            // Another thread commits while the block runs, and the block moves the realm there.
+            writeOnAnotherThread(configuration) { $0.add(Dog()) }
+            realm.refresh()
+        }
+        let other = realm.observe { _, realm in others.append(realm.objects(Dog.self).count) }
+        if atRefresh {
+            writeOnAnotherThread(configuration) { $0.add(Dog()) }
+            realm.refresh()
+        } else {
+            try realm.write { realm.add(Dog()) }
+        }
+        // Each version once, in order; the second once the blocks returned. The block after
+        // the one that moved hears of both at once.
+        #expect(counts == [1, 2])
+        #expect(others == [2])
+        realm.refresh()
+        #expect(counts == [1, 2])
+        withExtendedLifetime((token, other)) {}
+    }
+
+    @Test func blocksCalledWhenAWriteBeginsRunBeforeItTakesTheWriteLane() throws {
+        let folder = TestFolder()
+        let configuration = folder.configuration()
+        let realm = try Realm(configuration: configuration)
+        var calls: [String] = []
+        let realmToken = realm.observe { _, realm in calls.append("realm, in a write: \(realm.isInWriteTransaction)") }
+        let dogsToken = realm.objects(Dog.self).observe { change in
+            if case .update = change { calls.append("dogs, in a write: \(realm.isInWriteTransaction)") }
+        }
+        realm.refresh()
+        writeOnAnotherThread(configuration) { $0.add(Dog()) }
+        // Not in a write yet: the write waits for the lane only after its observers ran
+        // (other writers never wait for them).
+        try realm.write { #expect(calls == ["dogs, in a write: false", "realm, in a write: false"]) }
+        withExtendedLifetime((realmToken, dogsToken)) {}
+    }
+
+    @Test @TestActor func anAsyncCommitEndingInsideTheNextWriteCallsNoBlockThere() async throws {
+        let folder = TestFolder()
+        let gate = SyncGate()
+        var configuration = folder.configuration()
+        configuration.holdSyncs(at: gate)
+        let realm = try Realm(configuration: configuration)
+        try realm.write { realm.add(Dog()) }
+        var calls: [Bool] = []
+        let token = realm.observe { _, realm in calls.append(realm.isInWriteTransaction) }
+        gate.close()
+        let first = Task { @TestActor in
+            try realm.beginWrite()
+            realm.add(Dog())
+            try await realm.commitWriteAsync()
+        }
+        // Until the first commit waits in its sync (no time involved).
+        while gate.heldSyncs == 0 { await Task.yield() }
+        try realm.beginWrite()
+        realm.add(Dog())
+        gate.open()
+        try await first.value
+        // The first commit ended inside the second write, which builds on it: announced at
+        // the second's commit, with it.
+        #expect(calls.isEmpty)
+        #expect(realm.isInWriteTransaction)
+        try realm.commitWrite()
+        #expect(calls == [false])
+        #expect(realm.objects(Dog.self).count == 3)
+        withExtendedLifetime(token) {}
+        try RoundTripTests.verify(folder)
     }
 
     @Test func aCancelledWriteCallsNoBlock() throws {

@@ -16,10 +16,25 @@ func activeObservations(_ realm: Realm) -> Int {
     realm.notifier?.activeObservationCount ?? 0
 }
 
+/// How many change sets the realm's file keeps (a pinned version holds back those after it).
+func historyCount(_ realm: Realm) -> Int { realm.readTransaction.top.history.count }
+
+/// The classes whose changes make an observation of `results` read them again.
+func observedClassNames<T: Object>(_ results: Results<T>) -> Set<String> {
+    Set(ResultsSubject(results, keyPaths: nil).dependencies.map { $0.className() })
+}
+
 extension Realm.Configuration {
     /// Makes every sync of the file fail while `fault` is on.
     mutating func failSyncs(when fault: FaultSwitch) {
-        fileWrapper = { FailingSyncFile(wrapping: $0, failing: fault) }
+        fileWrapper = { SyncHookFile(wrapping: $0) { (path) throws(StorageError) in
+            if fault.isOn { throw StorageError.system("fsync", path: path, errno: EIO) }
+        } }
+    }
+
+    /// Holds every sync of the file while `gate` is closed.
+    mutating func holdSyncs(at gate: SyncGate) {
+        fileWrapper = { SyncHookFile(wrapping: $0) { _ in gate.pass() } }
     }
 }
 
@@ -30,14 +45,15 @@ final class FaultSwitch: Sendable {
     func set(_ value: Bool) { on.store(value, ordering: .sequentiallyConsistent) }
 }
 
-/// Fails every sync while its switch is on (the disk rejecting the flush).
-final class FailingSyncFile: StorageFile {
+/// Runs `beforeSync` (with the file's path) before every sync of the file: it may fail the
+/// sync (the disk rejecting the flush) or hold it.
+final class SyncHookFile: StorageFile {
     let inner: StorageFile
-    let failing: FaultSwitch
+    let beforeSync: @Sendable (String) throws(StorageError) -> Void
 
-    init(wrapping inner: StorageFile, failing: FaultSwitch) {
+    init(wrapping inner: StorageFile, beforeSync: @escaping @Sendable (String) throws(StorageError) -> Void) {
         self.inner = inner
-        self.failing = failing
+        self.beforeSync = beforeSync
     }
 
     var path: String { inner.path }
@@ -48,7 +64,7 @@ final class FailingSyncFile: StorageFile {
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) { try inner.write(bytes, at: offset) }
     func setSize(_ size: UInt64) throws(StorageError) { try inner.setSize(size) }
     func sync() throws(StorageError) {
-        if failing.isOn { throw StorageError.system("fsync", path: inner.path, errno: EIO) }
+        try beforeSync(inner.path)
         try inner.sync()
     }
     func map(length: Int) throws(StorageError) -> Mapping { try inner.map(length: length) }

@@ -64,6 +64,17 @@ enum Confinement {
         }
     }
 
+    /// Whether the caller surely runs in this context, as far as can be told without the
+    /// caller's isolation: a thread or a queue is recognised, an actor never is.
+    var isKnownCurrent: Bool {
+        switch self {
+        case .thread(let owner, _): return pthread_equal(owner, pthread_self()) != 0
+        case .queue(let reference): return reference.isCurrent
+        case .actor: return false
+        case .none: return true
+        }
+    }
+
     @inline(never)
     private static func wrongThread() -> Never {
         misuse("Realm accessed from incorrect thread: a live Realm and its objects, results and collections are confined to the "

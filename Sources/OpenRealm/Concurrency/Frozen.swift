@@ -122,13 +122,13 @@ extension ResultsQuery {
     /// caches. A query over a collection's objects takes the objects the collection holds
     /// here: the collection's owner belongs to this realm, not to the other.
     func moved(from realm: Realm) -> ResultsQuery {
-        guard case .keys(let read) = source else {
+        guard case .keys(_, let read) = source else {
             return ResultsQuery(schema: schema, source: .table, predicates: predicates, steps: steps)
         }
         let keys: [ObjectKey]
         do { keys = try read(QueryEvaluator(realm: realm)) } catch { misuse("Reading results failed: \(error)") }
         let schema = self.schema
-        let source = Source.keys { (evaluator: QueryEvaluator) throws(StorageError) -> [ObjectKey] in
+        let source = Source.keys(owner: nil) { (evaluator: QueryEvaluator) throws(StorageError) -> [ObjectKey] in
             // Objects deleted since (when thawed into a newer version) are not there.
             guard let binding = try evaluator.binding(schema) else { return [] }
             let view = try evaluator.view(binding)
@@ -304,7 +304,7 @@ extension Frozen {
         self.init(frozen.realm) { realm in
             let schema: ObjectSchema
             do { schema = try ObjectSchema.of(Element.self) } catch { misuse("\(error)") }
-            return Results(realm: realm, query: ResultsQuery(schema: schema, source: .keys { _ in keys }))
+            return Results(realm: realm, query: ResultsQuery(schema: schema, source: .keys(owner: nil) { _ in keys }))
         }
     }
 

@@ -101,6 +101,7 @@ extension Realm {
     public func beginWriteAsync(isolation: isolated (any Actor)? = #isolation) async throws {
         verifyUsableAcrossSuspension(isolation, "beginWriteAsync")
         try checkCanBeginWrite()
+        try deliverBeforeWriting()
         let transaction: WriteTransaction
         do throws(StorageError) {
             transaction = try await store.beginWriteAsync()

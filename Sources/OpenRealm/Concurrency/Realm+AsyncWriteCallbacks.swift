@@ -143,19 +143,34 @@ extension Realm {
     }
 
     /// Asks for the write lane for the first queued write, unless a write is open or asked for.
+    ///
+    /// A realm with observers first delivers what changed, so that they run before the write
+    /// holds the lane (`deliverBeforeWriting`); posted, so that no block is called from inside
+    /// `writeAsync` or `commitAsyncWrite`.
     private func startNextAsyncWrite() {
         guard !asyncWrites.requesting, asyncWrites.current == nil, writeTransaction == nil,
               !asyncWrites.queued.isEmpty, let context else { return }
         asyncWrites.requesting = true
         let store = self.store, realm = InContext(self)
-        Task {
-            let granted: Result<InContext<WriteTransaction>, StorageError>
-            do throws(StorageError) {
-                granted = .success(InContext(try await store.beginWriteAsync()))
-            } catch {
-                granted = .failure(error)
+        func requestLane() {
+            Task {
+                let granted: Result<InContext<WriteTransaction>, StorageError>
+                do throws(StorageError) {
+                    granted = .success(InContext(try await store.beginWriteAsync()))
+                } catch {
+                    granted = .failure(error)
+                }
+                context.post { realm.value.asyncWriteGranted(granted.map(\.value)) }
             }
-            context.post { realm.value.asyncWriteGranted(granted.map(\.value)) }
+        }
+        guard notifier?.hasObservers == true else {
+            requestLane()
+            return
+        }
+        context.post {
+            // An observer that left a write open keeps it: the granted write then steps back.
+            try? realm.value.deliverBeforeWriting()
+            requestLane()
         }
     }
 

@@ -9,14 +9,17 @@ import RealmStorage
 //     modified objects of its table, or an object it links to (through links, lists, sets
 //     and maps of objects) is, up to four links away, as realm-core's collection notifiers
 //     do;
-//   - with key paths (`Watch.properties`): it is among the modified objects and one of the
-//     columns of a watched property was set in its table, or, for a path that goes on
-//     through a link ("toys.brand"), a linked object counts as modified for the rest of the
-//     path. A column set on another object of the same table in the same commit can make an
-//     object count as modified: the change sets keep columns per table.
+//   - with key paths (`Watch.properties`): one of the watched properties changed, which
+//     observations tell by comparing the values their snapshots keep (WatchedValues.swift),
+//     or, for a path that goes on through a link ("toys.brand"), a linked object counts as
+//     modified for the rest of the path. There, at the linked object, a watched property
+//     counts as changed when the object is among the modified ones and the property's
+//     column was set in its table: a column set on another object of that table in the same
+//     commit can make it count, as the change sets keep columns per table.
 //
 // Reading links costs a row read per object, so links are followed only into tables that
-// changed at all.
+// changed at all; the objects linking to others (`LinkingObjects`) are found by reading the
+// origin table once per delivery, not once per object.
 
 /// The properties of a class an observation counts changes of.
 indirect enum Watch {
@@ -119,9 +122,38 @@ func reachableClasses(from type: Object.Type) -> [Object.Type] {
 final class ChangeChecker {
     let changes: ChangeSet
     let realm: Realm
-    /// `everything` answers per table, key and depth: objects linked from many others are
-    /// checked once.
-    private var answers: [TableKey: [ObjectKey: (depth: Int, modified: Bool)]] = [:]
+    /// `everything` answers per table and key: objects linked from many others are checked
+    /// once per depth.
+    private var answers: [TableKey: [ObjectKey: Answer]] = [:]
+    /// Per origin table and link column, the objects linking to each object.
+    private var origins: [OriginColumn: [ObjectKey: [ObjectKey]]] = [:]
+
+    /// What is known of an object for `everything`. Looking further can only find more: found
+    /// modified within some depth, it is within any greater one; found unmodified within
+    /// some depth, it is within any smaller one.
+    private struct Answer {
+        var modifiedWithin: Int?
+        var unmodifiedWithin: Int?
+
+        func modified(within depth: Int) -> Bool? {
+            if let known = modifiedWithin, known <= depth { return true }
+            if let known = unmodifiedWithin, known >= depth { return false }
+            return nil
+        }
+
+        mutating func record(_ modified: Bool, within depth: Int) {
+            if modified {
+                modifiedWithin = min(modifiedWithin ?? depth, depth)
+            } else {
+                unmodifiedWithin = max(unmodifiedWithin ?? depth, depth)
+            }
+        }
+    }
+
+    private struct OriginColumn: Hashable {
+        let table: TableKey
+        let column: ColumnKey
+    }
 
     init(_ changes: ChangeSet, _ realm: Realm) {
         self.changes = changes
@@ -142,18 +174,18 @@ final class ChangeChecker {
         case .everything(let depth):
             if table?.modified.contains(key.value) == true { return true }
             guard depth > 0 else { return false }
-            if let answer = answers[binding.table]?[key], answer.depth >= depth { return answer.modified }
+            if let known = answers[binding.table]?[key]?.modified(within: depth) { return known }
             let modified = binding.schema.properties.contains { property in
                 property.isStored && property.linkTarget != nil
-                    && linksToModified(binding, key, property, .everything(depth: depth - 1))
+                    && linkedObjectIsModified(binding, key, property, .everything(depth: depth - 1))
             }
-            answers[binding.table, default: [:]][key] = (depth, modified)
+            answers[binding.table, default: [:]][key, default: Answer()].record(modified, within: depth)
             return modified
         case .properties(let entries):
             for entry in entries {
                 let property = binding.schema.properties[entry.index]
                 if let table, table.modified.contains(key.value), columnWasSet(binding, property, table) { return true }
-                if let linked = entry.linked, linksToModified(binding, key, property, linked) { return true }
+                if let linked = entry.linked, linkedObjectIsModified(binding, key, property, linked) { return true }
             }
             return false
         }
@@ -168,7 +200,7 @@ final class ChangeChecker {
     }
 
     /// Whether an object that `key` links to through `property` is modified for `watch`.
-    private func linksToModified(_ binding: TableBinding, _ key: ObjectKey, _ property: PropertySchema, _ watch: Watch) -> Bool {
+    func linkedObjectIsModified(_ binding: TableBinding, _ key: ObjectKey, _ property: PropertySchema, _ watch: Watch) -> Bool {
         guard let target = property.linkTarget, let targetBinding = try? realm.binding(for: target),
               changes.tables[targetBinding.table].map({ !$0.isEmpty }) == true else { return false }
         return linkedKeys(binding, key, property).contains { isModified(targetBinding, $0, watch) }
@@ -191,15 +223,26 @@ final class ChangeChecker {
     private func originKeys(_ binding: TableBinding, _ key: ObjectKey, _ property: PropertySchema) -> [ObjectKey] {
         guard let origin = property.linkTarget, let originBinding = try? realm.binding(for: origin),
               let link = originBinding.schema.property(named: property.originProperty ?? "") else { return [] }
-        let column = originBinding.columns[link.index]
-        var keys: [ObjectKey] = []
+        let slot = OriginColumn(table: originBinding.table, column: originBinding.columns[link.index])
+        if let known = origins[slot] { return known[key] ?? [] }
+        let found = linkingObjects(through: link, slot)
+        origins[slot] = found
+        return found[key] ?? []
+    }
+
+    /// Every object's linking objects through the link column `slot` (`link`): one read of
+    /// the origin table.
+    private func linkingObjects(through link: PropertySchema, _ slot: OriginColumn) -> [ObjectKey: [ObjectKey]] {
+        var found: [ObjectKey: [ObjectKey]] = [:]
         try? engine { () throws(StorageError) in
-            try realm.tableView(originBinding.table).forEachRow { (row) throws(StorageError) -> Bool in
-                let values = link.isList ? try row.list(column) : [try row.value(column)]
-                if values.contains(.link(key)) { keys.append(row.key) }
+            try realm.tableView(slot.table).forEachRow { (row) throws(StorageError) -> Bool in
+                let values = link.isList ? try row.list(slot.column) : [try row.value(slot.column)]
+                for case .link(let target) in values where found[target]?.last != row.key {
+                    found[target, default: []].append(row.key)
+                }
                 return true
             }
         }
-        return keys
+        return found
     }
 }

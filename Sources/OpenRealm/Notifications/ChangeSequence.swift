@@ -5,9 +5,11 @@ import RealmStorage
 // `for await change in results.changes { … }` registers an observation when the loop first
 // asks for an element and ends it when the loop ends: when the consuming task is cancelled
 // (the pending `next()` returns nil), when the iterator goes, or after a final change (an
-// object deleted). The observation keeps at most one delta for its consumer: deltas that
-// arrive before the consumer asks are merged into it (ObservationCore.swift), so a slow
-// consumer gets one change covering several commits, and nothing queues up without bound.
+// object deleted). The observation keeps the snapshot its consumer last saw: deliveries only
+// note that something it depends on changed and wake the consumer, and `next()` reads one
+// delta from that snapshot to the newest (ObservationCore.swift). So a slow consumer gets
+// one change covering several commits, nothing queues up without bound, and commits whose
+// changes cancel out (a title set and set back) give no element.
 //
 // Elements hold live collections and objects, which belong to the realm's actor, so the loop
 // must run on that actor (a realm opened with `Realm.open` or on the main actor); Swift hands
@@ -26,7 +28,7 @@ import RealmStorage
 /// }
 /// ```
 ///
-/// Changes made while the loop body runs are merged into the next element. The loop ends
+/// Changes made while the loop body runs come as one element, the next. The loop ends
 /// when its task is cancelled, or after `.deleted` for an object.
 public struct ChangeSequence<Change>: AsyncSequence {
     public typealias Element = Change
@@ -99,11 +101,14 @@ final class SubjectChangeStream<Subject: ObservedSubject>: ChangeStream<Subject.
     }
 }
 
-/// The observation behind a stream: deltas wait here, merged, until the consumer asks.
+/// The observation behind a stream: it remembers what its consumer last saw, and whether a
+/// delivery found changes since.
 final class StreamObservation<Subject: ObservedSubject>: SubjectObservation<Subject>, @unchecked Sendable {
     // @unchecked: see `ChangeObservation`; `waiter` is Sendable.
-    private var pending: Subject.Delta?
     private var initialWaiting = false
+    /// Set when a delivery found changes the consumer has not seen: deliveries then read
+    /// nothing more until it asks.
+    private var changed = false
     let waiter = Waiter()
 
     override var wantsInitialDelivery: Bool { subject.deliversInitial && snapshot == nil }
@@ -112,37 +117,50 @@ final class StreamObservation<Subject: ObservedSubject>: SubjectObservation<Subj
         start(at: pin)
     }
 
-    override func deliverInitial(at pin: VersionPin) {
+    override func deliverInitial(at pin: VersionPin) -> Bool {
         start(at: pin)
         initialWaiting = true
         waiter.signal()
+        return false
     }
 
-    override func emit(_ delta: Subject.Delta) {
-        // The initial change shows the collection as it is when taken: later deltas are in it.
-        guard !initialWaiting else { return }
-        if var merged = pending {
-            merged.merge(delta)
-            pending = merged
-        } else {
-            pending = delta
+    override func advance(to version: VersionID, pin: () -> VersionPin, changes: (VersionID) -> ChangeSet?) -> Bool {
+        // The initial change is read when taken, as the collection is then.
+        guard let anchor, anchor.version < version, !isFinished, !initialWaiting else { return false }
+        if !changed {
+            if let changes = changes(anchor.version), !subject.mayBeAffected(by: changes) {
+                self.anchor = pin()
+                return false
+            }
+            changed = true
         }
         waiter.signal()
+        return false
     }
 
-    /// The change waiting for the consumer, if any.
+    /// The change waiting for the consumer, if any: from what it last saw to the realm's
+    /// version now. Nil inside a write (the realm shows uncommitted changes; its end
+    /// delivers again) and when nothing is to be reported.
     func take() -> Subject.Change? {
+        let realm = subject.realm
+        guard isActive, !isFinished, realm.writeTransaction == nil, let anchor else { return nil }
+        let read = realm.readTransaction
+        let pin = { realm.notifierForObserving().pinForCurrentVersion() }
         if initialWaiting {
             initialWaiting = false
+            changed = false
+            if anchor.version != read.version { start(at: pin()) }
             return subject.initialChange()
         }
-        guard let delta = pending else { return nil }
-        pending = nil
+        changed = false
+        guard anchor.version < read.version,
+              let delta = moveSnapshot(to: pin, changes: ChangeSource.read(read).changes(since: anchor.version)) else { return nil }
         return subject.change(for: delta)
     }
 
     override func didCancel() {
         waiter.signal()
+        super.didCancel()
     }
 }
 

@@ -72,23 +72,22 @@ extension RealmObservableCollection {
         return _observable.register(keyPaths, block)
     }
 
-    /// `observe(keyPaths:_:)` with the key paths given as Swift key paths of the elements'
-    /// properties (one property each: use strings for paths through links).
-    public func observe<Element: Object>(keyPaths: [PartialKeyPath<Element>], _ block: @escaping (CollectionChange) -> Void) -> NotificationToken {
-        observe(keyPaths: keyPaths.map { QueryProbe.property($0, of: Element.self).name }, block)
-    }
-
     /// Registers `block` to be called on `queue` with the collection's changes, as a copy of
     /// the collection in a realm opened there (`Realm(configuration:queue:)`). Returns at once;
-    /// the initial change comes once the realm is open on `queue`.
+    /// the initial change comes once the realm is open on `queue`. With `queue` nil, as
+    /// `observe(keyPaths:_:)`: in the realm's own context.
     ///
     /// ```swift
     /// let queue = DispatchQueue(label: "observer")
     /// let token = dogs.observe(on: queue) { change in print(change) }
     /// ```
-    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue,
+    ///
+    /// The block must be `@Sendable` here, even for a nil queue: a block that goes to another
+    /// queue must be safe to call there. Without `on:`, the overload above takes any block.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping @Sendable (CollectionChange) -> Void) -> NotificationToken {
-        OpenRealm.observe(self, of: checkedRealm(), keyPaths: keyPaths, on: queue, block) { $0.observe(keyPaths: $1, $2) }
+        guard let queue else { return observe(keyPaths: keyPaths, block) }
+        return OpenRealm.observe(self, of: checkedRealm(), keyPaths: keyPaths, on: queue, block) { $0.observe(keyPaths: $1, $2) }
     }
 
     /// Registers `block` to be called on `actor` with the collection's changes, as a copy of
@@ -128,6 +127,45 @@ extension RealmObservableCollection {
     }
 }
 
+extension RealmObservableCollection where Self: Collection, Element: Object {
+    /// `observe(keyPaths:_:)` with the key paths given as Swift key paths of the elements'
+    /// properties, through to-one links if need be: `[\.name, \.owner?.name]`. Paths through
+    /// lists, sets, maps and linking objects are given as strings.
+    ///
+    /// ```swift
+    /// let token = realm.objects(Dog.self).observe(keyPaths: [\.name]) { change in print(change) }
+    /// ```
+    public func observe(keyPaths: [PartialKeyPath<Element>], _ block: @escaping (CollectionChange) -> Void) -> NotificationToken {
+        observe(keyPaths: keyPaths.map { QueryProbe.path($0, of: Element.self) }, block)
+    }
+
+    /// `observe(keyPaths:on:_:)` with the key paths given as Swift key paths.
+    public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue?,
+                        _ block: @escaping @Sendable (CollectionChange) -> Void) -> NotificationToken {
+        observe(keyPaths: keyPaths.map { QueryProbe.path($0, of: Element.self) }, on: queue, block)
+    }
+
+    /// `changes(keyPaths:)` with the key paths given as Swift key paths.
+    public func changes(keyPaths: [PartialKeyPath<Element>]) -> ChangeSequence<CollectionChange> {
+        changes(keyPaths: keyPaths.map { QueryProbe.path($0, of: Element.self) })
+    }
+}
+
+extension Map where Value: _OptionalObject {
+    /// `observe(keyPaths:_:)` with the key paths given as Swift key paths of the values'
+    /// properties (see the collections' `observe(keyPaths:_:)`).
+    public func observe(keyPaths: [PartialKeyPath<Value.Wrapped>],
+                        _ block: @escaping (RealmMapChange<Map>) -> Void) -> NotificationToken {
+        observe(keyPaths: keyPaths.map { QueryProbe.path($0, of: Value.Wrapped.self) }, block)
+    }
+
+    /// `observe(keyPaths:on:_:)` with the key paths given as Swift key paths.
+    public func observe(keyPaths: [PartialKeyPath<Value.Wrapped>], on queue: DispatchQueue?,
+                        _ block: @escaping @Sendable (RealmMapChange<Map>) -> Void) -> NotificationToken {
+        observe(keyPaths: keyPaths.map { QueryProbe.path($0, of: Value.Wrapped.self) }, on: queue, block)
+    }
+}
+
 extension Results: RealmObservableCollection {
     /// How the results are observed (an implementation detail).
     public var _observable: _ObservableCollection<RealmCollectionChange<Results>> {
@@ -140,7 +178,8 @@ extension List: RealmObservableCollection {
     public var _observable: _ObservableCollection<RealmCollectionChange<List>> {
         _ObservableCollection(realm: realm) { keyPaths in
             ListSubject(collection: self, owned: OwnedCollection(owner: self.storage.owner, property: self.storage.property,
-                                                                 elements: Element._rlmKind.linkTarget, keyPaths: keyPaths, what: "List"))
+                                                                 elements: Element._rlmKind.linkTarget, keyPaths: keyPaths, what: "List"),
+                        replacesInPlace: true)
         }
     }
 }
@@ -150,7 +189,8 @@ extension MutableSet: RealmObservableCollection {
     public var _observable: _ObservableCollection<RealmCollectionChange<MutableSet>> {
         _ObservableCollection(realm: realm) { keyPaths in
             ListSubject(collection: self, owned: OwnedCollection(owner: self.storage.owner, property: self.storage.property,
-                                                                 elements: Element._rlmKind.linkTarget, keyPaths: keyPaths, what: "MutableSet"))
+                                                                 elements: Element._rlmKind.linkTarget, keyPaths: keyPaths, what: "MutableSet"),
+                        replacesInPlace: false)
         }
     }
 }

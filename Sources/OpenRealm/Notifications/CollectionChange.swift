@@ -94,13 +94,10 @@ struct ElementDelta<Element: Hashable>: ObservedDelta {
     var replaced: Set<ObjectKey>
     /// The owner of the collection (a list's object) was deleted.
     var isFinal = false
-
-    mutating func merge(_ later: ElementDelta) {
-        new = later.new
-        modified.formUnion(later.modified)
-        replaced.formUnion(later.replaced)
-        isFinal = isFinal || later.isFinal
-    }
+    /// Whether an element replaced in its place is reported as a modification there (a
+    /// list, as Realm reports `list[i] = x`), not as a deletion and an insertion (results,
+    /// sets and linking objects have no places to set).
+    var replacesInPlace = false
 
     /// Whether `value` links to an object modified or replaced.
     func objectChanged(_ value: Value) -> Bool {
@@ -162,10 +159,37 @@ extension ElementDelta where Element == Value {
                 deletions.append(pair.old)
             }
         }
-        let insertions = stays.indices.filter { !stays[$0] }
+        var insertions = stays.indices.filter { !stays[$0] }
+        if replacesInPlace {
+            let kept = pairs.indices.filter { kept.contains($0) }.map { pairs[$0] }
+            replaceInPlace(between: kept, &deletions, &insertions, &modifications)
+        }
         deletions.sort()
         modifications.sort()
         return (deletions, insertions, modifications)
+    }
+
+    /// Turns each deletion and insertion at the same place into a modification there: the
+    /// n-th position removed between two kept elements (or the ends) and the n-th position
+    /// inserted between them. The deletions and insertions left still rebuild the new
+    /// contents, with the modified places holding their new elements.
+    private func replaceInPlace(between kept: [(old: Int, new: Int)], _ deletions: inout [Int], _ insertions: inout [Int],
+                                _ modifications: inout [Int]) {
+        var removed = Set<Int>(), added = Set<Int>()
+        let bounds = [(old: -1, new: -1)] + kept + [(old: old.count, new: new.count)]
+        for (before, after) in zip(bounds, bounds.dropFirst()) {
+            let places = min(after.old - before.old, after.new - before.new) - 1
+            guard places > 0 else { continue }
+            for offset in 1...places {
+                let was = before.old + offset, now = before.new + offset
+                removed.insert(was)
+                added.insert(now)
+                // The n-th of several equal values may have been taken for another occurrence.
+                if old[was] != new[now] || objectChanged(new[now]) { modifications.append(now) }
+            }
+        }
+        deletions.removeAll(where: removed.contains)
+        insertions.removeAll(where: added.contains)
     }
 
     /// Whether anything is to be reported.

@@ -4,22 +4,64 @@ import RealmStorage
 // owner), linking objects and maps. Each reads its snapshot from the realm's current state and
 // says which change sets can concern it (ObservationCore.swift).
 
+/// The objects among a collection's elements, as an observation watches them: their class,
+/// which of their changes count, and which classes' changes can make them count.
+struct ObservedElements {
+    /// The class of the elements; nil for values.
+    let type: Object.Type?
+    let watch: Watch
+    let classes: [Object.Type]
+
+    init(_ type: Object.Type?, keyPaths: [String]?) {
+        self.type = type
+        if let type, let schema = try? ObjectSchema.of(type) {
+            watch = Watch.of(keyPaths, in: schema, otherwise: .collectionDefault)
+            classes = watch.classes(from: type)
+        } else {
+            watch = .properties([])
+            classes = []
+        }
+    }
+
+    /// `elements` as a snapshot keeps them: with key paths, with the watched values of the
+    /// objects among them (WatchedValues.swift).
+    func snapshot<Element>(_ elements: [Element], objects: (Element) -> ObjectKey?, in realm: Realm) -> CollectionSnapshot<Element> {
+        guard let indexes = watch.comparedIndexes, let type, let binding = try? realm.binding(for: type) else {
+            return CollectionSnapshot(elements: elements)
+        }
+        let values = WatchedProperties(binding: binding, indexes: indexes).states(of: elements.lazy.compactMap(objects), in: realm)
+        return CollectionSnapshot(elements: elements, values: values)
+    }
+}
+
+/// A collection as a snapshot keeps it: its elements, and with key paths the values of the
+/// watched properties of the objects among them.
+struct CollectionSnapshot<Element> {
+    var elements: [Element]
+    var values: [ObjectKey: [PropertyState]] = [:]
+
+    /// The same snapshot with its elements transformed (object keys as link values, map
+    /// entries as their values), as `orderedDelta` compares them.
+    func mapElements<T>(_ transform: (Element) -> T) -> CollectionSnapshot<T> {
+        CollectionSnapshot<T>(elements: elements.map(transform), values: values)
+    }
+}
+
 /// The delta between two element lists, with the modified objects among the elements present
-/// in both (as `watch` counts changes), or nil when there is nothing to report.
-func orderedDelta(from old: [Value], to new: [Value], elements: Object.Type?, watch: Watch,
-                  changes: ChangeSet?, realm: Realm, isFinal: Bool = false) -> CollectionDelta? {
-    var delta = CollectionDelta(old: old, new: new, modified: [], replaced: [], isFinal: isFinal)
-    if let elements, let binding = try? realm.binding(for: elements) {
-        let before = Set(old.compactMap(\.linkedKey))
-        var candidates = Set(new.compactMap(\.linkedKey))
-        candidates.formIntersection(before)
+/// in both (as `observed` counts changes), or nil when there is nothing to report.
+func orderedDelta(from old: CollectionSnapshot<Value>, to new: CollectionSnapshot<Value>, _ observed: ObservedElements,
+                  changes: ChangeSet?, realm: Realm, isFinal: Bool = false, inPlace: Bool = false) -> CollectionDelta? {
+    var delta = CollectionDelta(old: old.elements, new: new.elements, modified: [], replaced: [], isFinal: isFinal, replacesInPlace: inPlace)
+    if let type = observed.type, let binding = try? realm.binding(for: type) {
+        var candidates = Set(new.elements.compactMap(\.linkedKey))
+        candidates.formIntersection(old.elements.compactMap(\.linkedKey))
         if let changes {
             if let table = changes.tables[binding.table] {
                 delta.replaced = candidates.filter { table.deleted.contains($0.value) && table.inserted.contains($0.value) }
                 candidates.subtract(delta.replaced)
             }
             let checker = ChangeChecker(changes, realm)
-            delta.modified = candidates.filter { checker.isModified(binding, $0, watch) }
+            delta.modified = candidates.filter { observed.watch.isModified(binding, $0, old: old.values[$0], new: new.values[$0], checker) }
         } else {
             delta.modified = candidates
         }
@@ -39,29 +81,36 @@ extension Value {
 
 struct ResultsSubject<Element: Object>: ObservedSubject {
     let results: Results<Element>
-    let watch: Watch
-    /// Every class the query can read, and those the watch follows.
+    let observed: ObservedElements
+    /// Every class the query can read (the watch follows no others), and for results over a
+    /// collection's objects, the class of the collection's owner.
     let dependencies: [Object.Type]
 
     init(_ results: Results<Element>, keyPaths: [String]?) {
         self.results = results
-        watch = Watch.of(keyPaths, in: results.query.schema, otherwise: .collectionDefault)
-        dependencies = reachableClasses(from: Element.self)
+        observed = ObservedElements(Element.self, keyPaths: keyPaths)
+        dependencies = reachableClasses(from: Element.self) + (results.query.source.owner.map { [$0.schema.objectType] } ?? [])
     }
 
     var realm: Realm { results.realm }
     var deliversInitial: Bool { true }
 
-    func snapshot() -> [ObjectKey] { results.keys }
-
-    func mayBeAffected(by changes: ChangeSet) -> Bool {
-        // Results over a collection's objects read them from their owner, in any table.
-        guard case .table = results.query.source else { return !changes.isEmpty }
-        return ChangeChecker(changes, realm).touches(dependencies)
+    /// The objects now; nil once the object whose collection they come from is deleted
+    /// (reading them then would trap).
+    func snapshot() -> CollectionSnapshot<ObjectKey>? {
+        if let owner = results.query.source.owner, (try? realm.tableView(owner.table).contains(owner.key)) != true { return nil }
+        return observed.snapshot(results.keys, objects: { $0 }, in: realm)
     }
 
-    func delta(from old: [ObjectKey], to new: [ObjectKey], changes: ChangeSet?) -> CollectionDelta? {
-        orderedDelta(from: old.map(Value.link), to: new.map(Value.link), elements: Element.self, watch: watch, changes: changes, realm: realm)
+    func mayBeAffected(by changes: ChangeSet) -> Bool { ChangeChecker(changes, realm).touches(dependencies) }
+
+    func delta(from old: CollectionSnapshot<ObjectKey>?, to new: CollectionSnapshot<ObjectKey>?, changes: ChangeSet?) -> CollectionDelta? {
+        guard let old else { return nil }
+        let owner = results.query.source.owner
+        let gone = new == nil || owner.map { changes?.tables[$0.table]?.deleted.contains($0.key.value) == true } == true
+        let now = gone ? CollectionSnapshot(elements: []) : new ?? CollectionSnapshot(elements: [])
+        return orderedDelta(from: old.mapElements(Value.link), to: now.mapElements(Value.link), observed, changes: changes, realm: realm,
+                            isFinal: gone)
     }
 
     func initialChange() -> RealmCollectionChange<Results<Element>> { .initial(results) }
@@ -79,23 +128,14 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
 struct OwnedCollection {
     let owner: ManagedObject
     let property: Int
-    let elements: Object.Type?
-    let watch: Watch
-    let elementClasses: [Object.Type]
+    let observed: ObservedElements
 
     init(owner: ManagedObject?, property: Int, elements: Object.Type?, keyPaths: [String]?, what: String) {
         guard let owner else { misuse("Change notifications are only supported on managed collections.") }
         ensure(!owner.isInvalidated, "Cannot observe a \(what) of an object that has been deleted or invalidated")
         self.owner = owner
         self.property = property
-        self.elements = elements
-        if let elements, let schema = try? ObjectSchema.of(elements) {
-            watch = Watch.of(keyPaths, in: schema, otherwise: .collectionDefault)
-            elementClasses = watch.classes(from: elements)
-        } else {
-            watch = .properties([])
-            elementClasses = []
-        }
+        observed = ObservedElements(elements, keyPaths: keyPaths)
     }
 
     var realm: Realm { owner.realm }
@@ -110,7 +150,7 @@ struct OwnedCollection {
         if let table = changes.tables[owner.table], table.deleted.contains(owner.key.value) || table.modified.contains(owner.key.value) {
             return true
         }
-        return !elementClasses.isEmpty && ChangeChecker(changes, realm).touches(elementClasses)
+        return !observed.classes.isEmpty && ChangeChecker(changes, realm).touches(observed.classes)
     }
 
     /// Whether the owner was deleted (perhaps with another object inserted under its key);
@@ -124,19 +164,24 @@ struct OwnedCollection {
 struct ListSubject<Collection>: ObservedSubject {
     let collection: Collection
     let owned: OwnedCollection
+    /// Whether an element set in its place is a modification (a list) rather than a deletion
+    /// and an insertion (a set).
+    let replacesInPlace: Bool
 
     var realm: Realm { owned.realm }
     var deliversInitial: Bool { true }
 
-    func snapshot() -> [Value]? { owned.read(owned.property) }
+    func snapshot() -> CollectionSnapshot<Value>? {
+        owned.read(owned.property).map { owned.observed.snapshot($0, objects: \.linkedKey, in: realm) }
+    }
 
     func mayBeAffected(by changes: ChangeSet) -> Bool { owned.mayBeAffected(by: changes) }
 
-    func delta(from old: [Value]?, to new: [Value]?, changes: ChangeSet?) -> CollectionDelta? {
+    func delta(from old: CollectionSnapshot<Value>?, to new: CollectionSnapshot<Value>?, changes: ChangeSet?) -> CollectionDelta? {
         guard let old else { return nil }
         let gone = owned.ownerGone(found: new != nil, changes)
-        return orderedDelta(from: old, to: gone ? [] : new ?? [], elements: owned.elements, watch: owned.watch,
-                            changes: changes, realm: realm, isFinal: gone)
+        return orderedDelta(from: old, to: gone ? CollectionSnapshot(elements: []) : new ?? CollectionSnapshot(elements: []), owned.observed,
+                            changes: changes, realm: realm, isFinal: gone, inPlace: replacesInPlace)
     }
 
     func initialChange() -> RealmCollectionChange<Collection> { .initial(collection) }
@@ -155,24 +200,25 @@ struct MapSubject<Key: _MapKey, MapValue: _Persistable>: ObservedSubject {
     var realm: Realm { owned.realm }
     var deliversInitial: Bool { true }
 
-    func snapshot() -> [MapEntry]? {
+    func snapshot() -> CollectionSnapshot<MapEntry>? {
         guard let keysIndex = owned.owner.schema.properties[owned.property].mapKeysIndex,
               let keys = owned.read(keysIndex), let values = owned.read(owned.property) else { return nil }
-        return zip(keys, values).map { key, value in
+        let entries = zip(keys, values).map { key, value in
             MapEntry(key: { if case .string(let string) = key { string } else { "" } }(), value: value)
         }
+        return owned.observed.snapshot(entries, objects: \.value.linkedKey, in: realm)
     }
 
     func mayBeAffected(by changes: ChangeSet) -> Bool { owned.mayBeAffected(by: changes) }
 
-    func delta(from old: [MapEntry]?, to new: [MapEntry]?, changes: ChangeSet?) -> MapDelta? {
+    func delta(from old: CollectionSnapshot<MapEntry>?, to new: CollectionSnapshot<MapEntry>?, changes: ChangeSet?) -> MapDelta? {
         guard let old else { return nil }
         let gone = owned.ownerGone(found: new != nil, changes)
-        let entries = gone ? [] : new ?? []
+        let now = gone ? CollectionSnapshot(elements: []) : new ?? CollectionSnapshot(elements: [])
         // The same rules as for lists decide which linked objects count as modified.
-        let objects = orderedDelta(from: old.map(\.value), to: entries.map(\.value), elements: owned.elements, watch: owned.watch,
-                                   changes: changes, realm: realm)
-        let delta = MapDelta(old: old, new: entries, modified: objects?.modified ?? [], replaced: objects?.replaced ?? [], isFinal: gone)
+        let objects = orderedDelta(from: old.mapElements(\.value), to: now.mapElements(\.value), owned.observed, changes: changes, realm: realm)
+        let delta = MapDelta(old: old.elements, new: now.elements, modified: objects?.modified ?? [], replaced: objects?.replaced ?? [],
+                             isFinal: gone)
         return delta.isEmpty ? nil : delta
     }
 
@@ -194,7 +240,7 @@ struct LinkingObjectsSubject<Element: Object>: ObservedSubject {
 
     init(owner: ManagedObject?, property: Int, keyPaths: [String]?) {
         owned = OwnedCollection(owner: owner, property: property, elements: Element.self, keyPaths: keyPaths, what: "LinkingObjects")
-        dependencies = owned.elementClasses + [owned.owner.schema.objectType]
+        dependencies = owned.observed.classes + [owned.owner.schema.objectType]
     }
 
     var realm: Realm { owned.realm }
@@ -203,18 +249,19 @@ struct LinkingObjectsSubject<Element: Object>: ObservedSubject {
     /// A fresh value: `LinkingObjects` reads its objects when it is made.
     var collection: LinkingObjects<Element> { LinkingObjects(owner: owned.owner, property: owned.property) }
 
-    func snapshot() -> [ObjectKey]? {
+    func snapshot() -> CollectionSnapshot<ObjectKey>? {
         guard (try? realm.tableView(owned.owner.table).contains(owned.owner.key)) == true else { return nil }
-        return LinkingObjects<Element>.read(owned.owner, owned.property).1
+        return owned.observed.snapshot(LinkingObjects<Element>.read(owned.owner, owned.property).1, objects: { $0 }, in: realm)
     }
 
     func mayBeAffected(by changes: ChangeSet) -> Bool { ChangeChecker(changes, realm).touches(dependencies) }
 
-    func delta(from old: [ObjectKey]?, to new: [ObjectKey]?, changes: ChangeSet?) -> CollectionDelta? {
+    func delta(from old: CollectionSnapshot<ObjectKey>?, to new: CollectionSnapshot<ObjectKey>?, changes: ChangeSet?) -> CollectionDelta? {
         guard let old else { return nil }
         let gone = new == nil || changes?.tables[owned.owner.table]?.deleted.contains(owned.owner.key.value) == true
-        return orderedDelta(from: old.map(Value.link), to: gone ? [] : (new ?? []).map(Value.link), elements: Element.self,
-                            watch: owned.watch, changes: changes, realm: realm, isFinal: gone)
+        let now = gone ? CollectionSnapshot(elements: []) : new ?? CollectionSnapshot(elements: [])
+        return orderedDelta(from: old.mapElements(Value.link), to: now.mapElements(Value.link), owned.observed, changes: changes,
+                            realm: realm, isFinal: gone)
     }
 
     func initialChange() -> RealmCollectionChange<LinkingObjects<Element>> { .initial(collection) }

@@ -89,17 +89,27 @@ extension ThreadConfined where Self: Object, Self: SendableMetatype {
         return realm.register(ObjectSubject(self, keyPaths: keyPaths), block)
     }
 
-    /// `observe(keyPaths:_:)` with the key paths given as Swift key paths (one property each:
-    /// use strings for paths through links).
+    /// `observe(keyPaths:_:)` with the key paths given as Swift key paths, through to-one
+    /// links if need be: `[\.name, \.owner?.name]` (paths through lists, sets, maps and
+    /// linking objects are given as strings).
     public func observe(keyPaths: [PartialKeyPath<Self>], _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
-        observe(keyPaths: keyPaths.map { QueryProbe.property($0, of: Self.self).name }, block)
+        observe(keyPaths: keyPaths.map { QueryProbe.path($0, of: Self.self) }, block)
     }
 
     /// Registers `block` to be called on `queue` with the object's changes, as a copy of the
-    /// object in a realm opened there (`Realm(configuration:queue:)`). Returns at once.
-    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue,
+    /// object in a realm opened there (`Realm(configuration:queue:)`). Returns at once. With
+    /// `queue` nil, as `observe(keyPaths:_:)`: in the realm's own context (the block must be
+    /// `@Sendable` all the same; without `on:`, any block will do).
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping @Sendable (ObjectChange<Self>) -> Void) -> NotificationToken {
-        OpenRealm.observe(self, of: checkedRealm(), keyPaths: keyPaths, on: queue, block) { $0.observe(keyPaths: $1, $2) }
+        guard let queue else { return observe(keyPaths: keyPaths, block) }
+        return OpenRealm.observe(self, of: checkedRealm(), keyPaths: keyPaths, on: queue, block) { $0.observe(keyPaths: $1, $2) }
+    }
+
+    /// `observe(keyPaths:on:_:)` with the key paths given as Swift key paths.
+    public func observe(keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue?,
+                        _ block: @escaping @Sendable (ObjectChange<Self>) -> Void) -> NotificationToken {
+        observe(keyPaths: keyPaths.map { QueryProbe.path($0, of: Self.self) }, on: queue, block)
     }
 
     /// Registers `block` to be called on `actor` with the object's changes, as a copy of the
@@ -126,6 +136,11 @@ extension ThreadConfined where Self: Object, Self: SendableMetatype {
     /// }
     /// ```
     public var changes: ChangeSequence<ObjectChange<Self>> { changes(keyPaths: nil) }
+
+    /// `changes(keyPaths:)` with the key paths given as Swift key paths.
+    public func changes(keyPaths: [PartialKeyPath<Self>]) -> ChangeSequence<ObjectChange<Self>> {
+        changes(keyPaths: keyPaths.map { QueryProbe.path($0, of: Self.self) })
+    }
 
     /// `changes`, watching only `keyPaths` (see `observe`).
     public func changes(keyPaths: [String]?) -> ChangeSequence<ObjectChange<Self>> {

@@ -4,15 +4,6 @@ import RealmStorage
 // one by one at each delivery (the change sets say which objects changed, not which of their
 // values did).
 
-/// The value of one watched property in a snapshot.
-enum PropertyState: Equatable {
-    case value(Value)
-    /// A list, set or map (a map's keys, then its values).
-    case collection([Value])
-    /// A `LinkingObjects` property: followed for key paths through it, not compared.
-    case computed
-}
-
 /// What changed in an object between two snapshots.
 struct ObjectDelta: ObservedDelta {
     var old: [PropertyState]
@@ -23,11 +14,6 @@ struct ObjectDelta: ObservedDelta {
     var touched: Set<Int>
 
     var isFinal: Bool { new == nil }
-
-    mutating func merge(_ later: ObjectDelta) {
-        new = later.new
-        touched.formUnion(later.touched)
-    }
 
     /// The positions of the properties to report.
     var changedPositions: [Int] {
@@ -45,6 +31,8 @@ struct ObjectSubject<T: Object>: ObservedSubject {
     let watch: Watch
     /// The watched properties, by index.
     let properties: [Int]
+    /// Reads their values.
+    let values: WatchedProperties
     /// Per property index, how to turn a stored value into its Swift value.
     let readers: [PersistedProperty.Type?]
     /// Classes linked along watched key paths.
@@ -66,6 +54,7 @@ struct ObjectSubject<T: Object>: ObservedSubject {
         })
         watch = Watch.of(keyPaths, in: managed.schema, otherwise: shallow)
         properties = watch.propertyIndexes(in: managed.schema)
+        values = WatchedProperties(binding: managed.binding, indexes: properties)
         readers = Self.readers(of: managed.schema)
         linkedClasses = watch.classes(from: managed.schema.objectType).filter { $0 != managed.schema.objectType }
     }
@@ -79,21 +68,7 @@ struct ObjectSubject<T: Object>: ObservedSubject {
 
     var deliversInitial: Bool { false }
 
-    func snapshot() -> [PropertyState]? {
-        do {
-            guard let row = try realm.tableView(binding.table).row(key) else { return nil }
-            return try properties.map { (index) throws(StorageError) -> PropertyState in
-                let property = binding.schema.properties[index]
-                if property.isComputed { return .computed }
-                let column = binding.columns[index]
-                guard property.isList else { return .value(try row.value(column)) }
-                let keys = try property.mapKeysIndex.map { (keys) throws(StorageError) in try row.list(binding.columns[keys]) } ?? []
-                return .collection(keys + (try row.list(column)))
-            }
-        } catch {
-            return nil
-        }
-    }
+    func snapshot() -> [PropertyState]? { values.states(of: key, in: realm) }
 
     func mayBeAffected(by changes: ChangeSet) -> Bool {
         if let table = changes.tables[binding.table],
@@ -116,7 +91,7 @@ struct ObjectSubject<T: Object>: ObservedSubject {
             let checker = ChangeChecker(changes, realm)
             for (position, index) in properties.enumerated() where old[position] == new[position] {
                 guard let linked = entries.first(where: { $0.index == index })?.linked else { continue }
-                if checker.isModified(binding, key, .properties([(index, linked)])) { touched.insert(position) }
+                if checker.linkedObjectIsModified(binding, key, binding.schema.properties[index], linked) { touched.insert(position) }
             }
         }
         let delta = ObjectDelta(old: old, new: new, touched: touched)

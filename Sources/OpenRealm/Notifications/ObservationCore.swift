@@ -15,9 +15,13 @@ import RealmStorage
 //      change sets mark modified (in the properties the observation watches) are
 //      modifications. The difference is a delta, and the new snapshot replaces the old.
 //   3. A callback observation turns the delta into a change and calls its block at once.
-//      A stream observation (ChangeSequence.swift) merges it into the one delta it keeps for
-//      its consumer: however many commits arrive before the consumer asks, it holds one delta
-//      from the snapshot the consumer last saw to the newest, never a queue.
+//      A stream observation (ChangeSequence.swift) does not read anything at a delivery: it
+//      keeps the snapshot its consumer last saw, notes that something changed and wakes the
+//      consumer, which reads one delta from that snapshot to the newest when it asks. However
+//      many commits arrive before it asks, that is one comparison, never a queue, and changes
+//      that cancel out are no element.
+//   4. An observation that ended (its token went, or it reported a final delta) lets go of
+//      its snapshot and its anchor: it must not keep a version pinned.
 
 /// What an observation watches: how to read it, and what its changes look like.
 protocol ObservedSubject {
@@ -40,10 +44,8 @@ protocol ObservedSubject {
     func change(for delta: Delta) -> Change
 }
 
-/// What changed between two snapshots, mergeable with what changed afterwards.
+/// What changed between two snapshots.
 protocol ObservedDelta {
-    /// This delta followed by `later`: from this one's old snapshot to `later`'s new one.
-    mutating func merge(_ later: Self)
     /// Whether the subject is gone for good (a deleted object, a list whose owner was
     /// deleted): the observation reports nothing after this.
     var isFinal: Bool { get }
@@ -53,23 +55,54 @@ protocol ObservedDelta {
 /// context, except for what `Observation` guards.
 class ChangeObservation: Observation, @unchecked Sendable {
     // @unchecked: see `Observation`; the state below is only touched in the realm's context.
-    /// The version of the snapshot, pinned; nil until the first snapshot.
+    /// The version of the snapshot, pinned; nil until the first snapshot and once ended.
     var anchor: VersionPin?
     /// Set once a final delta was reported.
     var isFinished = false
+
+    /// The realm observed (immutable: `didCancel` reads it from any thread).
+    let observedRealm: Realm
+
+    init(realm: Realm) {
+        observedRealm = realm
+    }
 
     /// Whether the notifier should take the first snapshot (and report the initial change)
     /// at its next delivery; streams take theirs when their consumer asks.
     var wantsInitialDelivery: Bool { false }
 
-    func deliverInitial(at pin: VersionPin) {}
+    /// Takes the first snapshot and reports the initial change; returns whether a block was
+    /// called.
+    func deliverInitial(at pin: VersionPin) -> Bool { false }
 
-    /// Moves the observation from its anchor to `pin`, the realm's current version.
-    func advance(to pin: VersionPin, changes: ChangeSet?) {}
+    /// Moves the observation from its anchor to `version`, the realm's current version
+    /// (`pin` pins it; `changes` gives the changes since a version). Returns whether a block
+    /// was called.
+    func advance(to version: VersionID, pin: () -> VersionPin, changes: (VersionID) -> ChangeSet?) -> Bool { false }
+
+    /// Whether the observation's snapshot is older than `version`.
+    func isBehind(_ version: VersionID) -> Bool { anchor.map { $0.version < version } ?? false }
 
     /// A snapshot of the subject now, kept to be adopted with `adoptSkipped` (withoutNotifying).
     func takeSkipSnapshot() -> Any? { nil }
     func adoptSkipped(_ snapshot: Any, at pin: VersionPin) {}
+
+    /// Lets go of the snapshot and the anchor. In the realm's context only.
+    func release() {
+        anchor = nil
+    }
+
+    /// Releases what the observation holds: at once in the realm's context, else posted there
+    /// (a realm on a thread has nowhere to post: its notifier releases it at its next
+    /// delivery).
+    override func didCancel() {
+        let realm = observedRealm
+        if realm.confinement.isKnownCurrent {
+            release()
+        } else {
+            realm.context?.post { [self] in release() }
+        }
+    }
 }
 
 /// The snapshot bookkeeping shared by callback and stream observations.
@@ -80,6 +113,7 @@ class SubjectObservation<Subject: ObservedSubject>: ChangeObservation, @unchecke
 
     init(_ subject: Subject) {
         self.subject = subject
+        super.init(realm: subject.realm)
     }
 
     /// Takes the first snapshot, anchored at `pin`.
@@ -88,23 +122,30 @@ class SubjectObservation<Subject: ObservedSubject>: ChangeObservation, @unchecke
         anchor = pin
     }
 
-    override func advance(to pin: VersionPin, changes: ChangeSet?) {
-        guard let old = snapshot, !isFinished else { return }
+    /// Moves the snapshot to the subject as it is now (at the version `pin` pins), given the
+    /// changes since the anchor; returns what changed, nil when nothing is to be reported. A
+    /// final delta ends the observation.
+    func moveSnapshot(to pin: () -> VersionPin, changes: ChangeSet?) -> Subject.Delta? {
+        guard let old = snapshot, !isFinished else { return nil }
         if let changes, !subject.mayBeAffected(by: changes) {
-            anchor = pin
-            return
+            anchor = pin()
+            return nil
         }
         let new = subject.snapshot()
         let delta = subject.delta(from: old, to: new, changes: changes)
         snapshot = new
-        anchor = pin
-        guard let delta else { return }
-        if delta.isFinal { isFinished = true }
-        emit(delta)
+        anchor = pin()
+        if delta?.isFinal == true {
+            isFinished = true
+            release()
+        }
+        return delta
     }
 
-    /// Reports a delta (subclasses).
-    func emit(_ delta: Subject.Delta) {}
+    override func release() {
+        snapshot = nil
+        super.release()
+    }
 
     override func takeSkipSnapshot() -> Any? {
         guard snapshot != nil, !isFinished else { return nil }
@@ -112,7 +153,7 @@ class SubjectObservation<Subject: ObservedSubject>: ChangeObservation, @unchecke
     }
 
     override func adoptSkipped(_ snapshot: Any, at pin: VersionPin) {
-        guard let snapshot = snapshot as? Subject.Snapshot else { return }
+        guard isActive, let snapshot = snapshot as? Subject.Snapshot else { return }
         self.snapshot = snapshot
         anchor = pin
     }
@@ -136,18 +177,21 @@ final class CallbackObservation<Subject: ObservedSubject>: SubjectObservation<Su
         start(at: pin)
     }
 
-    override func deliverInitial(at pin: VersionPin) {
+    override func deliverInitial(at pin: VersionPin) -> Bool {
         start(at: pin)
-        call(subject.initialChange())
+        return call(subject.initialChange())
     }
 
-    override func emit(_ delta: Subject.Delta) {
-        call(subject.change(for: delta))
+    override func advance(to version: VersionID, pin: () -> VersionPin, changes: (VersionID) -> ChangeSet?) -> Bool {
+        guard let anchor, anchor.version < version,
+              let delta = moveSnapshot(to: pin, changes: changes(anchor.version)) else { return false }
+        return call(subject.change(for: delta))
     }
 
-    private func call(_ change: Subject.Change) {
-        guard let block = lock.withLock({ block }) else { return }
+    private func call(_ change: Subject.Change) -> Bool {
+        guard let block = lock.withLock({ block }) else { return false }
         block(change)
+        return true
     }
 
     override func didCancel() {
@@ -156,5 +200,6 @@ final class CallbackObservation<Subject: ObservedSubject>: SubjectObservation<Su
             return block
         }
         withExtendedLifetime(dropped) {}
+        super.didCancel()
     }
 }

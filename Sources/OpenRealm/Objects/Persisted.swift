@@ -102,6 +102,7 @@ public struct Persisted<Value: _Persistable> {
                 if case .unmanaged(let value) = object[keyPath: storageKeyPath].storage { return value }
                 // A probe: a type-safe query is finding out which property a key path reads.
                 withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) { QueryProbe.record(object, UnsafeMutableRawPointer($0)) }
+                if let linked = QueryProbe.linkedProbe(Value._rlmKind, from: object) as? Value { return linked }
                 return Value._rlmDefault()
             }
             let index = managedIndex(of: object, storageKeyPath, managed)

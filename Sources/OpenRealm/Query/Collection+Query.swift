@@ -62,7 +62,7 @@ extension ListStorage where Element: Object {
         let property = self.property
         let schema: ObjectSchema
         do { schema = try ObjectSchema.of(Element.self) } catch { misuse("\(error)") }
-        let query = ResultsQuery(schema: schema, source: .keys { _ in
+        let query = ResultsQuery(schema: schema, source: .keys(owner: owner) { _ in
             owner.readList(property).compactMap { if case .link(let key) = $0 { key } else { nil } }
         })
         return Results(realm: owner.realm, query: query)
@@ -83,6 +83,7 @@ extension LinkingObjects: _QueryableObjects {
         let schema: ObjectSchema
         do { schema = try ObjectSchema.of(Element.self) } catch { misuse("\(error)") }
         let linking = self
-        return Results(realm: realm, query: ResultsQuery(schema: schema, source: .keys { _ in linking.currentKeys }))
+        let source = ResultsQuery.Source.keys(owner: owner) { _ in linking.currentKeys }
+        return Results(realm: realm, query: ResultsQuery(schema: schema, source: source))
     }
 }

@@ -1,18 +1,22 @@
 import RealmStorage
 
-// Which property a key path names, for type-safe queries (`$0.age`). Swift gives no names
-// for key paths on Linux, so the key path is applied to a probe: an unmanaged instance whose
-// every `@Persisted` wrapper is marked as a probe. The accessor of a probe wrapper reports
-// the wrapper's address here (instead of reading a value), and the address gives the property
-// through the class's wrapper layout. Nothing else is ever marked, so normal accessors never
-// come here.
+// Which property a key path names, for type-safe queries (`$0.age`) and notification key
+// paths (`\.owner?.name`). Swift gives no names for key paths on Linux, so the key path is
+// applied to a probe: an unmanaged instance whose every `@Persisted` wrapper is marked as a
+// probe. The accessor of a probe wrapper reports the wrapper's address here (instead of
+// reading a value), and the address gives the property through the class's wrapper layout.
+// A to-one link of a probe reads as a probe of the linked class, so that a key path can go
+// on through it and each step is reported by its own probe. Nothing else is ever marked, so
+// normal accessors never come here.
 
 @usableFromInline
 enum QueryProbe {
     private static let lock = Mutex()
-    // nonisolated(unsafe): both dictionaries are only touched under `lock`.
+    // nonisolated(unsafe): these dictionaries are only touched under `lock`.
     /// Per probe object being read, the offset of the wrapper its accessor reported.
     nonisolated(unsafe) private static var reported: [ObjectIdentifier: Int] = [:]
+    /// Per probe object being read, the probe its to-one link read as.
+    nonisolated(unsafe) private static var linked: [ObjectIdentifier: Object] = [:]
 
     @usableFromInline
     static func record(_ object: Object, _ wrapper: UnsafeMutableRawPointer) {
@@ -20,32 +24,71 @@ enum QueryProbe {
         lock.withLock { reported[ObjectIdentifier(object)] = offset }
     }
 
+    /// What a probe's property of kind `kind` reads as: for a to-one link, a probe of the
+    /// linked class (kept until the key path is resolved); nil otherwise.
+    @usableFromInline
+    static func linkedProbe(_ kind: _PropertyKind, from object: Object) -> Object? {
+        guard kind.type == .link, !kind.isList, !kind.isComputed, !kind.isMap, let target = kind.linkTarget,
+              let probe = try? makeProbe(target) else { return nil }
+        lock.withLock { linked[ObjectIdentifier(object)] = probe }
+        return probe
+    }
+
     /// What key paths were found to read, so that each is probed once per process (a server
     /// builds the same type-safe queries for every request).
     nonisolated(unsafe) private static var known: [AnyKeyPath: PropertySchema] = [:]
+    nonisolated(unsafe) private static var knownPaths: [AnyKeyPath: String] = [:]
 
     /// The property of `type` that `keyPath` reads (type-safe queries; notification key paths).
     static func property<T: Object>(_ keyPath: PartialKeyPath<T>, of type: T.Type) -> PropertySchema {
         if let property = lock.withLock({ known[keyPath] }) { return property }
-        let property = probe(keyPath, of: type)
+        let properties = probe(keyPath, of: type)
+        guard let property = properties.first else {
+            misuse("A type-safe query can only use @Persisted properties of \(type.className())")
+        }
         lock.withLock { known[keyPath] = property }
         return property
     }
 
-    private static func probe<T: Object>(_ keyPath: PartialKeyPath<T>, of type: T.Type) -> PropertySchema {
-        let schema: ObjectSchema
-        do { schema = try ObjectSchema.of(type) } catch { misuse("\(error)") }
+    /// The names of the properties `keyPath` reads, one per link followed, joined by dots
+    /// (`\Dog.owner?.name` is "owner.name"): notification key paths.
+    static func path<T: Object>(_ keyPath: PartialKeyPath<T>, of type: T.Type) -> String {
+        if let path = lock.withLock({ knownPaths[keyPath] }) { return path }
+        let properties = probe(keyPath, of: type)
+        guard !properties.isEmpty else { misuse("A key path can only name @Persisted properties of \(type.className())") }
+        let path = properties.map(\.name).joined(separator: ".")
+        lock.withLock { knownPaths[keyPath] = path }
+        return path
+    }
+
+    /// An instance of `type` whose wrappers are all marked as probes.
+    private static func makeProbe(_ type: Object.Type) throws -> Object {
+        let schema = try ObjectSchema.of(type)
         guard let layout = schema.wrapperLayout else {
             misuse("Type-safe queries cannot read the layout of \(schema.className): use filter(_:) with a predicate string")
         }
         let probe = type.init()
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(probe).toOpaque())
         for wrapper in layout { _ = wrapper.type.markProbe(at: base + wrapper.offset) }
-        _ = probe[keyPath: keyPath]
-        let offset = lock.withLock { reported.removeValue(forKey: ObjectIdentifier(probe)) }
-        guard let offset, let index = layout.firstIndex(where: { $0.offset == offset }) else {
-            misuse("A type-safe query can only use @Persisted properties of \(schema.className)")
+        return probe
+    }
+
+    /// The properties `keyPath` reads, in order: the root's, then those of each linked probe.
+    private static func probe<T: Object>(_ keyPath: PartialKeyPath<T>, of type: T.Type) -> [PropertySchema] {
+        let root: Object
+        do { root = try makeProbe(type) } catch { misuse("\(error)") }
+        _ = (root as! T)[keyPath: keyPath]
+        var properties: [PropertySchema] = []
+        var current: Object? = root
+        while let object = current {
+            let (offset, next) = lock.withLock {
+                (reported.removeValue(forKey: ObjectIdentifier(object)), linked.removeValue(forKey: ObjectIdentifier(object)))
+            }
+            guard let offset, let schema = try? ObjectSchema.of(Swift.type(of: object)),
+                  let index = schema.wrapperLayout?.firstIndex(where: { $0.offset == offset }) else { break }
+            properties.append(schema.properties[index])
+            current = next
         }
-        return schema.properties[index]
+        return properties
     }
 }

@@ -38,8 +38,16 @@ final class ResultsQuery {
         /// Every object of the class.
         case table
         /// The objects a collection holds, in its order (a list, a set, linking objects),
-        /// read anew at each run.
-        case keys((QueryEvaluator) throws(StorageError) -> [ObjectKey])
+        /// read anew at each run; `owner`: the object the collection belongs to (nil for a
+        /// fixed set of objects).
+        case keys(owner: ManagedObject?, (QueryEvaluator) throws(StorageError) -> [ObjectKey])
+
+        /// The object whose collection gives the objects, if any (notifications: a change of
+        /// its class can change them, and once it is deleted there are none).
+        var owner: ManagedObject? {
+            if case .keys(let owner, _) = self { return owner }
+            return nil
+        }
     }
 
     enum Step {
@@ -127,7 +135,7 @@ final class ResultsQuery {
         var keys: [ObjectKey]
         switch source {
         case .table: keys = try evaluator.matchingKeys(predicate, of: schema)
-        case .keys(let read): keys = try evaluator.filter(read(evaluator), of: schema, by: predicate)
+        case .keys(_, let read): keys = try evaluator.filter(read(evaluator), of: schema, by: predicate)
         }
         var lazy: LazySort?
         for (i, step) in steps.enumerated() {

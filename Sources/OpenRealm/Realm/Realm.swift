@@ -236,10 +236,16 @@ public final class Realm {
 
     /// Moves the realm to the newest committed version, without notifications. Returns
     /// whether the version changed.
+    ///
+    /// When the newest is what the realm reads already, nothing changes: the read, its
+    /// caches and `generation` stay (the notifier takes a changed `generation` for a move,
+    /// RealmNotifier.swift, and objects for stale rows).
     @discardableResult
     func moveToNewestVersion() -> Bool {
+        let newest = store.beginRead()
+        guard newest.slot != readTransaction.slot else { return false }
         let before = readTransaction.version
-        readTransaction = store.beginRead()
+        readTransaction = newest
         // The frozen realm of the old version would keep it pinned.
         frozenCache = nil
         views = [:]
@@ -419,8 +425,24 @@ public final class Realm {
     /// notifications of what changed, as `refresh()` would).
     public func beginWrite() throws {
         try checkCanBeginWrite()
+        try deliverBeforeWriting()
         didBegin(try engine { () throws(StorageError) in try store.beginWrite() })
         try afterBegin()
+    }
+
+    /// Before a write asks for the write lane: moves to the newest version and delivers what
+    /// changed, so that observers run before the write holds the lane (other writers never
+    /// wait for them). What is committed between this and the lane is delivered when the
+    /// write begins (`afterBegin`): usually nothing.
+    ///
+    /// - Throws: `alreadyInWriteTransaction` when an observer began a write and left it open.
+    func deliverBeforeWriting() throws(Realm.Error) {
+        guard let notifier, notifier.hasObservers, writeTransaction == nil else { return }
+        moveToNewestVersion()
+        notifier.deliver()
+        guard writeTransaction == nil else {
+            throw Realm.Error(.alreadyInWriteTransaction, "a write transaction is already open on this realm", path: configuration.path)
+        }
     }
 
     /// The checks before a write may begin: none open here, not read-only, versions in bounds.
@@ -487,7 +509,14 @@ public final class Realm {
     }
 
     /// After this realm's commit: moves to the newest version and tells the observers.
+    ///
+    /// An async commit may finish while the realm's next write is open (on an actor, a write
+    /// may begin while the one before syncs); that write builds on this commit, so the realm
+    /// stays in it, and the write's own commit or cancel announces the version. Moving now
+    /// would call realm blocks inside the write and forget what its `withoutNotifying`
+    /// prepared.
     func didCommit(_ committed: VersionID) {
+        guard writeTransaction == nil else { return }
         moveToNewestVersion()
         notifier?.didCommit(committed)
     }
@@ -510,6 +539,8 @@ public final class Realm {
         // Every pending index change is made in this transaction (see `scheduleIndexChanges`).
         let ending = EndingWrite(transaction: transaction, deleted: deletedInWrite, indexChanges: pendingIndexChanges)
         writeTransaction = nil
+        // The realm reads its read version again.
+        generation += 1
         deletedInWrite.removeAll()
         pendingIndexChanges.removeAll()
         return ending
@@ -522,7 +553,7 @@ public final class Realm {
         // A write that began meanwhile (on a realm of an actor, while this commit synced)
         // takes them on; otherwise the next write does.
         if writeTransaction != nil { try? makePendingIndexChanges() }
-        notifier?.dropSkip()
+        // A write open meanwhile keeps its notifier state: its own commit or cancel moves on.
         if writeTransaction == nil {
             moveToNewestVersion()
             notifier?.didMove()
@@ -558,6 +589,7 @@ public final class Realm {
         asyncWrites.current = nil
         guard let transaction = writeTransaction else { return }
         writeTransaction = nil
+        generation += 1
         transaction.rollback()
         undoDeletionMarks()
         moveToNewestVersion()
