@@ -20,9 +20,13 @@ struct LeafSource {
     let rows: ClusterLeaf.SourceRows
     let view: ClusterLeafView
 
-    /// Nil when the node cannot be read as the leaf it was (then everything is encoded).
+    /// Nil when no block of the node can be reused, which is known before its pages are
+    /// touched (a bulk load's leaves are new or changed everywhere, and reading their nodes
+    /// only cost page faults), or when the node cannot be read as the leaf it was (then
+    /// everything is encoded).
     init?(_ rows: ClusterLeaf.SourceRows, _ context: TreeContext) {
-        guard rows.count > 0, let node = try? context.node(rows.ref, .clusterLeaf),
+        guard rows.count > 0, rows.keys.holdsAll(of: rows.count) || rows.columns.contains(where: { $0.holdsAll(of: rows.count) }),
+              let node = try? context.node(rows.ref, .clusterLeaf),
               let view = try? ClusterLeafView(node), view.count == rows.count else { return nil }
         self.rows = rows
         self.view = view

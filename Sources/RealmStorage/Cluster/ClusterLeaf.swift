@@ -39,6 +39,7 @@ package final class ClusterLeaf: TreeLeafBuffer {
     @exclusivity(unchecked) package private(set) var lists: [[ListCell]]
     @exclusivity(unchecked) package var byteEstimate: Int
     @exclusivity(unchecked) package var appendedAtEnd = false
+    @exclusivity(unchecked) package var leftBehindByAppends = false
     /// The committed node whose rows this buffer still partly holds, if any.
     @exclusivity(unchecked) package private(set) var source: SourceRows?
 

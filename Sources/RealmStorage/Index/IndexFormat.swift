@@ -30,6 +30,7 @@ package final class IndexLeaf: TreeLeafBuffer {
     // the dynamic checks cost more than the edits on the insert path (measured with callgrind).
     @exclusivity(unchecked) package private(set) var entries: [IndexEntry]
     @exclusivity(unchecked) package var appendedAtEnd = false
+    @exclusivity(unchecked) package var leftBehindByAppends = false
     /// The committed node whose entries this buffer still partly holds, if any.
     @exclusivity(unchecked) package private(set) var source: SourceEntries?
 

@@ -18,9 +18,11 @@ struct IndexLeafSource {
     let rows: IndexLeaf.SourceEntries
     let block: EntryBlockView
 
-    /// Nil when the node cannot be read as the leaf it was (then everything is encoded).
+    /// Nil when the node's block cannot be reused, which is known before its pages are touched,
+    /// or when the node cannot be read as the leaf it was (then everything is encoded).
     init?(_ rows: IndexLeaf.SourceEntries, _ context: TreeContext) {
-        guard rows.count > 0, let node = try? context.node(rows.ref, .indexLeaf),
+        guard rows.count > 0, rows.entries.leading >= 1, rows.entries.holdsAll(of: rows.count),
+              let node = try? context.node(rows.ref, .indexLeaf),
               let view = try? IndexLeafView(node), view.entries.count == rows.count else { return nil }
         self.rows = rows
         self.block = view.entries

@@ -177,6 +177,7 @@ extension BTree {
             let right = piece.splitOff(at: at)
             right.appendedAtEnd = piece.appendedAtEnd
             if right.appendedAtEnd { right.reserveCapacity(limits.leafCapacity) }
+            piece.leftBehindByAppends = piece.appendedAtEnd
             piece.appendedAtEnd = false
             pieces.insert(right, at: i + 1)
         }

@@ -61,6 +61,9 @@ package final class DecodedLeaves {
     var count: Int { clusters.count + indexes.count }
 
     func keep(_ leaf: ClusterLeaf, at ref: Ref, columns: [ColumnSpec]) {
+        // A full leaf an append stream left behind is not touched by it again: keeping the
+        // leaves of a bulk load only held memory (W1: 8 MiB of them cost 6,000 page faults, 5%).
+        guard !leaf.leftBehindByAppends else { return }
         for cells in leaf.lists {
             for cell in cells {
                 if case .dirty = cell { return }

@@ -27,6 +27,9 @@ package protocol TreeLeafBuffer: AnyObject {
     /// Set by inserts at the end of the leaf: a split then keeps this leaf full (append
     /// workloads produce full leaves instead of half-full ones).
     var appendedAtEnd: Bool { get set }
+    /// Set on the full leaf such a split leaves behind: the appends go on in the next one, so
+    /// the commit does not keep its buffer for the next transaction (DecodedLeaves.swift).
+    var leftBehindByAppends: Bool { get set }
     /// Moves entries `index...` into a new leaf and returns it.
     func splitOff(at index: Int) -> Self
     /// Appends all entries of `other`, whose keys are all larger.
