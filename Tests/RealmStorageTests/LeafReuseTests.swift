@@ -178,6 +178,34 @@ import Testing
         try store.verify()
     }
 
+    /// A one-field update leaves the keys and every other column of the leaf as they were:
+    /// their blocks are the node's bytes, copied. (An untouched column's run is `all(n)`, both
+    /// runs the whole node; reuse once asked for them to add up to exactly n, and so copied
+    /// nothing for pure updates.)
+    @Test func anUpdateCopiesTheUnchangedBlocks() throws {
+        let directory = TemporaryDirectory()
+        let store = try Store.open(path: directory.path(), options: StoreOptions(durability: .unsafe))
+        let setup = try store.beginWrite()
+        let table = try setup.createTable("Row", columns: [ColumnSpec(name: "n", type: .int), ColumnSpec(name: "s", type: .string),
+                                                           ColumnSpec(name: "d", type: .double)])
+        for i in 0..<100 { try setup.insert(table, values: [.int(Int64(i)), .string("row \(i)"), .double(Double(i))]) }
+        try setup.commit()
+        var counts: [Int] = []
+        for i in 0..<5 {
+            let transaction = try store.beginWrite()
+            try transaction.set(table, ObjectKey(Int64(10 + i)), ColumnKey(0), .int(1000 + Int64(i)))
+            try transaction.commit()
+            counts.append(transaction.reusedBlockCount)
+        }
+        #expect(counts == [3, 3, 3, 3, 3], "keys, s and d copied; n encoded")
+        let read = try store.beginRead().table(table)
+        for i in 0..<100 {
+            let n = try read.row(ObjectKey(Int64(i)))?.value(ColumnKey(0))
+            #expect(n == .int((10..<15).contains(i) ? 1000 + Int64(i - 10) : Int64(i)))
+        }
+        try store.verify()
+    }
+
     @Test func aLeafDecodedFromItsNodeIsExtendedToo() throws {
         let directory = TemporaryDirectory()
         let path = directory.path()

@@ -40,7 +40,7 @@ struct LeafSource {
             w.raw(view.keys.blockBytes)
             return true
         }
-        let added = leaf.keys[run.leading..<(leaf.keys.count - run.trailing)]
+        let added = leaf.keys[run.leading..<(leaf.keys.count - run.rest(of: n))]
         guard view.keys.holds(added) else { return false }
         view.keys.writeInserting(added, at: run.leading, to: &w)
         return true
@@ -55,7 +55,7 @@ struct LeafSource {
             w.raw(UnsafeRawBufferPointer(start: old.start, count: old.byteSize))
             return true
         }
-        return ColumnCodec.writeInserting(old, values[run.leading..<(values.count - run.trailing)], at: run.leading, to: &w)
+        return ColumnCodec.writeInserting(old, values[run.leading..<(values.count - run.rest(of: n))], at: run.leading, to: &w)
     }
 
     /// The same for list column `c`, whose lists are at `refs` (new lists already written).
@@ -66,7 +66,7 @@ struct LeafSource {
             w.raw(old.blockBytes)
             return true
         }
-        let added = refs[run.leading..<(refs.count - run.trailing)].map { Int64(bitPattern: $0.offset) }
+        let added = refs[run.leading..<(refs.count - run.rest(of: n))].map { Int64(bitPattern: $0.offset) }
         guard old.refs.holds(added) else { return false }
         w.u8(ColumnCodec.listRefsTag); w.u8(0); w.u8(0); w.u8(0)
         w.u32(UInt32(refs.count))

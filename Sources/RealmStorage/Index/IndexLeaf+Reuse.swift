@@ -37,7 +37,7 @@ struct IndexLeafSource {
         let shared = block.shared.count, suffix = block.fixedSuffix
         let run = rows.entries
         guard run.leading >= 1, run.holdsAll(of: n), entries.count >= n, suffix >= 0 else { return false }
-        let middle = entries[run.leading..<(entries.count - run.trailing)]
+        let middle = entries[run.leading..<(entries.count - run.rest(of: n))]
         let first = entries[0]
         for entry in middle {
             guard entry.prefixCount == shared + suffix, first.sharedPrefixLength(with: entry, limit: shared) == shared else { return false }
@@ -50,7 +50,7 @@ struct IndexLeafSource {
         w.raw(block.shared)
         w.padToAlignment()
         block.keys.writeInserting(keys, at: run.leading, to: &w)
-        let (leading, trailing, bytes) = (run.leading, run.trailing, block.bytes)
+        let (leading, trailing, bytes) = (run.leading, run.rest(of: n), block.bytes)
         w.reserve(entries.count * suffix) { out in
             out.copyMemory(from: bytes, byteCount: leading * suffix)
             var at = out + leading * suffix
