@@ -74,6 +74,7 @@ import Testing
             var reader = record.reader()
             let count = try reader.count(elementSize: 24)
             _ = try reader.u32()
+            if record.flags & CommitWriter.historyNonceFlag != 0 { _ = try reader.u64() }
             for _ in 0..<count {
                 let offset = Int(try reader.u64()), length = Int(try reader.u64())
                 _ = try reader.u64()

@@ -113,4 +113,74 @@ import Testing
         }
         #expect(crashes == Self.groupSizes.count, "every sync of the workload must have been crashed once")
     }
+    /// After each crash, the same transactions again: the rows the recovered file lacks are
+    /// inserted once more, one commit each, on a file that loses power again. The first
+    /// attempt's versions are still in the file (run headers, records, nodes), and the retries
+    /// write the same rows as the same versions; none of them may come back, whole or in part:
+    /// every image holds exactly the rows acknowledged, perhaps with the one in flight.
+    @Test(arguments: [2, StoreOptions().chainLength])
+    func rerunningTheLostTransactionsAfterACrashBringsNothingBack(chainLength: Int) throws {
+        let directory = TemporaryDirectory()
+        let total = Self.groupSizes.reduce(0, +) - 1
+        var checked = 0, openCrashes = 0
+        for n in 1...(Self.groupSizes.count + 1) {
+            guard let crash = try Self.run(crashingAt: n, path: directory.path("work-\(n).realm"), chainLength: chainLength) else { continue }
+            let firstPolicies: [CrashPolicy] = [.dropAll, .keepAll, .random(seed: 0x2E_2E &+ UInt64(n)), .random(seed: 0x2F_2F &+ UInt64(n))]
+            for (p, policy) in firstPolicies.enumerated() {
+                for m in 1...3 {
+                    let path = directory.path("rerun-\(n)-\(p)-\(m).realm")
+                    try crash.state.image(policy).write(to: path)
+                    let box = WrappedFileBox<CrashSimulatingFile>()
+                    let options = StoreOptions(limits: TreeLimits(leafCapacity: 4, innerCapacity: 4),
+                                               fileWrapper: box.wrapper { CrashSimulatingFile(wrapping: $0, crashAtSync: m) }, chainLength: chainLength)
+                    var acknowledged: Int
+                    do {
+                        let store: Store
+                        do {
+                            store = try Store(path: path, options: options)
+                        } catch {
+                            // The crash came in open's sync (no lock file vouches for the image).
+                            #expect(try #require(box.file).didCrash, "\(error)")
+                            openCrashes += 1
+                            continue
+                        }
+                        let recovered = try GroupCommitTests.ids(store.beginRead()) ?? []
+                        acknowledged = recovered.count
+                        do {
+                            let transaction = try store.beginWrite()
+                            let table = try transaction.table(named: "Row")?.info.key ?? transaction.createTable("Row", columns: GroupCommitTests.columns)
+                            try transaction.commit()
+                            for id in recovered.count..<total {
+                                let insert = try store.beginWrite()
+                                try insert.insert(table, values: [.int(Int64(id)), .string("row \(id)")])
+                                try insert.commit()
+                                acknowledged = id + 1
+                            }
+                        } catch {}
+                    }
+                    guard let second = try #require(box.file).crashState else { continue }
+                    let secondPolicies: [CrashPolicy] = [.dropAll, .keepAll, .random(seed: 0x3E_3E &+ UInt64(m)), .random(seed: 0x3F_3F &+ UInt64(m))]
+                    for (q, secondPolicy) in secondPolicies.enumerated() {
+                        let imagePath = directory.path("image-\(n)-\(p)-\(m)-\(q).realm")
+                        let context = "crash at sync \(n), policy \(policy); rerun crashed at sync \(m), policy \(secondPolicy)"
+                        do {
+                            try second.image(secondPolicy).write(to: imagePath)
+                            let store = try Store.open(path: imagePath, options: StoreOptions(create: false))
+                            try store.verify()
+                            let ids = try GroupCommitTests.ids(store.beginRead()) ?? []
+                            checked += 1
+                            let expected = Array(0..<ids.count)
+                            #expect(ids == expected && ids.count >= acknowledged && ids.count <= acknowledged + 1,
+                                    "\(acknowledged) rows were acknowledged, the image holds \(ids); \(context)")
+                        } catch {
+                            Issue.record("the image failed: \(error); \(context)")
+                        }
+                        try? FileManager.default.removeItem(atPath: imagePath)
+                        try? FileManager.default.removeItem(atPath: imagePath + ".lock")
+                    }
+                }
+            }
+        }
+        #expect(checked > 100 && openCrashes > 0, "\(checked) images checked, \(openCrashes) crashes in open")
+    }
 }

@@ -27,7 +27,8 @@ import Darwin
 //   8    4   layout version (1)
 //   12   4   slot count
 //   16   8   the newest durable version, written by the process that made it durable
-//   24   8   the slot of the process that took the write lock last
+//   24   8   the slot of the process that took the write lock last (also how a writer knows
+//            nobody wrote since its own last turn, Store+Process.swift)
 //   64   32n slots: u64 owner pid (for humans), u64 floor, u64 waiting for the write lock
 //            (1 or 0), u64 reserved
 //
@@ -67,6 +68,10 @@ final class ProcessCoordination: @unchecked Sendable {
     private let slot: Int
     /// Whether this process found nobody else with the file open when it opened it.
     let openedAlone: Bool
+    /// For the process that opened alone: the version the table left by the processes before
+    /// it named durable (nil when there was no such table). A recovered version that is not
+    /// this one may have been written and never synced (Store.swift, `settle`).
+    private(set) var previousDurable: UInt64?
 
     static let tableSize = 4096
     static let magic: [UInt8] = Array("ORLock\0\u{1}".utf8)
@@ -124,6 +129,13 @@ final class ProcessCoordination: @unchecked Sendable {
             // (`finishedOpening`); the others let the next opener in at once.
             defer { if !alone { _ = openrealm_range_lock(fd, Self.openingByte, 1, 0, 0) } }
             if alone {
+                // What the processes before this one made durable last, if their table is one.
+                if Self.problem(fd) == nil {
+                    var value: UInt64 = 0
+                    if withUnsafeMutableBytes(of: &value, { pread(fd, $0.baseAddress, 8, off_t(Self.durableOffset)) }) == 8 {
+                        previousDurable = UInt64(littleEndian: value)
+                    }
+                }
                 try Self.writeFreshTable(fd, path: lockPath)
             }
             // Shared from here on (converting an exclusive lock is atomic).
@@ -250,11 +262,28 @@ final class ProcessCoordination: @unchecked Sendable {
 
     // MARK: The write lock
 
+    /// Whether the write lock, when this process last took it, came from another process (or
+    /// it cannot tell: no table, or none of its own turns before) rather than from this
+    /// process's previous turn. Written and read by the lock's holder.
+    private(set) var tookOverFromOther = true
+    private var hadATurn = false
+
+    /// Makes the next turn count as taken over from another process (its catch-up failed).
+    func forgetTurn() { hadATurn = false }
+
+    /// Called with the lock just taken: notes whose turn came before, and that it is ours now.
+    private func takeTurn(_ table: UnsafeMutableRawPointer) {
+        tookOverFromOther = !hadATurn || openrealm_shared_load(table + Self.lastWriterOffset) != UInt64(slot)
+        hadATurn = true
+        openrealm_shared_store(table + Self.lastWriterOffset, UInt64(slot))
+    }
+
     /// Takes the write lock, waiting (this thread) while another process holds it, or while
     /// it is another's turn (see the header).
     func lockWriter() throws(StorageError) {
         if tryLockWriter() { return }
         guard let table else {
+            tookOverFromOther = true
             return try Self.lock(fd, Self.writerByte, mode: 2, path: path + ".lock")
         }
         let waiting = Self.slotField(table, slot, 2)
@@ -264,18 +293,21 @@ final class ProcessCoordination: @unchecked Sendable {
             usleep(200)  // the waiter was woken when the lock went; let it take it
         }
         try Self.lock(fd, Self.writerByte, mode: 2, path: path + ".lock")
-        openrealm_shared_store(table + Self.lastWriterOffset, UInt64(slot))
+        takeTurn(table)
     }
 
     /// Takes the write lock if no other process holds it and it is not another's turn.
     func tryLockWriter() -> Bool {
         guard openrealm_range_lock(fd, Self.writerByte, 1, 2, 0) == 0 else { return false }
-        guard let table else { return true }
+        guard let table else {
+            tookOverFromOther = true
+            return true
+        }
         if openrealm_shared_load(table + Self.lastWriterOffset) == UInt64(slot) && othersWaiting() {
             unlockWriter()
             return false
         }
-        openrealm_shared_store(table + Self.lastWriterOffset, UInt64(slot))
+        takeTurn(table)
         return true
     }
 

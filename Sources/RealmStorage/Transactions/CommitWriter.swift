@@ -9,8 +9,8 @@
 //      only shorten the list) and the commit record, then encodes both. Queued nodes are
 //      merged into contiguous extents; the record lists each extent with its checksum.
 //      The record: u32 extent count, u32 group depth (0, or for the last commit of a group
-//      how many versions back the extents it lists reach), then per extent u64 offset,
-//      u64 length, u64 checksum.
+//      how many versions back the extents it lists reach), u64 history nonce (flag 2; see
+//      below), then per extent u64 offset, u64 length, u64 checksum.
 //   4. `write` grows the file if needed, writes the extents and the record, writes the new
 //      root slot into the slot not holding the newest version, writes the selector, and syncs
 //      once (FileHeader.swift, invariants 1-3).
@@ -23,6 +23,14 @@
 // one's slot is written, so its record must vouch for everything it may reach that is not yet
 // durable: `finish` lists the extents of the earlier unsynced versions (`carrying`) before its
 // own, whose checksums it returns for the versions after it to carry in turn.
+//
+// The history nonce. A run header links to the version before it by that version's record
+// checksum (FileHeader.swift, invariant 4). A commit that failed and is retried can be the
+// same bytes as the first attempt: same version, same allocator, same nodes, same record.
+// The run headers the failed attempt's successors left would then link to the retry, and
+// versions whose callers were told they failed would come back at the next open. So every
+// record holds a random number drawn when the store opens and drawn again whenever a write
+// or sync fails (`GroupState.nonce`): two attempts at a version never share a record checksum.
 
 /// A run of bytes a commit wrote, with the version that wrote it and its checksum, as a
 /// commit record lists it.
@@ -39,6 +47,8 @@ final class CommitWriter: NodeSink {
     /// Commit record flag 1: its extents' checksums are `Checksum.lanes` (format 2); without
     /// it, `Checksum.of` (records of format 1 files).
     static let laneChecksumsFlag: UInt8 = 1
+    /// Commit record flag 2: a u64 history nonce follows the group depth (see above).
+    static let historyNonceFlag: UInt8 = 2
 
     let version: VersionID
     @exclusivity(unchecked) var free: FreeSpace
@@ -127,8 +137,9 @@ final class CommitWriter: NodeSink {
     /// gathered in `buffer` (emptied first; pass one whose storage can be reused). The record
     /// lists `carrying` (extents of earlier versions not yet synced) before this commit's own.
     /// `link`: the commit record checksum of the version this one follows, for its run header.
+    /// `nonce`: the writing history's (see above).
     func finish(topRef: Ref, reusing buffer: [UInt8] = [], carrying: [RecordedExtent] = [], coveredFrom: UInt64? = nil,
-                link: UInt64 = 0) -> Prepared {
+                link: UInt64 = 0, nonce: UInt64 = .random(in: .min ... .max)) -> Prepared {
         let freeListSize = NodeLayout.aligned(FreeSpace.nodeSize(entries: free.extents.count))
         let freeListOffset = free.allocate(UInt64(freeListSize))
 
@@ -153,7 +164,7 @@ final class CommitWriter: NodeSink {
             }
         }
 
-        let recordSize = NodeLayout.aligned(24 + (carrying.count + runs.count) * 24)
+        let recordSize = NodeLayout.aligned(32 + (carrying.count + runs.count) * 24)
         let recordOffset = free.allocate(UInt64(recordSize))
         pieces[freeListIndex].bytes = free.encoded(version: version, size: freeListSize)
 
@@ -167,6 +178,7 @@ final class CommitWriter: NodeSink {
         var record = NodeWriter(capacity: recordSize)
         record.u32(UInt32(carrying.count + runs.count))
         record.u32(carrying.isEmpty ? 0 : UInt32(clamping: version.value - (coveredFrom ?? version.value)))
+        record.u64(nonce)
         for extent in carrying {
             record.u64(extent.offset)
             record.u64(extent.length)
@@ -193,7 +205,7 @@ final class CommitWriter: NodeSink {
             extents.append((run.offset, range))
             recorded.append(RecordedExtent(version: version.value, offset: run.offset, length: UInt64(run.length), checksum: checksum))
         }
-        let recordBytes = record.finish(kind: .commitRecord, version: version, flags: CommitWriter.laneChecksumsFlag)
+        let recordBytes = record.finish(kind: .commitRecord, version: version, flags: CommitWriter.laneChecksumsFlag | CommitWriter.historyNonceFlag)
         let slot = RootSlot(version: version, topRef: topRef, freeListRef: Ref(freeListOffset), logicalSize: free.logicalSize,
                             commitRecordRef: Ref(recordOffset), commitRecordChecksum: Checksum.of(recordBytes),
                             nextRun: free.reserveNextRun(), runHeader: runHeaderOffset.map(Ref.init) ?? .none)

@@ -23,7 +23,12 @@ import Dispatch
 // A failed sync fails every version of the group and every version written on top of it:
 // their callers get the error, nothing of them is published, the store's allocator goes back
 // to the durable version's (`allocatorStale`), and `lineage` changes, so that a transaction
-// that began on a failed tip cannot commit.
+// that began on a failed tip cannot commit. The failed versions may have reached the disk
+// whole all the same, so they are made unreachable: the slot the sync wrote and every failed
+// version's run header are zeroed and synced, and the history nonce changes (CommitWriter.swift),
+// so that a retried version never links the failed ones' run headers again. Whatever of the
+// zeroing fails waits in `pendingInvalidation`: the next write makes it durable before it
+// writes anything (`invalidateFailedRoots`), or fails.
 
 extension Store {
     /// What the store knows of versions written but not yet durable. Guarded by `stateLock`.
@@ -53,6 +58,10 @@ extension Store {
         /// Bytes the versions after the head wrote: their space is not reused until a newer
         /// head is durable, so a long chain of large commits writes a slot sooner.
         var chainBytes: UInt64 = 0
+        /// The history nonce of the records this process writes (CommitWriter.swift).
+        var nonce = UInt64.random(in: .min ... .max)
+        /// Roots of failed versions (a slot, run headers) still to be zeroed, as (offset, length).
+        var pendingInvalidation: [(offset: UInt64, length: Int)] = []
 
         init(durableFree: FreeSpace, durableFreeVersion: UInt64, durableCoveredFrom: UInt64, head: (version: UInt64, slotIndex: Int)) {
             self.durableFree = durableFree
@@ -82,7 +91,8 @@ extension Store {
     /// - Throws: `ioFailure` when the transaction began on versions whose sync failed.
     /// `floor`: every version from it on is pinned by a reader in another process.
     func groupPins(for transaction: WriteTransaction) throws(StorageError)
-        -> (pins: [UInt64], spacePins: [UInt64], carried: [RecordedExtent], durable: UInt64, floor: UInt64, head: UInt64, chainBytes: UInt64) {
+        -> (pins: [UInt64], spacePins: [UInt64], carried: [RecordedExtent], durable: UInt64, floor: UInt64, head: UInt64, chainBytes: UInt64,
+            nonce: UInt64) {
         try stateLock.withLock { () throws(StorageError) in
             try checkLineage(transaction.lineage)
             let durable = committed.slot.version.value
@@ -106,7 +116,7 @@ extension Store {
             // (invariant 5): recovery walks their run headers and records from it. Only space
             // needs that; the change history follows the readers.
             return (including(after: lowest), including(after: min(lowest, group.head.version)),
-                    group.extents.filter { $0.version > durable }, durable, floor, group.head.version, group.chainBytes)
+                    group.extents.filter { $0.version > durable }, durable, floor, group.head.version, group.chainBytes, group.nonce)
         }
     }
 
@@ -174,14 +184,24 @@ extension Store {
             if let newHead { try writeSlot(batch[newHead].state.slot, slotIndex: target) }
             if options.durability == .full { try file.sync() }
         } catch {
-            if newHead != nil { invalidateSlot(target) }
-            if let first = batch.first, !first.state.slot.runHeader.isNone { invalidateRunHeader(first.state.slot.runHeader) }
+            // Zeroed here, before the lineage changes: until then no writer allocates where a
+            // failed version's root is (they are all nodes of the tip's chain).
+            let known = stateLock.withLock { group.unsynced }
+            var roots = Self.roots(of: known)
+            if newHead != nil { roots.append((UInt64(FileHeader.slotOffsets[target]), FileHeader.slotSize)) }
+            let zeroed = zero(roots)
             let (failed, told): ([Unsynced], [() -> Void]) = stateLock.withLock {
                 let failed = group.unsynced
+                // Left for the next writer: the roots of versions written since `known` was
+                // taken, and the others too when zeroing them failed.
+                let late = Self.roots(of: Array(failed.dropFirst(known.count)))
+                group.pendingInvalidation += (zeroed ? [] : roots) + late
+                group.chainBytes -= min(group.chainBytes, failed.reduce(0) { $0 + $1.bytes })
                 group.unsynced = []
                 group.extents = []
                 group.tip = nil
                 group.lineage &+= 1
+                group.nonce = .random(in: .min ... .max)
                 group.allocatorStale = true
                 unlockProcessIfIdle()
                 return (failed, takePublishAnswers())
@@ -209,6 +229,49 @@ extension Store {
             return takePublishAnswers()
         }
         return batch.map { version in { version.done(.success(version.state.slot.version)) } } + told
+    }
+}
+
+extension Store {
+    /// The run headers of `versions`, as (offset, length).
+    private static func roots(of versions: [Unsynced]) -> [(offset: UInt64, length: Int)] {
+        versions.compactMap { $0.state.slot.runHeader.isNone ? nil : ($0.state.slot.runHeader.offset, RunHeader.size) }
+    }
+
+    /// Zeroes `roots` and syncs; false when a write or the sync failed.
+    private func zero(_ roots: [(offset: UInt64, length: Int)]) -> Bool {
+        do throws(StorageError) {
+            try writeZeros(roots)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Zeroes `roots` and syncs (when the store syncs at all).
+    func writeZeros(_ roots: [(offset: UInt64, length: Int)]) throws(StorageError) {
+        guard !roots.isEmpty else { return }
+        for root in roots {
+            try file.write([UInt8](repeating: 0, count: root.length), at: root.offset)
+        }
+        if options.durability == .full { try file.sync() }
+    }
+
+    /// For the lane's holder, before it writes anything: makes the zeroing a failed sync could
+    /// not finish durable (see above). Nothing is written over those places before this: they
+    /// belong to failed versions, and the first writer after the failure comes here first.
+    ///
+    /// - Throws: `ioFailure` when it fails again; the roots stay pending.
+    func invalidateFailedRoots() throws(StorageError) {
+        let pending = stateLock.withLock { group.pendingInvalidation }
+        guard !pending.isEmpty else { return }
+        do throws(StorageError) {
+            try writeZeros(pending)
+        } catch {
+            throw StorageError(.ioFailure, "commits that failed to reach the disk could not yet be made unreachable in the file, so nothing new can be written: \(error.message)",
+                               path: path)
+        }
+        stateLock.withLock { group.pendingInvalidation.removeFirst(pending.count) }
     }
 }
 

@@ -12,6 +12,10 @@ enum Recovery {
         var physicalSize: UInt64
         /// A slot that names a newer version whose commit did not verify (to be cleared).
         var refusedSlot: Int?
+        /// A run header where this version's successor's goes, naming a newer version that did
+        /// not verify (to be cleared, as the slot: the successor written instead may go into a
+        /// slot and leave it, and a later write could make it verify).
+        var refusedRunHeader: UInt64?
         /// The versions after this one wrote what the slot's commit record lists: the record of
         /// the last commit of a group lists the whole group's extents (GroupCommit.swift).
         var coveredFrom: UInt64
@@ -21,7 +25,7 @@ enum Recovery {
         var format: UInt32
     }
 
-    static func open(file: StorageFile, path: String) throws(StorageError) -> Result {
+    static func open(file: StorageFile, path: String, minimumMapping: Int = 1 << 30) throws(StorageError) -> Result {
         let size = try file.size()
         guard size >= UInt64(FileHeader.size) else {
             throw StorageError(.invalidDatabase, size == 0 ? "the file is empty; it is not a realm file"
@@ -41,7 +45,7 @@ enum Recovery {
             throw StorageError(.fileCorrupted, "the header names page size \(pageSize)", path: path)
         }
 
-        let mapping = try file.map(length: reservation(for: size))
+        let mapping = try file.map(length: reservation(for: size, minimum: minimumMapping))
         var slots: [(index: Int, slot: RootSlot)] = []
         for index in 0..<2 {
             let offset = FileHeader.slotOffsets[index]
@@ -75,8 +79,11 @@ enum Recovery {
                 let top = try decodeTop(of: candidate.root, mapping: mapping)
                 let free = try decodeFreeSpace(of: candidate.root, mapping: mapping)
                 let version = candidate.root.version.value
+                let next = candidate.root.nextRun
+                let refusedRunHeader = next != 0 && RunHeader.decode(at: next, base: mapping.base, limit: min(size, UInt64(mapping.length)))
+                    .map { $0.root.version.value > version } == true ? next : nil
                 return Result(slot: candidate.root, slotIndex: candidate.slotIndex, top: top, free: free, mapping: mapping,
-                              physicalSize: size, refusedSlot: refusedSlot == candidate.head.slotIndex ? nil : refusedSlot,
+                              physicalSize: size, refusedSlot: refusedSlot, refusedRunHeader: refusedRunHeader,
                               coveredFrom: version - min(UInt64(depth), version), head: candidate.head, format: format)
             } catch {
                 throw StorageError(.fileCorrupted, error.message, path: path)
@@ -102,8 +109,8 @@ enum Recovery {
     }
 
     /// Address space to reserve for a file of `size` bytes: room to grow without remapping.
-    static func reservation(for size: UInt64) -> Int {
-        var length = 1 << 30
+    static func reservation(for size: UInt64, minimum: Int = 1 << 30) -> Int {
+        var length = minimum
         while UInt64(length) < size * 2 { length *= 2 }
         return length
     }
@@ -147,6 +154,7 @@ enum Recovery {
         var r = record.reader()
         let count = try r.count(elementSize: 24)
         let depth = try r.u32()
+        if record.flags & CommitWriter.historyNonceFlag != 0 { _ = try r.u64() }
         let lanes = record.flags & CommitWriter.laneChecksumsFlag != 0
         for _ in 0..<count {
             let offset = try r.u64(), length = try r.u64(), sum = try r.u64()

@@ -26,7 +26,7 @@ extension Store {
         let base = transaction.base
         let version = transaction.version
         var top = transaction.top
-        let (pins, spacePins, carried, durable, floor, head, chainBytes) = try groupPins(for: transaction)
+        let (pins, spacePins, carried, durable, floor, head, chainBytes, nonce) = try groupPins(for: transaction)
         let writer = CommitWriter(version: version, free: free)
         let context = transaction.context
 
@@ -79,7 +79,7 @@ extension Store {
         var reused: [UInt8] = []
         swap(&reused, &commitBuffer)
         let prepared = writer.finish(topRef: topRef, reusing: reused, carrying: carried, coveredFrom: durable,
-                                     link: base.slot.commitRecordChecksum)
+                                     link: base.slot.commitRecordChecksum, nonce: nonce)
         return PreparedCommit(commit: prepared, top: top, free: writer.free, base: base, lineage: transaction.lineage, coveredFrom: durable,
                               written: transaction.context.written, needsSlot: !chained)
     }
@@ -94,9 +94,21 @@ extension Store {
         // Kept for the next commit unless it was huge; set first, while the lane is surely
         // held (after `lane.release()` the next writer may already be swapping it out).
         if commit.data.capacity <= 64 << 20 { commitBuffer = commit.data }
+        try invalidateFailedRoots()
         try growFile(to: commit.slot.logicalSize)
-        try commit.writeNodes(to: file)
-        let mapping = try self.mapping(prepared.base.mapping, covering: commit.slot.logicalSize)
+        let mapping: Mapping
+        do throws(StorageError) {
+            try commit.writeNodes(to: file)
+            mapping = try self.mapping(prepared.base.mapping, covering: commit.slot.logicalSize)
+        } catch {
+            // Its run header may be whole in the file: zeroed before the next write, and a
+            // retry of this version gets another record checksum (GroupCommit.swift).
+            stateLock.withLock {
+                if let header = commit.runHeader { group.pendingInvalidation.append((header.offset, RunHeader.size)) }
+                group.nonce = .random(in: .min ... .max)
+            }
+            throw error
+        }
         let state = Committed(slot: commit.slot, slotIndex: -1, top: prepared.top, mapping: mapping)
         let finish: @Sendable (Result<VersionID, StorageError>) -> Void
         if groupable {
@@ -174,7 +186,7 @@ extension Store {
     /// `mapping`, or a larger one when it does not reach `size` (older mappings stay valid for
     /// the versions that read through them).
     func mapping(_ mapping: Mapping, covering size: UInt64) throws(StorageError) -> Mapping {
-        size > UInt64(mapping.length) ? try file.map(length: Recovery.reservation(for: size)) : mapping
+        size > UInt64(mapping.length) ? try file.map(length: Recovery.reservation(for: size, minimum: options.minimumMapping)) : mapping
     }
 
     /// Grows the file ahead of need, so that steady writes do not resize it every commit.
@@ -201,28 +213,6 @@ extension Store {
             fileFormat = FileHeader.formatVersion
         }
         try CommitWriter.Prepared.writeSlot(slot, to: file, slotIndex: index)
-    }
-
-    /// After a failed sync, makes sure the slot it may have written cannot be taken for a
-    /// committed version at the next open (best effort: the next sync overwrites it anyway).
-    func invalidateSlot(_ index: Int) {
-        let zeros = [UInt8](repeating: 0, count: FileHeader.slotSize)
-        zeros.withUnsafeBytes { bytes in
-            _ = try? file.write(bytes, at: UInt64(FileHeader.slotOffsets[index]))
-        }
-        if options.durability == .full { _ = try? file.sync() }
-    }
-
-    /// After a failed sync, the same for the first run header the failed group wrote: the chain
-    /// then ends at the durable version, and none of the group's versions, even if all of them
-    /// reached the disk, is taken at the next open (best effort, as above; the next commit
-    /// writes its run header there anyway).
-    func invalidateRunHeader(_ ref: Ref) {
-        let zeros = [UInt8](repeating: 0, count: RunHeader.size)
-        zeros.withUnsafeBytes { bytes in
-            _ = try? file.write(bytes, at: ref.offset)
-        }
-        if options.durability == .full { _ = try? file.sync() }
     }
 }
 

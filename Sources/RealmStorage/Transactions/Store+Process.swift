@@ -10,11 +10,12 @@ import Dispatch
 // holder, or the sync that made the last commit durable), so writers of different processes
 // take turns between commits, and group commit still works within one.
 //
-// Having just taken the lock, the writer looks for a newer version: when another process
-// committed since this one last wrote, the newest version (in a root slot or the chain of run
-// headers after one, FileHeader.swift), its free list and its record's reach are loaded from
-// the file before the transaction starts (`catchUpWithFile`). Kept leaves and the allocator of
-// the older version are dropped.
+// Having just taken the lock from another process, the writer catches up: when that one
+// committed since this one last wrote, the version the lock file names durable (in a root slot
+// or the chain of run headers after one, FileHeader.swift), its free list and its record's
+// reach are loaded from the file before the transaction starts, and anything newer in the file
+// (left by a writer that failed or died) is made unreachable (`catchUpWithFile`). Kept leaves
+// and the allocator of the older version are dropped.
 //
 // Reads. A reader begins on the newest durable version any process made: when the lock file's
 // durable version is newer than this process's, the reader pins it (publishing its floor),
@@ -74,6 +75,7 @@ extension Store {
     /// After a failed `enterWrite`: the lock goes again if it was taken (the catch-up failed),
     /// so that the next writer takes it and catches up afresh.
     private func abandonProcessHold() {
+        coordination?.forgetTurn()
         stateLock.withLock {
             processHold.writers -= 1
             unlockProcessIfIdle()
@@ -90,6 +92,9 @@ extension Store {
 
     private func lockedForWriting() throws(StorageError) {
         stateLock.withLock { processHold.locked = true }
+        // When this process had the last turn, nobody wrote since, and nothing is to be done
+        // (looking cost a stat and a walk of the chain at every commit).
+        guard coordination?.tookOverFromOther ?? false else { return }
         try catchUpWithFile()
     }
 
@@ -111,23 +116,51 @@ extension Store {
         processHold.locked = false
     }
 
-    /// With the write lock just taken: loads the newest version from the file when another
-    /// process wrote it, so that this process's next commit builds on it and allocates from
-    /// its free list.
+    /// With the write lock just taken: loads the newest durable version when another process
+    /// made it, so that this process's next commit builds on it and allocates from its free
+    /// list; and makes sure nothing newer than it can be taken for a committed version.
+    ///
+    /// The version built on is the one the lock file names durable, never simply the newest the
+    /// file holds: a process killed while it wrote, or whose sync failed, leaves versions that
+    /// were never acknowledged and may be half written (their run header whole, their nodes
+    /// not). Those are made unreachable here (`endHistory`), as recovery does at open.
     private func catchUpWithFile() throws(StorageError) {
         let (current, known) = stateLock.withLock { (committed, group.durableFreeVersion) }
-        // Only another process makes the file's newest version newer than this one's own: it
-        // published it durable before letting the write lock go, and a newer head is in a slot.
+        // Only another process makes the lock file's durable version newer than this one's own:
+        // it publishes each version it makes durable before it lets the write lock go.
         let published = coordination?.durableVersion ?? 0
-        guard published > known || (Self.newestSlot(in: current.mapping)?.slot.version.value ?? 0) > known else { return }
+        let target = max(published, known)
         // Not read for every commit: a stat per commit made each sync write the inode too
         // (W2 -20%). Growth by another process without a commit is caught in `growFile`.
         physicalSize = try file.size()
-        guard let newest = roots(in: current.mapping).first else {
-            throw StorageError(.fileCorrupted, "neither root slot holds a valid version", path: path)
+        // Chains are read through the mapping: it must cover the file, which another process
+        // may have grown past this one's reservation.
+        let mapping = try self.mapping(current.mapping, covering: physicalSize)
+        let all = roots(in: mapping, size: physicalSize)
+        guard let found = all.first(where: { $0.root.version.value == target }) else {
+            throw StorageError(.fileCorrupted, "the lock file names version \(target) durable, but no root slot or run header of the file holds it",
+                               path: path)
         }
-        guard newest.root.version.value > known else { return }
-        try adopt(newest, over: current.mapping)
+        try endHistory(at: found, mapping: mapping)
+        guard target > known else { return }
+        try adopt(found, over: mapping)
+    }
+
+    /// Zeroes (and syncs) every root slot naming a version newer than `base` and the run header
+    /// where `base`'s successor's goes when it names a newer one: what a writer that failed or
+    /// died left after the last durable version. Nothing is written when there is none.
+    private func endHistory(at base: FoundRoot, mapping: Mapping) throws(StorageError) {
+        let version = base.root.version.value
+        var stale: [(offset: UInt64, length: Int)] = []
+        for (slot, index) in Self.slots(in: mapping) where slot.version.value > version {
+            stale.append((UInt64(FileHeader.slotOffsets[index]), FileHeader.slotSize))
+        }
+        let next = base.root.nextRun
+        if next != 0, let header = RunHeader.decode(at: next, base: mapping.base, limit: min(physicalSize, UInt64(mapping.length))),
+           header.root.version.value > version {
+            stale.append((next, RunHeader.size))
+        }
+        try writeZeros(stale)
     }
 
     /// For a store opened beside other processes: recovery takes the newest version that
@@ -135,10 +168,11 @@ extension Store {
     /// (its sync may still fail). This process starts from the version the lock file names
     /// durable instead. Called at the end of `init`, while every version counts as pinned.
     func startFromPublishedDurable() throws(StorageError) {
-        guard let durable = coordination?.durableVersion, durable != 0, durable != committed.slot.version.value,
-              let found = root(holding: VersionID(durable), in: committed.mapping) else { return }
+        guard let durable = coordination?.durableVersion, durable != 0, durable != committed.slot.version.value else { return }
         physicalSize = try file.size()
-        try adopt(found, over: committed.mapping)
+        let mapping = try self.mapping(committed.mapping, covering: physicalSize)
+        guard let found = roots(in: mapping, size: physicalSize).first(where: { $0.root.version.value == durable }) else { return }
+        try adopt(found, over: mapping)
     }
 
     /// Makes the version `found` names the newest committed one and the allocator's base.
@@ -160,7 +194,14 @@ extension Store {
             group.durableFreeVersion = slot.version.value
             group.durableCoveredFrom = slot.version.value - min(UInt64(depth), slot.version.value)
             group.head = found.head
+            // Unknown: the other process wrote the chain after the head. No reuse is lost by
+            // counting none (chainBytes only decides when a commit writes a slot).
+            group.chainBytes = 0
             group.allocatorStale = false
+            // Roots of this process's failed versions: the other process may have written over
+            // them since (and made them unreachable, `catchUpWithFile`).
+            group.pendingInvalidation = []
+            group.nonce = .random(in: .min ... .max)
             // Leaves kept by this process's last commit describe an older version.
             group.lineage &+= 1
         }
@@ -183,8 +224,9 @@ extension Store {
             return nil
         }
         if current.slot.version == version { return current }
-        guard let found = root(holding: version, in: current.mapping),
-              let loaded = try? load(found.root, index: found.slotIndex, over: current.mapping) else {
+        guard let size = try? file.size(), let mapping = try? self.mapping(current.mapping, covering: size),
+              let found = roots(in: mapping, size: size).first(where: { $0.root.version == version }),
+              let loaded = try? load(found.root, index: found.slotIndex, over: mapping) else {
             registry.unpin(version)
             return nil
         }
@@ -192,13 +234,16 @@ extension Store {
     }
 
     /// `catchUpForReading` with the file's newest version in place of the lock file's durable
-    /// version: pinned, then found still the newest, then loaded.
+    /// version: pinned, then found still the newest and whole (a writer may be writing it, or
+    /// have died doing so), then loaded.
     func catchUpToNewestSlot() -> Committed? {
         let current = stateLock.withLock { committed }
-        guard let newest = roots(in: current.mapping).first else { return nil }
+        guard let size = try? file.size(), let mapping = try? self.mapping(current.mapping, covering: size),
+              let newest = roots(in: mapping, size: size).first else { return nil }
         registry.pin(newest.root.version)
-        guard let again = roots(in: current.mapping).first, again.root.version == newest.root.version,
-              let loaded = try? load(newest.root, index: newest.slotIndex, over: current.mapping) else {
+        guard let again = roots(in: mapping, size: size).first, again.root.version == newest.root.version,
+              (try? Recovery.verifyCommit(newest.root, mapping: mapping, physicalSize: size)) != nil,
+              let loaded = try? load(newest.root, index: newest.slotIndex, over: mapping) else {
             registry.unpin(newest.root.version)
             return nil
         }
@@ -235,10 +280,6 @@ extension Store {
         }
     }
 
-    private static func newestSlot(in mapping: Mapping) -> (slot: RootSlot, index: Int)? {
-        slots(in: mapping).max { $0.slot.version < $1.slot.version }
-    }
-
     /// A version's root as the file names it: in a slot (`slotIndex`) or a run header (-1),
     /// and the slot its chain starts from.
     struct FoundRoot {
@@ -248,10 +289,10 @@ extension Store {
     }
 
     /// Every root the slots and the chains after them name now, newest first (a version in a
-    /// slot before the same version in the other slot's chain). Reads the file's size: the
-    /// chains are read through the mapping, which must not be touched past the end of the file.
-    private func roots(in mapping: Mapping) -> [FoundRoot] {
-        guard let size = try? file.size() else { return [] }
+    /// slot before the same version in the other slot's chain). `size`: the file's, read by the
+    /// caller, who mapped at least that much (chains are read through the mapping, which must
+    /// not be touched past the end of the file).
+    private func roots(in mapping: Mapping, size: UInt64) -> [FoundRoot] {
         var found: [FoundRoot] = []
         for (slot, index) in Self.slots(in: mapping) {
             found.append(FoundRoot(root: slot, slotIndex: index, head: (slot.version.value, index)))
@@ -260,10 +301,6 @@ extension Store {
             }
         }
         return found.sorted { ($0.root.version, $0.slotIndex) > ($1.root.version, $1.slotIndex) }
-    }
-
-    private func root(holding version: VersionID, in mapping: Mapping) -> FoundRoot? {
-        roots(in: mapping).first { $0.root.version == version }
     }
 
     // MARK: Other processes

@@ -89,6 +89,7 @@ package final class Store: @unchecked Sendable {
         syncQueue = DispatchQueue(label: "openrealm.sync")
         let file: StorageFile
         let coordination: ProcessCoordination?
+        var created = false
         if options.durability == .memOnly {
             let memory = try MemoryFile(name: path)
             try Store.writeGenesis(memory)
@@ -103,6 +104,7 @@ package final class Store: @unchecked Sendable {
                     throw StorageError(.fileNotFound, "no realm file exists at this path", path: path, errno: ENOENT)
                 }
                 try Store.create(path: path)
+                created = true
             }
             let posix = try PosixFile(path: path, mode: options.readOnly ? .readOnly : .openExisting)
             file = options.fileWrapper?(posix) ?? posix
@@ -115,9 +117,12 @@ package final class Store: @unchecked Sendable {
         // the newest (the reader table's argument, ProcessCoordination.swift).
         if !alone { coordination?.publishFloor(1) }
         defer { if !alone { coordination?.publishFloor(0) } }
-        let recovered = try Recovery.open(file: file, path: path)
-        if alone, let refused = recovered.refusedSlot, !options.readOnly, options.durability != .memOnly {
-            try Store.clearSlot(refused, of: file)
+        let recovered = try Recovery.open(file: file, path: path, minimumMapping: options.minimumMapping)
+        if alone, !options.readOnly, options.durability != .memOnly {
+            // Synced unless it is known durable: created just now, or what the processes before
+            // named durable in the lock file (they published only what they had synced).
+            let unsure = !created && coordination?.previousDurable != recovered.slot.version.value
+            try Store.settle(recovered, of: file, sync: options.durability == .full && unsure)
         }
         if alone { coordination?.publishDurable(recovered.slot.version.value) }
         coordination?.finishedOpening()
@@ -140,12 +145,24 @@ package final class Store: @unchecked Sendable {
         }
     }
 
-    /// Zeroes a root slot recovery refused (its commit never fully reached the disk) and syncs,
-    /// before anything else is written: otherwise a later commit that rewrote the same bytes
-    /// could make that refused slot verify again after another crash.
-    private static func clearSlot(_ index: Int, of file: StorageFile) throws(StorageError) {
-        try file.write([UInt8](repeating: 0, count: FileHeader.slotSize), at: UInt64(FileHeader.slotOffsets[index]))
-        try file.sync()
+    /// Makes the version recovery chose the file's last, durably, before anything is built on
+    /// it (`sync`: unless it is known durable). Zeroes the root slot and the run header recovery refused (a newer commit that never
+    /// fully reached the disk): otherwise a later commit that rewrote the same bytes could make
+    /// one verify again after another crash. And syncs even when there is nothing to zero: the
+    /// chosen version may be one a killed process wrote and never synced, whole only in the page
+    /// cache, and the next commit's record vouches for its own writes only (a crash before its
+    /// sync could leave it whole on the disk and the version it builds on torn).
+    private static func settle(_ recovered: Recovery.Result, of file: StorageFile, sync: Bool) throws(StorageError) {
+        var zeroed = false
+        if let refused = recovered.refusedSlot {
+            try file.write([UInt8](repeating: 0, count: FileHeader.slotSize), at: UInt64(FileHeader.slotOffsets[refused]))
+            zeroed = true
+        }
+        if let header = recovered.refusedRunHeader {
+            try file.write([UInt8](repeating: 0, count: RunHeader.size), at: header)
+            zeroed = true
+        }
+        if sync || zeroed { try file.sync() }
     }
 
     /// Writes the header and version 1 (no tables) into an empty file.

@@ -26,6 +26,9 @@ package struct StoreOptions: Sendable {
     /// 156k with 64; a slot costs about 10 µs more of its commit's sync, a sixteenth of that
     /// a commit). Tests use short chains to cross their ends often.
     package var chainLength: Int = 16
+    /// The least address space a mapping of the file reserves (Recovery.reservation). Tests
+    /// make it small, to grow files past another store's mapping.
+    package var minimumMapping: Int = 1 << 30
 
     package init(durability: Durability = .full, create: Bool = true, readOnly: Bool = false,
                  limits: TreeLimits = .standard, fileWrapper: (@Sendable (StorageFile) -> StorageFile)? = nil,
