@@ -178,8 +178,8 @@ import Testing
         do {
             let store = try Store.open(path: path)
             let before = try #require(try store.beginRead().table(named: "Thing")).count()
-            // Its slots name no next run: the first commit writes a slot, in the same page as
-            // the new format version; the second follows it through a run header.
+            // Its slots name no next run: the first commit writes a slot, after the new format
+            // version is synced; the second follows it through a run header.
             for n in 0..<2 {
                 let transaction = try store.beginWrite()
                 let things = try #require(try transaction.table(named: "Thing")).key
@@ -194,5 +194,43 @@ import Testing
         let reopened = try Store.open(path: path)
         try reopened.verify()
         #expect(try reopened.beginRead().table(named: "Thing")?.row(ObjectKey(2)) == nil)
+    }
+    /// The upgrade under power cuts: the format version is synced before the first slot that
+    /// names a next run is written, so no image is a format 1 file whose slot starts a chain
+    /// (a format 1 reader would stop at the slot and lose the versions after it).
+    @Test func noPowerCutLeavesAFormatOneFileWithAChain() throws {
+        let directory = TemporaryDirectory()
+        var images = 0
+        for n in 1...5 {
+            let path = directory.path("old-\(n).realm")
+            try FileManager.default.copyItem(atPath: GoldenFileTests.path(format: 1), toPath: path)
+            let box = WrappedFileBox<CrashSimulatingFile>()
+            do {
+                let store = try Store.open(path: path, options: StoreOptions(fileWrapper: box.wrapper { CrashSimulatingFile(wrapping: $0, crashAtSync: n) }))
+                for k in 0..<3 {
+                    let transaction = try store.beginWrite()
+                    let things = try #require(try transaction.table(named: "Thing")).key
+                    try transaction.delete(things, ObjectKey(Int64(1 + k)))
+                    try transaction.commit()
+                }
+            } catch {}
+            guard let state = try #require(box.file).crashState else { continue }
+            for (index, policy) in CrashInjectionTests.policies(for: state, seed: UInt64(n), randomCount: 4).enumerated() {
+                let imagePath = directory.path("image-\(n)-\(index).realm")
+                try state.image(policy).write(to: imagePath)
+                let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: imagePath)))
+                let format = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: FileHeader.formatVersionOffset, as: UInt32.self) }
+                if format == 1 {
+                    for offset in FileHeader.slotOffsets {
+                        let slot = bytes.withUnsafeBytes { RootSlot.decode(UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + FileHeader.slotSize)])) }
+                        #expect((slot?.nextRun ?? 0) == 0, "crash at sync \(n), policy \(policy): a format 1 file whose slot names a next run")
+                    }
+                }
+                let store = try Store.open(path: imagePath, options: StoreOptions(create: false))
+                try store.verify()
+                images += 1
+            }
+        }
+        #expect(images > 20)
     }
 }

@@ -206,10 +206,13 @@ extension Store {
     }
 
     /// Writes `slot` into root slot `index` and points the selector at it (no sync). A file
-    /// of format 1 becomes format 2 in the same page: a head's slot names the chain after it.
+    /// of format 1 becomes format 2 first, durably: a head's slot names the chain after it,
+    /// which a format 1 reader would not follow, and the two fields lie in different sectors,
+    /// so a power cut could keep the slot and lose the format.
     func writeSlot(_ slot: RootSlot, slotIndex index: Int) throws(StorageError) {
         if fileFormat < FileHeader.formatVersion {
             try file.write(withUnsafeBytes(of: FileHeader.formatVersion.littleEndian, Array.init), at: UInt64(FileHeader.formatVersionOffset))
+            if options.durability == .full { try file.sync() }
             fileFormat = FileHeader.formatVersion
         }
         try CommitWriter.Prepared.writeSlot(slot, to: file, slotIndex: index)
