@@ -167,7 +167,7 @@ import Testing
             try P.append(store, writer: 1)
             try P.append(store, writer: 1)
             reserved = store.beginRead().slot.nextRun
-            try #require(box.file).arm()
+            try #require(box.file).arm(thenBreak: true)
             #expect(throws: StorageError.self) { try P.append(store, writer: 1) }
             let read = store.beginRead()
             let header = RunHeader.decode(at: reserved, base: read.mapping.base, limit: try store.file.size())
@@ -182,22 +182,88 @@ import Testing
     }
 }
 
+extension ChainRepairTests {
+    /// A reader's last resort (`catchUpToNewestSlot`, after many tries) may read a version
+    /// another process has written but not yet made durable. That version must not become the
+    /// one this process's writers build on: here its sync fails, and the writer of the second
+    /// store must build on the durable version, with the failed row nowhere.
+    @Test func aWriterNeverBuildsOnAVersionAReaderReadBeforeItWasDurable() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        let (writer, gate) = try P.gatedWriter(path: path)
+        func commitRow(_ id: Int64) throws -> DurabilityWaiter { try P.commitRow(writer, id) }
+        let first = try commitRow(0)
+        gate.waitForSyncAtGate(); gate.open()
+        _ = try first.wait()                                   // v2, durable
+        let other = try Store(path: path, options: StoreOptions())
+        let second = try commitRow(1)                          // v3, its sync waits
+        gate.waitForSyncAtGate()
+        gate.fail(sync: 2)
+        #expect(other.catchUpToNewestSlot()?.slot.version == VersionID(3))
+        #expect(other.latestVersion == VersionID(2))
+        gate.open()                                            // sync 2 fails
+        gate.waitForSyncAtGate(); gate.open()                  // sync 3: the failed roots zeroed
+        #expect(throws: StorageError.self) { try second.wait() }
+        let transaction = try other.beginWrite()
+        #expect(transaction.baseVersion == VersionID(2))
+        try P.appendNext(transaction, writer: 2)
+        try transaction.commit()
+        #expect(try P.rows(other.beginRead()).map { $0[1] } == [.int(1), .int(2)])
+        _ = consume other
+        _ = consume writer
+        let reopened = try Store.open(path: path)
+        #expect(try P.rows(reopened.beginRead()).map { $0[1] } == [.int(1), .int(2)])
+        try reopened.verify()
+    }
+
+    /// A store without syncs publishes its versions for readers, not as synced: the next store
+    /// that syncs, opening the file alone, syncs it before building on it.
+    @Test func aVersionNoStoreSyncedIsSyncedWhenASyncingStoreOpensIt() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        do {
+            let unsafe = try Store.open(path: path, options: StoreOptions(durability: .unsafe))
+            try P.append(unsafe, writer: 1)
+            try P.append(unsafe, writer: 1)
+        }
+        let box = WrappedFileBox<FaultInjectingFile>()
+        let wrap = box.wrapper { FaultInjectingFile(wrapping: $0, failing: .setSize, at: .max, errno: 0) }
+        do {
+            let full = try Store.open(path: path, options: StoreOptions(fileWrapper: wrap))
+            #expect(try P.count(full) == 2)
+            #expect(try #require(box.file).count(of: .sync) == 1, "the versions the unsafe store wrote were never synced")
+            try P.append(full, writer: 1)
+        }
+        // Closed after a synced commit: the next opener has nothing to sync.
+        let again = try Store.open(path: path, options: StoreOptions(fileWrapper: wrap))
+        #expect(try P.count(again) == 3)
+        #expect(try #require(box.file).count(of: .sync) == 0)
+    }
+}
+
 /// Fails the next write after `arm()` the way a short write or a kill between writes would:
-/// the first half of its bytes reaches the file, then EIO.
+/// the first half of its bytes reaches the file, then EIO. With `thenBreak`, every later
+/// write fails too (as for a process killed there: nothing after it reaches the file).
 final class HalfWritingFile: StorageFile, @unchecked Sendable {
-    // @unchecked: `armed` is guarded by `lock`; `inner` is Sendable.
+    // @unchecked: `armed` and `broken` are guarded by `lock`; `inner` is Sendable.
     let inner: StorageFile
     private let lock = Mutex()
     private var armed = false
+    private var breaks = false
+    private var broken = false
     init(wrapping inner: StorageFile) { self.inner = inner }
-    func arm() { lock.withLock { armed = true } }
+    func arm(thenBreak: Bool = false) { lock.withLock { armed = true; breaks = thenBreak } }
     var path: String { inner.path }
     func size() throws(StorageError) -> UInt64 { try inner.size() }
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
         try inner.read(into: buffer, at: offset)
     }
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) {
-        let fire = lock.withLock { () -> Bool in defer { armed = false }; return armed }
+        let (fire, dead) = lock.withLock { () -> (Bool, Bool) in
+            defer { broken = broken || (armed && breaks); armed = false }
+            return (armed, broken)
+        }
+        if dead { throw StorageError.system("write", path: inner.path, errno: 5) }
         guard fire else { return try inner.write(bytes, at: offset) }
         try inner.write(UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count / 2)]), at: offset)
         throw StorageError.system("write", path: inner.path, errno: 5)

@@ -277,6 +277,22 @@ import Darwin
 
     // MARK: Opening
 
+    /// A store whose syncs wait at a gate (GatedSyncFile), standing in for another process.
+    static func gatedWriter(path: String) throws -> (Store, GatedSyncFile) {
+        let box = WrappedFileBox<GatedSyncFile>()
+        let writer = try Store(path: path, options: StoreOptions(fileWrapper: box.wrapper { GatedSyncFile(wrapping: $0) }))
+        return (writer, try #require(box.file))
+    }
+
+    /// Appends object `id` as writer 1 and commits without waiting; the waiter has the answer.
+    static func commitRow(_ writer: Store, _ id: Int64) throws -> DurabilityWaiter {
+        let transaction = try writer.beginWrite()
+        #expect(try appendNext(transaction, writer: 1) == id)
+        let waiter = DurabilityWaiter()
+        try transaction.commit(then: waiter.deliver)
+        return waiter
+    }
+
     /// A process that opens the file while another has written a commit but not yet synced
     /// it (its root slot is in the file) starts from the durable version: that commit may
     /// still fail, and then it never existed. Two stores in one process stand in for the two
@@ -284,16 +300,8 @@ import Darwin
     @Test func anOpenerBesideAnUnsyncedCommitStartsFromTheDurableVersion() throws {
         let directory = TemporaryDirectory()
         let path = directory.path()
-        let box = WrappedFileBox<GatedSyncFile>()
-        let writer = try Store(path: path, options: StoreOptions(fileWrapper: box.wrapper { GatedSyncFile(wrapping: $0) }))
-        let gate = try #require(box.file)
-        func commitRow(_ id: Int64) throws -> DurabilityWaiter {
-            let transaction = try writer.beginWrite()
-            #expect(try Self.appendNext(transaction, writer: 1) == id)
-            let waiter = DurabilityWaiter()
-            try transaction.commit(then: waiter.deliver)
-            return waiter
-        }
+        let (writer, gate) = try Self.gatedWriter(path: path)
+        func commitRow(_ id: Int64) throws -> DurabilityWaiter { try Self.commitRow(writer, id) }
         let first = try commitRow(0)
         gate.waitForSyncAtGate()
         gate.open()

@@ -29,6 +29,8 @@ import Darwin
 //   16   8   the newest durable version, written by the process that made it durable
 //   24   8   the slot of the process that took the write lock last (also how a writer knows
 //            nobody wrote since its own last turn, Store+Process.swift)
+//   32   8   the newest version known synced to the disk (a store without syncs publishes
+//            durable versions for readers, but not this): read by the next first opener
 //   64   32n slots: u64 owner pid (for humans), u64 floor, u64 waiting for the write lock
 //            (1 or 0), u64 reserved
 //
@@ -69,9 +71,9 @@ final class ProcessCoordination: @unchecked Sendable {
     /// Whether this process found nobody else with the file open when it opened it.
     let openedAlone: Bool
     /// For the process that opened alone: the version the table left by the processes before
-    /// it named durable (nil when there was no such table). A recovered version that is not
+    /// it named synced (nil when there was no such table). A recovered version that is not
     /// this one may have been written and never synced (Store.swift, `settle`).
-    private(set) var previousDurable: UInt64?
+    private(set) var previousSynced: UInt64?
 
     static let tableSize = 4096
     static let magic: [UInt8] = Array("ORLock\0\u{1}".utf8)
@@ -84,6 +86,7 @@ final class ProcessCoordination: @unchecked Sendable {
     private static let slotLockBase: Int64 = 64
     private static let durableOffset = 16
     private static let lastWriterOffset = 24
+    private static let syncedOffset = 32
 
     /// Joins the lock file of the realm at `path`, creating or clearing it when this process
     /// is the first.
@@ -129,11 +132,11 @@ final class ProcessCoordination: @unchecked Sendable {
             // (`finishedOpening`); the others let the next opener in at once.
             defer { if !alone { _ = openrealm_range_lock(fd, Self.openingByte, 1, 0, 0) } }
             if alone {
-                // What the processes before this one made durable last, if their table is one.
+                // What the processes before this one synced last, if their table is one.
                 if Self.problem(fd) == nil {
                     var value: UInt64 = 0
-                    if withUnsafeMutableBytes(of: &value, { pread(fd, $0.baseAddress, 8, off_t(Self.durableOffset)) }) == 8 {
-                        previousDurable = UInt64(littleEndian: value)
+                    if withUnsafeMutableBytes(of: &value, { pread(fd, $0.baseAddress, 8, off_t(Self.syncedOffset)) }) == 8 {
+                        previousSynced = UInt64(littleEndian: value)
                     }
                 }
                 try Self.writeFreshTable(fd, path: lockPath)
@@ -237,9 +240,12 @@ final class ProcessCoordination: @unchecked Sendable {
         table.map { openrealm_shared_load($0 + Self.durableOffset) }
     }
 
-    /// Called by the process that made `version` durable, while it still holds the write lock.
-    func publishDurable(_ version: UInt64) {
-        if let table { openrealm_shared_store(table + Self.durableOffset, version) }
+    /// Called by the process that made `version` durable, while it still holds the write lock
+    /// (or opened alone); `synced` when it is on the disk (not so without syncs).
+    func publishDurable(_ version: UInt64, synced: Bool) {
+        guard let table else { return }
+        openrealm_shared_store(table + Self.durableOffset, version)
+        if synced { openrealm_shared_store(table + Self.syncedOffset, version) }
     }
 
     /// Publishes the oldest version this process's readers pin (0: none).

@@ -220,7 +220,7 @@ extension Store {
             group.durableFree = last.free
             group.durableFreeVersion = state.slot.version.value
             group.durableCoveredFrom = last.coveredFrom
-            coordination?.publishDurable(state.slot.version.value)
+            coordination?.publishDurable(state.slot.version.value, synced: options.durability == .full)
             group.unsynced.removeFirst(batch.count)
             if group.unsynced.isEmpty { group.tip = nil }
             let stillListed = group.unsynced.map(\.coveredFrom).min() ?? state.slot.version.value

@@ -101,8 +101,10 @@ extension Store {
             try commit.writeNodes(to: file)
             mapping = try self.mapping(prepared.base.mapping, covering: commit.slot.logicalSize)
         } catch {
-            // Its run header may be whole in the file: zeroed before the next write, and a
-            // retry of this version gets another record checksum (GroupCommit.swift).
+            // Its run header may be whole in the file: zeroed now (the lane and the write lock
+            // are held, and the place is free in the base version) and, durably, before the
+            // next write; a retry of this version gets another record checksum (GroupCommit.swift).
+            if let header = commit.runHeader { try? file.write([UInt8](repeating: 0, count: RunHeader.size), at: header.offset) }
             stateLock.withLock {
                 if let header = commit.runHeader { group.pendingInvalidation.append((header.offset, RunHeader.size)) }
                 group.nonce = .random(in: .min ... .max)

@@ -52,11 +52,17 @@ extension Store {
     func enterWriteAsync() async throws(StorageError) {
         guard let coordination, beginProcessHold() else { return }
         do throws(StorageError) {
-            if !coordination.tryLockWriter() {
+            let locked = coordination.tryLockWriter()
+            if locked && !coordination.tookOverFromOther {
+                try lockedForWriting()  // nothing to catch up with: no file work
+            } else {
+                // Waiting for the lock, and catching up (which may write and sync), on a
+                // dispatch thread.
                 let result: Result<Void, StorageError> = await withCheckedContinuation { continuation in
                     DispatchQueue.global().async {
                         do throws(StorageError) {
-                            try coordination.lockWriter()
+                            if !locked { try coordination.lockWriter() }
+                            try self.lockedForWriting()
                             continuation.resume(returning: .success(()))
                         } catch {
                             continuation.resume(returning: .failure(error))
@@ -65,7 +71,6 @@ extension Store {
                 }
                 try result.get()
             }
-            try lockedForWriting()
         } catch {
             abandonProcessHold()
             throw error
@@ -142,7 +147,9 @@ extension Store {
                                path: path)
         }
         try endHistory(at: found, mapping: mapping)
-        guard target > known else { return }
+        // Also when a reader made another version the newest committed one (one never
+        // published, `catchUpToNewestSlot`): the next commit must build on `target`.
+        guard target > known || current.slot.version.value != target else { return }
         try adopt(found, over: mapping)
     }
 
@@ -247,6 +254,9 @@ extension Store {
             registry.unpin(newest.root.version)
             return nil
         }
+        // Read, but not made the store's newest unless published: a version another process
+        // has written and not yet made durable may still fail, and writers build on `committed`.
+        guard loaded.slot.version.value <= coordination?.durableVersion ?? 0 else { return loaded }
         return installForReading(loaded)
     }
 

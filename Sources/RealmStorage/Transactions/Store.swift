@@ -118,13 +118,15 @@ package final class Store: @unchecked Sendable {
         if !alone { coordination?.publishFloor(1) }
         defer { if !alone { coordination?.publishFloor(0) } }
         let recovered = try Recovery.open(file: file, path: path, minimumMapping: options.minimumMapping)
+        // Known on the disk: created just now, or what the processes before named synced in
+        // the lock file. Else synced here (`settle`), when this store syncs at all.
+        var synced = created || coordination?.previousSynced == recovered.slot.version.value
         if alone, !options.readOnly, options.durability != .memOnly {
-            // Synced unless it is known durable: created just now, or what the processes before
-            // named durable in the lock file (they published only what they had synced).
-            let unsure = !created && coordination?.previousDurable != recovered.slot.version.value
-            try Store.settle(recovered, of: file, sync: options.durability == .full && unsure)
+            let sync = options.durability == .full && !synced
+            try Store.settle(recovered, of: file, sync: sync)
+            synced = synced || sync
         }
-        if alone { coordination?.publishDurable(recovered.slot.version.value) }
+        if alone { coordination?.publishDurable(recovered.slot.version.value, synced: synced) }
         coordination?.finishedOpening()
         committed = Committed(slot: recovered.slot, slotIndex: recovered.slotIndex, top: recovered.top, mapping: recovered.mapping)
         free = recovered.free
