@@ -103,8 +103,7 @@ package final class Store: @unchecked Sendable {
                 guard options.create, !options.readOnly else {
                     throw StorageError(.fileNotFound, "no realm file exists at this path", path: path, errno: ENOENT)
                 }
-                try Store.create(path: path)
-                created = true
+                created = try Store.create(path: path)
             }
             let posix = try PosixFile(path: path, mode: options.readOnly ? .readOnly : .openExisting)
             file = options.fileWrapper?(posix) ?? posix
@@ -140,20 +139,21 @@ package final class Store: @unchecked Sendable {
 
     /// Creates an empty realm atomically: written and synced under a temporary name, then
     /// linked into place, so a crash never leaves a half-written file at `path`.
-    private static func create(path: String) throws(StorageError) {
-        // Another opener may create it first; then that file is the one to open.
+    /// Returns false when another opener created it first (then that file is the one to open).
+    private static func create(path: String) throws(StorageError) -> Bool {
         try PosixFile.createAtomically(at: path, suffix: ".creating", allowExisting: true) { (file) throws(StorageError) in
             try writeGenesis(file)
         }
     }
 
     /// Makes the version recovery chose the file's last, durably, before anything is built on
-    /// it (`sync`: unless it is known durable). Zeroes the root slot and the run header recovery refused (a newer commit that never
-    /// fully reached the disk): otherwise a later commit that rewrote the same bytes could make
-    /// one verify again after another crash. And syncs even when there is nothing to zero: the
-    /// chosen version may be one a killed process wrote and never synced, whole only in the page
-    /// cache, and the next commit's record vouches for its own writes only (a crash before its
-    /// sync could leave it whole on the disk and the version it builds on torn).
+    /// it (`sync`: unless it is known durable). Zeroes the root slot and the run header
+    /// recovery refused (a newer commit that never fully reached the disk): otherwise a later
+    /// commit that rewrote the same bytes could make one verify again after another crash.
+    /// And syncs even when there is nothing to zero: the chosen version may be one a killed
+    /// process wrote and never synced, whole only in the page cache, and the next commit's
+    /// record vouches for its own writes only (a crash before its sync could leave it whole on
+    /// the disk and the version it builds on torn).
     private static func settle(_ recovered: Recovery.Result, of file: StorageFile, sync: Bool) throws(StorageError) {
         var zeroed = false
         if let refused = recovered.refusedSlot {
