@@ -94,6 +94,25 @@ import Testing
         try reopened.verify()
     }
 
+    /// Zeroing still owed when the store closes (nothing was written after the failure) is
+    /// done, with a sync, as it closes: this process had the last turn at the write lock.
+    @Test func zeroingStillOwedIsDoneWhenTheStoreCloses() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        let gate: GatedSyncFile
+        do {
+            let failed = try Self.failAGroup(at: path, through: 4, failing: [4])
+            gate = failed.gate
+            #expect(failed.store.stateLock.withLock { failed.store.group.pendingInvalidation.count } == 3)
+            #expect(gate.syncCount == 4)
+            gate.open()                                    // for the sync as the store closes
+        }
+        #expect(gate.syncCount == 5)
+        let reopened = try Store.open(path: path)
+        #expect(try G.ids(reopened.beginRead()) == [1])
+        try reopened.verify()
+    }
+
     /// A commit that fails half-way through writing its run (a short write; a SIGKILL between
     /// its writes leaves the same) leaves its run header whole and its nodes not. Another
     /// process taking the write lock then must build on the durable version, not on that one,

@@ -137,6 +137,20 @@ package final class Store: @unchecked Sendable {
         if !alone { try startFromPublishedDurable() }
     }
 
+    /// Zeroing that a failed sync could not finish (GroupCommit.swift) is still owed to the
+    /// file: done here, as the store closes, when this process may still write to it, that is
+    /// when no other process has had the write lock since (that one's catch-up then made those
+    /// roots unreachable, and may have written over their places).
+    deinit {
+        guard !group.pendingInvalidation.isEmpty else { return }
+        if let coordination {
+            guard coordination.tryLockWriter() else { return }
+            defer { coordination.unlockWriter() }
+            guard !coordination.tookOverFromOther else { return }
+        }
+        try? writeZeros(group.pendingInvalidation)
+    }
+
     /// Creates an empty realm atomically: written and synced under a temporary name, then
     /// linked into place, so a crash never leaves a half-written file at `path`.
     /// Returns false when another opener created it first (then that file is the one to open).
