@@ -142,13 +142,15 @@ package final class Store: @unchecked Sendable {
     /// when no other process has had the write lock since (that one's catch-up then made those
     /// roots unreachable, and may have written over their places).
     deinit {
-        guard !group.pendingInvalidation.isEmpty else { return }
+        // Under the lock: the sync job that last touched the group may have run on another thread.
+        let pending = stateLock.withLock { group.pendingInvalidation }
+        guard !pending.isEmpty else { return }
         if let coordination {
             guard coordination.tryLockWriter() else { return }
             defer { coordination.unlockWriter() }
             guard !coordination.tookOverFromOther else { return }
         }
-        try? writeZeros(group.pendingInvalidation)
+        try? writeZeros(pending)
     }
 
     /// Creates an empty realm atomically: written and synced under a temporary name, then
