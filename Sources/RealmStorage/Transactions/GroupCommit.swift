@@ -189,7 +189,7 @@ extension Store {
             let known = stateLock.withLock { group.unsynced }
             var roots = Self.roots(of: known)
             if newHead != nil { roots.append((UInt64(FileHeader.slotOffsets[target]), FileHeader.slotSize)) }
-            let zeroed = zero(roots)
+            let zeroed = (try? writeZeros(roots)) != nil
             let (failed, told): ([Unsynced], [() -> Void]) = stateLock.withLock {
                 let failed = group.unsynced
                 // Left for the next writer: the roots of versions written since `known` was
@@ -236,16 +236,6 @@ extension Store {
     /// The run headers of `versions`, as (offset, length).
     private static func roots(of versions: [Unsynced]) -> [(offset: UInt64, length: Int)] {
         versions.compactMap { $0.state.slot.runHeader.isNone ? nil : ($0.state.slot.runHeader.offset, RunHeader.size) }
-    }
-
-    /// Zeroes `roots` and syncs; false when a write or the sync failed.
-    private func zero(_ roots: [(offset: UInt64, length: Int)]) -> Bool {
-        do throws(StorageError) {
-            try writeZeros(roots)
-            return true
-        } catch {
-            return false
-        }
     }
 
     /// Zeroes `roots` and syncs (when the store syncs at all).
