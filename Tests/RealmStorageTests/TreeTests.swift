@@ -4,7 +4,7 @@ import Testing
 /// Exhaustive small-fan-out cases: with capacities of 2 to 4, a few dozen keys force every
 /// leaf and inner split, root growth and collapse, and every merge, in each order.
 @Suite struct TreeTests {
-    enum Order: String, CaseIterable { case ascending, descending, zigzag, shuffled }
+    enum Order: String, CaseIterable { case ascending, descending, zigzag, shuffled, interleaved }
 
     static func keys(_ n: Int, _ order: Order) -> [Int64] {
         let keys = (0..<Int64(n)).map { $0 * 2 }
@@ -15,6 +15,12 @@ import Testing
         case .shuffled:
             var random = SeededRandom(seed: UInt64(n) &* 7919)
             return keys.shuffled(using: &random)
+        case .interleaved:
+            // Three ascending streams over thirds of the range, taking turns (writers each
+            // appending to a range of their own: splits at the end of a run, BTree.splitPoint).
+            let third = (keys.count + 2) / 3
+            let streams = (0..<3).map { keys.dropFirst($0 * third).prefix(third) }
+            return (0..<third).flatMap { i in streams.compactMap { $0.dropFirst(i).first } }
         }
     }
 

@@ -40,6 +40,10 @@ package final class ClusterLeaf: TreeLeafBuffer {
     @exclusivity(unchecked) package var byteEstimate: Int
     @exclusivity(unchecked) package var appendedAtEnd = false
     @exclusivity(unchecked) package var leftBehindByAppends = false
+    /// Where the latest insert went, and whether it went just after the one before: memory
+    /// only, kept while the buffer is (DecodedLeaves.swift); -1 when unknown.
+    @exclusivity(unchecked) private var lastInsert = -1
+    @exclusivity(unchecked) private var insertsAscend = false
     /// The committed node whose rows this buffer still partly holds, if any.
     @exclusivity(unchecked) package private(set) var source: SourceRows?
 
@@ -124,6 +128,22 @@ package final class ClusterLeaf: TreeLeafBuffer {
         }
     }
 
+    /// Records an insert at row `i`, for the choice of split point (BTree.splitPoint).
+    package func noteInsert(at i: Int) {
+        insertsAscend = lastInsert >= 0 && i == lastInsert + 1
+        lastInsert = i
+    }
+
+    /// Forgets the inserts before an edit that moves rows otherwise (a delete).
+    package func forgetInserts() {
+        lastInsert = -1
+        insertsAscend = false
+    }
+
+    package var ascendingRunEnd: Int? {
+        insertsAscend && lastInsert < keys.count ? lastInsert + 1 : nil
+    }
+
     /// The index of `key`, or where it would be inserted.
     package func position(of key: Int64) -> (index: Int, found: Bool) {
         var low = 0, high = keys.count
@@ -148,6 +168,11 @@ package final class ClusterLeaf: TreeLeafBuffer {
         }
         right.recomputeEstimate()
         recomputeEstimate()
+        if lastInsert >= index {
+            right.lastInsert = lastInsert - index
+            right.insertsAscend = insertsAscend
+            forgetInserts()
+        }
         return right
     }
 

@@ -310,6 +310,7 @@ package final class WriteTransaction {
             }
             leaf.byteEstimate += estimate
             leaf.appendedAtEnd = isAppend && atEnd
+            leaf.noteInsert(at: i)
         }
         // Bulk inserts append: skip the descent while the last leaf has room.
         let limits = context.limits
@@ -463,6 +464,7 @@ package final class WriteTransaction {
                 }
             }
             leaf.byteEstimate -= estimate
+            leaf.forgetInserts()
         }
         for (c, value) in indexed { try indexRemove(state, c, value, key) }
         state.changes.recordDelete(key.value)

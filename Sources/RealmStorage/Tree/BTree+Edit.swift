@@ -140,7 +140,9 @@ extension BTree {
             }
             inner.keys[i] = leaf.firstKey!
             inner.setCount(i, leaf.count)
-            if leaf.count * 3 < limits.leafCapacity { try mergeLeaf(inner, i, context) }
+            // Not a leaf a run of inserts is filling (splitPoint): the neighbour's keys would
+            // come back into the leaf the run rewrites at each of its commits.
+            if leaf.count * 3 < limits.leafCapacity && leaf.ascendingRunEnd == nil { try mergeLeaf(inner, i, context) }
         case .inner(let child):
             if child.children.isEmpty { inner.remove(at: i); return }
             if child.children.count > limits.innerCapacity {
@@ -172,16 +174,33 @@ extension BTree {
         while i < pieces.count {
             let piece = pieces[i]
             guard isOverfull(piece, limits) else { i += 1; continue }
-            // An append workload fills the last leaf: keep the left one full then.
-            let at = piece.count > limits.leafCapacity && piece.appendedAtEnd ? limits.leafCapacity : max(1, piece.count / 2)
+            let (at, runLeavesIt) = splitPoint(piece, limits)
             let right = piece.splitOff(at: at)
             right.appendedAtEnd = piece.appendedAtEnd
             if right.appendedAtEnd { right.reserveCapacity(limits.leafCapacity) }
-            piece.leftBehindByAppends = piece.appendedAtEnd
+            piece.leftBehindByAppends = runLeavesIt
             piece.appendedAtEnd = false
             pieces.insert(right, at: i + 1)
         }
         return Array(pieces.dropFirst())
+    }
+
+    /// Where to split an overfull leaf, and whether the inserts filling it go on past the left
+    /// piece (so it is left behind full).
+    ///
+    /// Halves, except after a run of ascending inserts: an append workload fills the last
+    /// leaf, so the left piece stays full; a run in the middle (one writer's growing ids
+    /// among other writers' ranges) ends the left piece, so the run goes on at the end of a
+    /// leaf, which fills, while the keys after it move to a leaf the run no longer rewrites.
+    /// Halving would leave the run's leaf half to fully packed with keys it never touches,
+    /// each of its commits writing them again (InnoDB splits at the insert point for the
+    /// same reason).
+    static func splitPoint(_ leaf: F.Leaf, _ limits: TreeLimits) -> (at: Int, runLeavesIt: Bool) {
+        let half = max(1, leaf.count / 2)
+        guard leaf.count > limits.leafCapacity else { return (half, leaf.appendedAtEnd) }
+        if leaf.appendedAtEnd { return (limits.leafCapacity, true) }
+        guard let end = leaf.ascendingRunEnd, end > 0 else { return (half, false) }
+        return end >= leaf.count ? (limits.leafCapacity, true) : (end, false)
     }
 
     static func splitInner(_ inner: InnerBuffer<F>, _ limits: TreeLimits) -> [InnerBuffer<F>] {

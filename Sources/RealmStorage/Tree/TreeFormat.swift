@@ -30,6 +30,10 @@ package protocol TreeLeafBuffer: AnyObject {
     /// Set on the full leaf such a split leaves behind: the appends go on in the next one, so
     /// the commit does not keep its buffer for the next transaction (DecodedLeaves.swift).
     var leftBehindByAppends: Bool { get set }
+    /// The position right after a run of inserts that each went just after the one before
+    /// (one writer's growing keys among other keys), if the latest insert ended one: a split
+    /// there keeps the run at the end of a leaf of its own. nil when unknown.
+    var ascendingRunEnd: Int? { get }
     /// Moves entries `index...` into a new leaf and returns it.
     func splitOff(at index: Int) -> Self
     /// Appends all entries of `other`, whose keys are all larger.
@@ -41,6 +45,7 @@ package protocol TreeLeafBuffer: AnyObject {
 
 extension TreeLeafBuffer {
     package func reserveCapacity(_ count: Int) {}
+    package var ascendingRunEnd: Int? { nil }
 }
 
 /// How one kind of tree encodes its keys and leaves.
