@@ -103,6 +103,55 @@ import Testing
         #expect(space.allocate(40) == 10_168)
     }
 
+    /// Best fit through the size-ordered list `take` keeps gives what a scan of the whole
+    /// list gives: the shortest extent free for good that holds the bytes, the first in the
+    /// file among equals, through releases, tag clearing and runs in between.
+    @Test func bestFitMatchesAScanOfTheList() {
+        var random = SeededRandom(seed: 2026)
+        var space = FreeSpace(extents: [], logicalSize: 1 << 20)
+        var version: UInt64 = 1
+        var live: [(offset: UInt64, length: UInt64, version: UInt64)] = [(4096, (1 << 20) - 4096, 0)]
+        var bestFits = 0
+        // Where the previous allocation ended (the next continues there if it fits), and
+        // whether the next is the first of a run `beginRun` placed.
+        var previousEnd: UInt64?
+        var runStarts = false
+        for round in 0..<400 {
+            for _ in 0..<Int.random(in: 0...8, using: &random) where !live.isEmpty {
+                let gone = live.remove(at: Int.random(in: 0..<live.count, using: &random))
+                // Some free for good at once (as space past a reservation is).
+                let forGood = Int.random(in: 0..<4, using: &random) == 0
+                space.release(offset: gone.offset, length: gone.length, firstVersion: forGood ? 0 : gone.version, endVersion: forGood ? 0 : version)
+            }
+            if round % 2 == 0 {
+                space.releaseUnreachable(pinned: [version - 1])
+                previousEnd = nil
+            }
+            if round % 7 == 0 {
+                space.beginRun()
+                runStarts = true
+            }
+            version += 1
+            for _ in 0..<Int.random(in: 1...12, using: &random) {
+                let length = UInt64.random(in: 1...96, using: &random) * 8
+                let before = space
+                let offset = space.allocate(length)
+                // Not the start of a run, a continuation of the previous allocation, nor the
+                // end of the file: a best fit, which a scan must agree with.
+                if !runStarts && offset != previousEnd && offset != before.logicalSize {
+                    let scan = before.extents.indices.filter { before.extents[$0].isFreeForGood && before.extents[$0].length >= length }
+                        .min { (before.extents[$0].length, before.extents[$0].offset) < (before.extents[$1].length, before.extents[$1].offset) }
+                    #expect(scan.map { before.extents[$0].offset } == offset, "allocation of \(length) in round \(round)")
+                    bestFits += 1
+                }
+                previousEnd = offset + length
+                runStarts = false
+                live.append((offset, length, version))
+            }
+        }
+        #expect(bestFits > 100, "the workload makes best fits")
+    }
+
     @Test func aCommitsAllocationsFormOneRunWhereThePreviousCommitsWouldFit() {
         var space = FreeSpace(extents: [], logicalSize: 100_000)
         space.release(offset: 8_000, length: 1_000, firstVersion: 0, endVersion: 0)

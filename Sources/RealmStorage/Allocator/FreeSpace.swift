@@ -49,6 +49,13 @@ package struct FreeSpace: Equatable, Sendable {
     private var runBytes: UInt64 = 0
     /// The run started at the end of the file: allocations go on there (`beginRun`).
     private var runAtEnd = false
+    /// The extents free for good by length, then offset, for best fit: built when an
+    /// allocation first needs one, kept up to date by `take`, dropped by every other change.
+    /// A large commit places dozens of nodes out of its run: a scan of the whole list for
+    /// each was a fifth of preparing it, sorting once and searching is about two thirds of
+    /// that, and grows more slowly with the list (W2g: 70 nodes, 600 extents; perf).
+    /// Not part of equality.
+    private var bySize: [UInt128]?
 
     package static func == (a: FreeSpace, b: FreeSpace) -> Bool {
         a.extents == b.extents && a.logicalSize == b.logicalSize
@@ -68,6 +75,7 @@ package struct FreeSpace: Equatable, Sendable {
     /// never shorter, and a commit frees the nodes an earlier commit wrote together (its run)
     /// together, so the list stays a few entries per commit instead of one per node.
     package mutating func release(offset: UInt64, length: UInt64, firstVersion: UInt64, endVersion: UInt64) {
+        bySize = nil
         var low = 0, high = extents.count
         while low < high {
             let mid = (low + high) >> 1
@@ -100,6 +108,7 @@ package struct FreeSpace: Equatable, Sendable {
         // A new commit's allocations start afresh (`beginRun`), not where the last one ended.
         cursor = nil
         runAtEnd = false
+        bySize = nil
         for i in extents.indices where !extents[i].isFreeForGood {
             if extents[i].endVersion <= floor && !Self.isPinned(pinned, from: extents[i].firstVersion, to: extents[i].endVersion) {
                 extents[i].firstVersion = 0
@@ -161,6 +170,7 @@ package struct FreeSpace: Equatable, Sendable {
     /// from there. False, having changed nothing, when those bytes are not free (the commit
     /// then starts its run with `beginRun` and writes a root slot).
     package mutating func beginRun(at offset: UInt64, length: UInt64) -> Bool {
+        bySize = nil
         if offset >= logicalSize {
             // The end of the file moved back since the reservation (free space at its end was
             // given back): what lies between is free again.
@@ -229,9 +239,7 @@ package struct FreeSpace: Equatable, Sendable {
     private mutating func take(_ length: UInt64) -> UInt64 {
         if let cursor {
             if let i = extentIndex(at: cursor), extents[i].isFreeForGood, extents[i].length >= length {
-                extents[i].offset += length
-                extents[i].length -= length
-                if extents[i].length == 0 { extents.remove(at: i) }
+                takeFront(of: i, length)
                 return cursor
             }
             if runAtEnd && cursor == logicalSize {
@@ -239,24 +247,54 @@ package struct FreeSpace: Equatable, Sendable {
                 return cursor
             }
         }
-        var best = -1
-        for i in extents.indices where extents[i].isFreeForGood && extents[i].length >= length {
-            if extents[i].length == length { best = i; break }
-            if best < 0 || extents[i].length < extents[best].length { best = i }
+        // Best fit: the shortest extent that holds it, the first in the file among equals.
+        if bySize == nil {
+            var sizes: [UInt128] = []
+            sizes.reserveCapacity(extents.count)
+            for extent in extents where extent.isFreeForGood { sizes.append(Self.sizeKey(extent.length, extent.offset)) }
+            sizes.sort()
+            bySize = sizes
         }
-        if best >= 0 {
-            let offset = extents[best].offset
-            if extents[best].length == length {
-                extents.remove(at: best)
-            } else {
-                extents[best].offset += length
-                extents[best].length -= length
-            }
+        let fit = Self.lowerBound(bySize!, Self.sizeKey(length, 0))
+        if fit < bySize!.count, let i = extentIndex(at: UInt64(truncatingIfNeeded: bySize![fit])) {
+            let offset = extents[i].offset
+            takeFront(of: i, length)
             return offset
         }
         let offset = logicalSize
         logicalSize += length
         return offset
+    }
+
+    /// Takes `length` bytes from the start of extent `i` (free for good), in both lists.
+    private mutating func takeFront(of i: Int, _ length: UInt64) {
+        let extent = extents[i]
+        if bySize != nil {
+            bySize!.remove(at: Self.lowerBound(bySize!, Self.sizeKey(extent.length, extent.offset)))
+            if extent.length > length {
+                let rest = Self.sizeKey(extent.length - length, extent.offset + length)
+                bySize!.insert(rest, at: Self.lowerBound(bySize!, rest))
+            }
+        }
+        if extent.length == length {
+            extents.remove(at: i)
+        } else {
+            extents[i].offset += length
+            extents[i].length -= length
+        }
+    }
+
+    /// An extent's place in `bySize`: by length, then offset.
+    private static func sizeKey(_ length: UInt64, _ offset: UInt64) -> UInt128 { UInt128(length) << 64 | UInt128(offset) }
+
+    /// The first position in `sorted` whose entry is not less than `entry`.
+    private static func lowerBound(_ sorted: [UInt128], _ entry: UInt128) -> Int {
+        var low = 0, high = sorted.count
+        while low < high {
+            let mid = (low + high) >> 1
+            if sorted[mid] < entry { low = mid + 1 } else { high = mid }
+        }
+        return low
     }
 
     /// The extent that starts at `offset`, if any.
