@@ -1,5 +1,6 @@
 import Foundation
 @testable import OpenRealm
+import Synchronization
 import Testing
 
 /// RealmActor merges the writes queued on it into one transaction and one commit
@@ -144,6 +145,44 @@ import Testing
         for task in writes { try await task.value }
         for task in reads { #expect([0, 10].contains(try await task.value)) }
         #expect(try await store.read { $0.objects(Person.self).count } == 10)
+    }
+
+    /// Writers hear that their commit is durable from the store's sync thread: a job that
+    /// holds the actor while the commit syncs does not keep them waiting.
+    @Test @TestActor func writersAreAnsweredWhileTheActorIsBusy() async throws {
+        let folder = TestFolder()
+        let gate = SyncGate()
+        var configuration = folder.configuration()
+        configuration.holdSyncs(at: gate)
+        let store = RealmActor(configuration: configuration)
+        try await store.write { realm in _ = realm.create(Person.self, value: ["id": 0]) }
+        gate.close()
+        let answered = Atomic<Bool>(false), actorHeld = Atomic<Bool>(false)
+        let release = DispatchSemaphore(value: 0)
+        let writer = Task {
+            try await store.write { realm in _ = realm.create(Person.self, value: ["id": 1]) }
+            answered.store(true, ordering: .sequentiallyConsistent)
+        }
+        // The commit is written and its sync waits at the gate (on the store's sync thread).
+        while gate.heldSyncs == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        let holder = Task {
+            try await store.read { _ in
+                actorHeld.store(true, ordering: .sequentiallyConsistent)
+                release.wait()
+            }
+        }
+        while !actorHeld.load(ordering: .sequentiallyConsistent) { try await Task.sleep(for: .milliseconds(1)) }
+        gate.open()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !answered.load(ordering: .sequentiallyConsistent) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        let answeredFirst = answered.load(ordering: .sequentiallyConsistent)
+        #expect(answeredFirst, "the writer waited for the actor")
+        release.signal()
+        try await writer.value
+        try await holder.value
+        #expect(try await store.read { $0.objects(Person.self).count } == 2)
     }
 
     @Test @TestActor func aFailedCommitFailsEveryMergedWriteAndShowsNone() async throws {

@@ -63,7 +63,9 @@ public actor RealmActor {
     @discardableResult
     public nonisolated func write<Result: Sendable>(_ block: @Sendable (Realm) throws -> Result) async throws -> Result {
         arriving.add(1, ordering: .sequentiallyConsistent)
-        return try await performWrite(block)
+        let (result, ticket) = try await performWrite(block)
+        try await ticket.wait()
+        return result
     }
 
     /// Runs `block` on the actor's realm at the newest version.

@@ -635,9 +635,12 @@ package final class WriteTransaction {
 
     /// Writes the new version and calls `done` (from the store's sync queue) once it is durable
     /// or failed. Errors found before anything is written are thrown instead.
-    package func commit(groupable: Bool = true, then done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) throws(StorageError) {
+    /// With `writeHere`, the version is written on the caller's thread (else on the store's
+    /// write queue), as in `commitAsync`.
+    package func commit(groupable: Bool = true, writeHere: Bool = false,
+                        then done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) throws(StorageError) {
         try finishEditing()
-        store.commit(self, groupable: groupable, then: done)
+        store.commit(self, groupable: groupable, writeHere: writeHere, then: done)
     }
 
     /// The last edits of a commit; afterwards the transaction is over (the store's commit
