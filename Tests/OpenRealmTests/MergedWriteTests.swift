@@ -38,8 +38,9 @@ import Testing
             }
         }
         try await Self.waitUntilQueued(store, 20)
-        holder.cancelWrite()
+        // Read while the lane is held: once it is free the batch may commit at once.
         let before = try fileVersion(folder)
+        holder.cancelWrite()
         let counts = try await writes.value
         #expect(counts.sorted() == Array(1...20))
         #expect(try fileVersion(folder) == before + 1)
@@ -183,6 +184,19 @@ import Testing
         try await writer.value
         try await holder.value
         #expect(try await store.read { $0.objects(Person.self).count } == 2)
+    }
+
+    /// A writer that closes the store after its answer finds the file closed: nothing of the
+    /// commit it waited for still holds the realm.
+    @Test @TestActor func closingAfterAWriteClosesTheFile() async throws {
+        let folder = TestFolder()
+        let configuration = folder.configuration()
+        for round in 0..<100 {
+            let store = RealmActor(configuration: configuration)
+            try await store.write { realm in _ = realm.create(Person.self, value: ["id": round]) }
+            await store.close()
+            #expect(throws: Never.self, "round \(round)") { _ = try Realm.deleteFiles(for: configuration) }
+        }
     }
 
     @Test @TestActor func aFailedCommitFailsEveryMergedWriteAndShowsNone() async throws {

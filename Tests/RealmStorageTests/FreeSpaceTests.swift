@@ -130,12 +130,26 @@ import Testing
             if round % 7 == 0 {
                 space.beginRun()
                 runStarts = true
+            } else if round % 2 == 1 {
+                // A run where the previous commit reserved its header, inside a free extent.
+                let candidates = space.extents.filter { $0.isFreeForGood && $0.length >= 128 }
+                if let extent = candidates.randomElement(using: &random) {
+                    let at = extent.offset + 8 * UInt64.random(in: 0...(extent.length - 64) / 8, using: &random)
+                    let began = space.beginRun(at: at, length: 64)
+                    #expect(began)
+                    previousEnd = at + 64
+                    runStarts = false
+                }
             }
             version += 1
             for _ in 0..<Int.random(in: 1...12, using: &random) {
                 let length = UInt64.random(in: 1...96, using: &random) * 8
                 let before = space
                 let offset = space.allocate(length)
+                // At the end of the file, not continuing there: no extent held it.
+                if !runStarts && offset != previousEnd && offset == before.logicalSize {
+                    #expect(!before.extents.contains { $0.isFreeForGood && $0.length >= length }, "round \(round)")
+                }
                 // Not the start of a run, a continuation of the previous allocation, nor the
                 // end of the file: a best fit, which a scan must agree with.
                 if !runStarts && offset != previousEnd && offset != before.logicalSize {

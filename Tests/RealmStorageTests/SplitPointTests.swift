@@ -105,6 +105,30 @@ import Testing
         #expect(try store.beginRead().table(table).keys().map(\.value) == expected.sorted())
     }
 
+    /// Many short ascending sequences (tenants' first few objects) are not runs: no leaf is
+    /// split at their ends, so none is left far below a third full.
+    @Test func shortSequencesLeaveNoSmallLeaves() throws {
+        let directory = TemporaryDirectory()
+        let store = try Store.open(path: directory.path(),
+                                   options: StoreOptions(durability: .unsafe, limits: TreeLimits(leafCapacity: 16, innerCapacity: 16)))
+        let setup = try store.beginWrite()
+        let table = try setup.createTable("Row", columns: [ColumnSpec(name: "v", type: .int)])
+        try setup.commit()
+        var random = SeededRandom(seed: 7)
+        let tenants = (0..<400).map { (id: $0, count: 2 + $0 % 3) }
+        for n in 0..<4 {
+            for tenant in tenants.shuffled(using: &random) where n < tenant.count {
+                let transaction = try store.beginWrite()
+                try transaction.insert(table, key: ObjectKey(Int64(tenant.id * 1_000 + n)), values: [.int(Int64(n))])
+                try transaction.commit()
+            }
+        }
+        try store.verify()
+        let leaves = try Self.leaves(store, table)
+        #expect(leaves.map(\.count).reduce(0, +) == tenants.map(\.count).reduce(0, +))
+        #expect(leaves.filter { $0.count * 3 < 16 }.count <= 1, "leaf sizes \(leaves.map(\.count))")
+    }
+
     /// Random inserts seldom form runs: the leaves stay at least about half full.
     @Test func randomInsertsStillSplitInHalves() throws {
         let directory = TemporaryDirectory()

@@ -31,6 +31,8 @@ public actor RealmActor {
     var batch: WriteBatch?
     /// Set by `close()` during a merged write: the writer goes once it is committed.
     var closeRequested = false
+    /// Commits written whose outcome the writer realm has not been told yet (WriteBatch.swift).
+    var inFlight: [InFlightCommit] = []
     /// Writers that called `write` and have not yet reached the actor: a merged write waits
     /// for them before it commits (WriteBatch.swift).
     nonisolated let arriving = Atomic<Int>(0)
@@ -47,6 +49,7 @@ public actor RealmActor {
     /// this realm would wait for the write lane on the actor's own queue, where the writes
     /// queued before it need to run.
     public func realm() throws -> Realm {
+        settleCommits()
         if let openedRealm { return openedRealm }
         let realm = try Realm(configuration: configuration)
         openedRealm = realm
@@ -78,6 +81,7 @@ public actor RealmActor {
     /// Releases the realm (and the version it reads); the next use opens it again. A merged
     /// write in progress still commits.
     public func close() {
+        settleCommits()
         openedRealm?.invalidate()
         openedRealm = nil
         if batch == nil {

@@ -19,10 +19,13 @@ import Synchronization
 // batch closed start the next one, whose commit group commit may sync with this one's.
 //
 // Writers wait for durability off the actor (`CommitTicket`): the store's sync thread answers
-// them all at once, and each goes on where it came from. Waiting on the actor cost two jobs
-// on its queue per writer, one to resume and one to leave, and the actor's queue is the one
-// every write of the file goes through: with 64 writers it was busy most of the time, and the
-// next batch opened half a millisecond after a sync ended (W2g, timed per batch).
+// them all at once (the actor does when the commit fails before anything is written), and
+// each goes on where it came from. Waiting on the actor cost two jobs on its queue per writer,
+// one to resume and one to leave, on the queue every write of the file goes through, and a
+// job holding the actor held every answer. The writer realm learns the outcome on the actor,
+// in commit order (`InFlightCommit`): the sync thread records it before anyone is answered,
+// and the actor settles what is recorded before anything else it does, so a writer that
+// heard and comes back (to write again, read, or close the file) finds it settled.
 //
 // What the callers see is what they would see if each had committed alone, in the order their
 // blocks ran: a block sees the writes before it. What differs: the writes of a batch become
@@ -91,11 +94,20 @@ final class WriteBatch {
     }
 }
 
-/// Carries what belongs to the actor (the realm, its ending write) through the store's sync
-/// thread to a job on the actor, the only place it is used.
-private struct ActorOwned<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+/// A batch's commit between its write and the actor learning how it ended: the outcome, set
+/// once from the store's sync thread (or on the actor when nothing was written).
+final class CommitOutcome: Sendable {
+    private let outcome = Mutex<Swift.Result<VersionID, StorageError>?>(nil)
+
+    func record(_ result: Swift.Result<VersionID, StorageError>) { outcome.withLock { $0 = result } }
+    var recorded: Swift.Result<VersionID, StorageError>? { outcome.withLock { $0 } }
+}
+
+/// A commit the actor's realm has not yet been told the outcome of (in commit order).
+struct InFlightCommit {
+    let realm: Realm
+    let ending: Realm.EndingWrite
+    let outcome: CommitOutcome
 }
 
 /// The outcome of a merged write's commit, which its writers wait for outside the actor.
@@ -139,6 +151,7 @@ extension RealmActor {
     /// block's result and the ticket of the commit it is part of.
     func performWrite<Result: Sendable>(_ block: @Sendable (Realm) throws -> Result) async throws -> (Result, CommitTicket) {
         arriving.subtract(1, ordering: .sequentiallyConsistent)
+        settleCommits()
         while let current = batch {
             switch current.phase {
             case .closed:
@@ -266,29 +279,36 @@ extension RealmActor {
         }
         // The realm is out of the transaction: the next batch may begin while this one syncs.
         end(batch)
-        let ticket = batch.ticket, owned = ActorOwned((realm, ending))
+        let ticket = batch.ticket, outcome = CommitOutcome()
+        inFlight.append(InFlightCommit(realm: realm, ending: ending, outcome: outcome))
         do throws(StorageError) {
-            try ending.transaction.commit(groupable: true, writeHere: true) { outcome in
-                // On the store's sync thread (or here, when nothing was written): the writers
-                // hear at once, and the writer realm learns the outcome on the actor. A batch
-                // may have begun on it meanwhile, as it may while the commit syncs.
-                ticket.resolve(outcome.map { _ in () }.mapError { Realm.Error($0) })
-                Task { await self.finishCommit(owned.value.0, owned.value.1, outcome) }
+            // The callback holds nothing of the realm's: a writer that closes the file after
+            // its answer must find it closed.
+            try ending.transaction.commit(groupable: true, writeHere: true) { result in
+                outcome.record(result)
+                ticket.resolve(result.map { _ in () }.mapError { Realm.Error($0) })
+                Task { await self.settleCommits() }
             }
         } catch {
+            outcome.record(.failure(error))
+            settleCommits()
             batch.answer(Realm.Error(error))
-            finishCommit(realm, ending, .failure(error))
             _ = try own.get()
             throw Realm.Error(error)
         }
         return (try own.get(), ticket)
     }
 
-    /// Tells the realm that wrote a batch how its commit ended.
-    private func finishCommit(_ realm: Realm, _ ending: Realm.EndingWrite, _ outcome: Swift.Result<VersionID, StorageError>) {
-        switch outcome {
-        case .success(let committed): realm.didCommit(committed)
-        case .failure: realm.commitFailed(ending)
+    /// Tells the writer realm how its commits ended, in commit order, as far as their outcomes
+    /// are recorded. Runs before anything else the actor does with its realms.
+    func settleCommits() {
+        guard let first = inFlight.first, first.outcome.recorded != nil else { return }
+        while let next = inFlight.first, let outcome = next.outcome.recorded {
+            inFlight.removeFirst()
+            switch outcome {
+            case .success(let committed): next.realm.didCommit(committed)
+            case .failure: next.realm.commitFailed(next.ending)
+            }
         }
         closeIfRequested()
     }

@@ -52,8 +52,9 @@ package struct FreeSpace: Equatable, Sendable {
     /// The extents free for good by length, then offset, for best fit: built when an
     /// allocation first needs one, kept up to date by `take`, dropped by every other change.
     /// A large commit places dozens of nodes out of its run: a scan of the whole list for
-    /// each was a fifth of preparing it, sorting once and searching is about two thirds of
-    /// that, and grows more slowly with the list (W2g: 70 nodes, 600 extents; perf).
+    /// each was a fifth of preparing it; sorting once per commit and searching costs about
+    /// two thirds of that, and grows more slowly with the list (W2g: 70 nodes, 600 extents;
+    /// perf).
     /// Not part of equality.
     private var bySize: [UInt128]?
 
@@ -75,7 +76,8 @@ package struct FreeSpace: Equatable, Sendable {
     /// never shorter, and a commit frees the nodes an earlier commit wrote together (its run)
     /// together, so the list stays a few entries per commit instead of one per node.
     package mutating func release(offset: UInt64, length: UInt64, firstVersion: UInt64, endVersion: UInt64) {
-        bySize = nil
+        // Tagged space never merges with space free for good: only the latter changes `bySize`.
+        if endVersion == 0 { bySize = nil }
         var low = 0, high = extents.count
         while low < high {
             let mid = (low + high) >> 1

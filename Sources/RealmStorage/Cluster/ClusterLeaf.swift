@@ -40,10 +40,13 @@ package final class ClusterLeaf: TreeLeafBuffer {
     @exclusivity(unchecked) package var byteEstimate: Int
     @exclusivity(unchecked) package var appendedAtEnd = false
     @exclusivity(unchecked) package var leftBehindByAppends = false
-    /// Where the latest insert went, and whether it went just after the one before: memory
-    /// only, kept while the buffer is (DecodedLeaves.swift); -1 when unknown.
+    /// Where the latest insert went, and how many inserts in a row went each just after the
+    /// one before: memory only, kept while the buffer is (DecodedLeaves.swift); -1 when unknown.
     @exclusivity(unchecked) private var lastInsert = -1
-    @exclusivity(unchecked) private var insertsAscend = false
+    @exclusivity(unchecked) private var runLength = 0
+    /// The inserts in a row that make a run (`ascendingRunEnd`): a few ascending keys by
+    /// chance (a tenant's first two or three objects) would leave small leaves behind.
+    static let runThreshold = 4
     /// The committed node whose rows this buffer still partly holds, if any.
     @exclusivity(unchecked) package private(set) var source: SourceRows?
 
@@ -130,18 +133,18 @@ package final class ClusterLeaf: TreeLeafBuffer {
 
     /// Records an insert at row `i`, for the choice of split point (BTree.splitPoint).
     package func noteInsert(at i: Int) {
-        insertsAscend = lastInsert >= 0 && i == lastInsert + 1
+        runLength = lastInsert >= 0 && i == lastInsert + 1 ? runLength + 1 : 0
         lastInsert = i
     }
 
     /// Forgets the inserts before an edit that moves rows otherwise (a delete).
     package func forgetInserts() {
         lastInsert = -1
-        insertsAscend = false
+        runLength = 0
     }
 
     package var ascendingRunEnd: Int? {
-        insertsAscend && lastInsert < keys.count ? lastInsert + 1 : nil
+        runLength >= Self.runThreshold && lastInsert < keys.count ? lastInsert + 1 : nil
     }
 
     /// The index of `key`, or where it would be inserted.
@@ -170,7 +173,7 @@ package final class ClusterLeaf: TreeLeafBuffer {
         recomputeEstimate()
         if lastInsert >= index {
             right.lastInsert = lastInsert - index
-            right.insertsAscend = insertsAscend
+            right.runLength = runLength
             forgetInserts()
         }
         return right
