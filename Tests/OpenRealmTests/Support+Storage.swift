@@ -11,6 +11,11 @@ import Synchronization
     try Realm(configuration: folder.configuration()).readTransaction.version.value
 }
 
+/// Whether a store of this process still has the file open.
+func isOpenInThisProcess(_ configuration: Realm.Configuration) -> Bool {
+    Store.isOpen(path: configuration.path)
+}
+
 /// How many collection and object observations of `realm` are registered and not ended.
 func activeObservations(_ realm: Realm) -> Int {
     realm.notifier?.activeObservationCount ?? 0

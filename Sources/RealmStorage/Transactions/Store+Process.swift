@@ -57,16 +57,14 @@ extension Store {
                 try lockedForWriting()  // nothing to catch up with: no file work
             } else {
                 // Waiting for the lock, and catching up (which may write and sync), on a
-                // dispatch thread.
+                // dispatch thread. Weakly, and let go before resuming: this caller holds the
+                // store until then, and a hold the dispatch thread kept past its resume could
+                // outlive the caller's last use, leaving the file open after the realm closed.
                 let result: Result<Void, StorageError> = await withCheckedContinuation { continuation in
-                    DispatchQueue.global().async {
-                        do throws(StorageError) {
-                            if !locked { try coordination.lockWriter() }
-                            try self.lockedForWriting()
-                            continuation.resume(returning: .success(()))
-                        } catch {
-                            continuation.resume(returning: .failure(error))
-                        }
+                    DispatchQueue.global().async { [weak self] in
+                        let result = self?.lockAndCatchUp(locked: locked)
+                            ?? .failure(StorageError(.transactionEnded, "the store closed while its writer waited for the write lock"))
+                        continuation.resume(returning: result)
                     }
                 }
                 try result.get()
@@ -74,6 +72,17 @@ extension Store {
         } catch {
             abandonProcessHold()
             throw error
+        }
+    }
+
+    /// Takes the process write lock unless `locked`, then catches up (`enterWriteAsync`).
+    private func lockAndCatchUp(locked: Bool) -> Result<Void, StorageError> {
+        do throws(StorageError) {
+            if !locked { try coordination?.lockWriter() }
+            try lockedForWriting()
+            return .success(())
+        } catch {
+            return .failure(error)
         }
     }
 
