@@ -203,6 +203,8 @@ func writeOnAnotherThread(_ configuration: Realm.Configuration, _ body: @escapin
     let thread = Thread {
         let realm = try! Realm(configuration: configuration)
         try! realm.write { body(realm) }
+        // Lets go of its version before the caller goes on (which may count pinned versions).
+        realm.invalidate()
         done.signal()
     }
     thread.start()
@@ -225,6 +227,7 @@ func writeElsewhere(_ configuration: Realm.Configuration, _ body: @escaping @Sen
         let thread = Thread {
             let realm = try! Realm(configuration: configuration)
             try! realm.write { body(realm) }
+            realm.invalidate()
             continuation.resume()
         }
         thread.start()

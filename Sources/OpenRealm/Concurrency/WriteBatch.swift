@@ -302,15 +302,16 @@ extension RealmActor {
     /// Tells the writer realm how its commits ended, in commit order, as far as their outcomes
     /// are recorded. Runs before anything else the actor does with its realms.
     func settleCommits() {
-        guard let first = inFlight.first, first.outcome.recorded != nil else { return }
+        var settled = false
         while let next = inFlight.first, let outcome = next.outcome.recorded {
             inFlight.removeFirst()
             switch outcome {
             case .success(let committed): next.realm.didCommit(committed)
             case .failure: next.realm.commitFailed(next.ending)
             }
+            settled = true
         }
-        closeIfRequested()
+        if settled { closeIfRequested() }
     }
 
     private func end(_ batch: WriteBatch) {

@@ -621,22 +621,20 @@ package final class WriteTransaction {
     /// store's queues, never on the task's thread. `groupable: false` keeps the write lane
     /// until this commit is durable, so that it syncs alone.
     @discardableResult
-    ///
-    /// `writeHere`: the caller runs on an executor of its own that may block (RealmActor's), so
-    /// the nodes are written on it rather than on the store's write queue.
-    package func commitAsync(groupable: Bool = true, writeHere: Bool = false,
+    package func commitAsync(groupable: Bool = true,
                              isolation: isolated (any Actor)? = #isolation) async throws(StorageError) -> VersionID {
         try finishEditing()
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<VersionID, StorageError>, Never>) in
-            store.commit(self, groupable: groupable, writeHere: writeHere) { continuation.resume(returning: $0) }
+            store.commit(self, groupable: groupable) { continuation.resume(returning: $0) }
         }
         return try result.get()
     }
 
     /// Writes the new version and calls `done` (from the store's sync queue) once it is durable
     /// or failed. Errors found before anything is written are thrown instead.
-    /// With `writeHere`, the version is written on the caller's thread (else on the store's
-    /// write queue), as in `commitAsync`.
+    ///
+    /// `writeHere`: the caller runs on an executor of its own that may block (RealmActor's), so
+    /// the nodes are written on it rather than on the store's write queue.
     package func commit(groupable: Bool = true, writeHere: Bool = false,
                         then done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) throws(StorageError) {
         try finishEditing()
