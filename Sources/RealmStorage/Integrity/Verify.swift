@@ -18,8 +18,6 @@ package struct VerifyReport: Sendable, Equatable {
     package var tables: Int = 0
     package var objects: Int = 0
     package var nodes: Int = 0
-    /// Leaves of the tables' object trees (how well they are filled is a test's concern).
-    package var clusterLeaves: Int = 0
     package var reachableBytes: UInt64 = 0
     package var freeBytes: UInt64 = 0
     package var logicalSize: UInt64 = 0
@@ -60,7 +58,6 @@ extension ReadTransaction {
             report.tables += 1
         }
         report.nodes = walker.extents.count
-        report.clusterLeaves = walker.clusterLeaves
         report.reachableBytes = walker.extents.reduce(0) { $0 + $1.length }
         report.freeBytes = free.freeBytes
         try walker.checkCoverage(free: free)
@@ -72,7 +69,6 @@ struct Verifier {
     let context: TreeContext
     let limit: UInt64
     var extents: [(offset: UInt64, length: UInt64)] = []
-    var clusterLeaves = 0
 
     init(context: TreeContext, limit: UInt64) {
         self.context = context
@@ -210,7 +206,6 @@ struct Verifier {
         guard depth <= 64 else { throw StorageError(.fileCorrupted, "tree deeper than 64 levels") }
         let (node, kind) = try context.node(ref, F.innerKind, orLeaf: F.leafKind)
         claim(node)
-        if kind == .clusterLeaf { clusterLeaves += 1 }
         if kind == F.leafKind { return try leaf(node) }
         let inner = try InnerView<F>(node)
         let keys = try F.readKeys(node, at: inner.keysOffset, count: inner.childCount)
