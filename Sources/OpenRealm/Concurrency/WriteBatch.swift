@@ -1,5 +1,4 @@
 import RealmStorage
-import Synchronization
 
 // Merged writes: the writes queued on a RealmActor together share one transaction and one
 // commit.
@@ -96,11 +95,14 @@ final class WriteBatch {
 
 /// A batch's commit between its write and the actor learning how it ended: the outcome, set
 /// once from the store's sync thread (or on the actor when nothing was written).
-final class CommitOutcome: Sendable {
-    private let outcome = Mutex<Swift.Result<VersionID, StorageError>?>(nil)
+final class CommitOutcome: @unchecked Sendable {
+    // @unchecked: `outcome` is guarded by `lock` (the engine's pthread mutex, which the
+    // thread sanitizer sees; Synchronization's Mutex it does not).
+    private let lock = Mutex()
+    private var outcome: Swift.Result<VersionID, StorageError>?
 
-    func record(_ result: Swift.Result<VersionID, StorageError>) { outcome.withLock { $0 = result } }
-    var recorded: Swift.Result<VersionID, StorageError>? { outcome.withLock { $0 } }
+    func record(_ result: Swift.Result<VersionID, StorageError>) { lock.withLock { outcome = result } }
+    var recorded: Swift.Result<VersionID, StorageError>? { lock.withLock { outcome } }
 }
 
 /// A commit the actor's realm has not yet been told the outcome of (in commit order).
@@ -111,17 +113,19 @@ struct InFlightCommit {
 }
 
 /// The outcome of a merged write's commit, which its writers wait for outside the actor.
-final class CommitTicket: Sendable {
+final class CommitTicket: @unchecked Sendable {
+    // @unchecked: `state` is guarded by `lock`, as in CommitOutcome.
     private enum State {
         case pending([CheckedContinuation<Void, Swift.Error>])
         case resolved(Result<Void, Swift.Error>)
     }
-    private let state = Mutex(State.pending([]))
+    private let lock = Mutex()
+    private var state = State.pending([])
 
     /// Suspends until the commit is durable, or throws its failure.
     func wait() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Swift.Error>) in
-            let outcome: Result<Void, Swift.Error>? = state.withLock { state in
+            let outcome: Result<Void, Swift.Error>? = lock.withLock {
                 switch state {
                 case .pending(var waiting):
                     waiting.append(continuation)
@@ -137,7 +141,7 @@ final class CommitTicket: Sendable {
 
     /// Answers every writer waiting and those to come; only the first call counts.
     func resolve(_ outcome: Result<Void, Swift.Error>) {
-        let waiting: [CheckedContinuation<Void, Swift.Error>] = state.withLock { state in
+        let waiting: [CheckedContinuation<Void, Swift.Error>] = lock.withLock {
             guard case .pending(let waiting) = state else { return [] }
             state = .resolved(outcome)
             return waiting
