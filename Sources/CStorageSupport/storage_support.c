@@ -31,3 +31,12 @@ int openrealm_range_is_locked(int fd, int64_t start, int64_t length) {
     if (fcntl(fd, F_OFD_GETLK, &lock) != 0) return -errno;
     return lock.l_type == F_UNLCK ? 0 : 1;
 }
+
+int openrealm_start_writeback(int fd, int64_t start, int64_t length) {
+#ifdef __linux__
+    return sync_file_range(fd, start, length, SYNC_FILE_RANGE_WRITE) == 0 ? 0 : errno;
+#else
+    (void)fd; (void)start; (void)length;
+    return 0;
+#endif
+}

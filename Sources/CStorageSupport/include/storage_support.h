@@ -32,4 +32,9 @@ int openrealm_range_lock(int fd, int64_t start, int64_t length, int mode, int wa
 /// would conflict with an exclusive lock: 1 yes, 0 no, -errno on failure.
 int openrealm_range_is_locked(int fd, int64_t start, int64_t length);
 
+/// Starts writeback of the dirty pages of bytes `start ..< start + length` of `fd` without
+/// waiting for it (Linux `sync_file_range` with SYNC_FILE_RANGE_WRITE; nothing elsewhere).
+/// A hint: durability still needs fdatasync. Returns 0 or the errno.
+int openrealm_start_writeback(int fd, int64_t start, int64_t length);
+
 #endif

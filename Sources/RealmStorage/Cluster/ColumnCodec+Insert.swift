@@ -16,13 +16,26 @@ extension ColumnCodec {
     /// written nothing, when `write` would choose other parameters for them (then the caller
     /// encodes all values).
     static func writeInserting(_ old: ColumnView, _ middle: ArraySlice<Value>, at position: Int, to w: inout NodeWriter) -> Bool {
-        let type = old.type
         guard old.count > 0, !middle.isEmpty, position >= 0, position <= old.count else { return false }
-        let flags = middle.map { $0.isNull ? Int64(1) : 0 }
+        // One new value (a commit of one object): its flag and integers need no arrays, which
+        // were two allocations per column of every such commit.
+        if middle.count == 1 {
+            return writeInserting(old, middle, at: position, to: &w) { values, integer in CollectionOfOne(integer(values[values.startIndex])) }
+        }
+        return writeInserting(old, middle, at: position, to: &w) { values, integer in values.map(integer) }
+    }
+
+    /// `writeInserting` with the integers taken from the new values by `integers`.
+    private static func writeInserting<Integers: Collection<Int64>>(
+        _ old: ColumnView, _ middle: ArraySlice<Value>, at position: Int, to w: inout NodeWriter,
+        integers: (ArraySlice<Value>, (Value) -> Int64) -> Integers
+    ) -> Bool {
+        let type = old.type
+        let flags = integers(middle) { $0.isNull ? 1 : 0 }
         guard old.nulls.holds(flags) else { return false }
         switch type {
         case .int, .bool, .link:
-            let payload = middle.map(integerPayload)
+            let payload = integers(middle, integerPayload)
             guard old.ints.holds(payload) else { return false }
             header(old, flags, at: position, to: &w)
             old.ints.writeInserting(payload, at: position, to: &w)
@@ -34,8 +47,8 @@ extension ColumnCodec {
             header(old, flags, at: position, to: &w)
             copyAround(old.raw, size: 8, position, old.count, to: &w) { writeDoubles(middle, to: &$0) }
         case .timestamp:
-            let seconds = middle.map { if case .timestamp(let t) = $0 { return t.seconds } else { return Int64(0) } }
-            let nanos = middle.map { if case .timestamp(let t) = $0 { return Int64(t.nanoseconds) } else { return Int64(0) } }
+            let seconds = integers(middle) { if case .timestamp(let t) = $0 { return t.seconds } else { return 0 } }
+            let nanos = integers(middle) { if case .timestamp(let t) = $0 { return Int64(t.nanoseconds) } else { return 0 } }
             guard let oldNanos = old.ints2, old.ints.holds(seconds), oldNanos.holds(nanos) else { return false }
             header(old, flags, at: position, to: &w)
             old.ints.writeInserting(seconds, at: position, to: &w)
@@ -54,7 +67,7 @@ extension ColumnCodec {
     }
 
     /// The header of `old` and its null flags, with elements flagged `flags` put in.
-    private static func header(_ old: ColumnView, _ flags: [Int64], at position: Int, to w: inout NodeWriter) {
+    private static func header(_ old: ColumnView, _ flags: some Collection<Int64>, at position: Int, to w: inout NodeWriter) {
         w.u8(old.type.rawValue)
         w.u8(old.slotWidth > 0 ? slotsLayout : offsetsLayout)
         w.u8(0); w.u8(0)
@@ -73,7 +86,7 @@ extension ColumnCodec {
 
     /// Strings, binaries and mixed values: the layout `write` chooses depends on the longest
     /// and the total payload of all values, so both are taken from the old block first.
-    private static func insertBytes(_ old: ColumnView, _ middle: ArraySlice<Value>, _ flags: [Int64], at position: Int,
+    private static func insertBytes(_ old: ColumnView, _ middle: ArraySlice<Value>, _ flags: some Collection<Int64>, at position: Int,
                                     to w: inout NodeWriter) -> Bool {
         var longest = 0, total = 0
         for v in middle {

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CStorageSupport
 
 /// The I/O the engine performs on a realm file, and nothing else.
 ///
@@ -22,9 +23,17 @@ package protocol StorageFile: AnyObject, Sendable {
     func setSize(_ size: UInt64) throws(StorageError)
     /// Makes every earlier write and size change durable.
     func sync() throws(StorageError)
+    /// Asks the system to start writing `length` bytes at `offset` to the device now, without
+    /// waiting: a hint that lets the device work while the committer finishes its bookkeeping.
+    /// Durability still comes only from `sync()`.
+    func startWriteback(at offset: UInt64, length: Int)
     /// Maps the file read-only with `length` bytes of address space (may exceed the file size:
     /// only offsets below the size are ever touched).
     func map(length: Int) throws(StorageError) -> Mapping
+}
+
+extension StorageFile {
+    package func startWriteback(at offset: UInt64, length: Int) {}
 }
 
 /// `open(2)`, under a name that does not collide with `Store.open`.
@@ -111,7 +120,9 @@ package final class PosixFile: StorageFile {
     package func setSize(_ size: UInt64) throws(StorageError) {
         let current = try self.size()
         if size > current {
-            let chunk = [UInt8](repeating: 0, count: 1 << 20)
+            // No larger than the growth: most steps are 64 KiB, and a 1 MiB array costs its
+            // page faults each time.
+            let chunk = [UInt8](repeating: 0, count: Int(min(size - current, 1 << 20)))
             var offset = current
             while offset < size {
                 let count = Int(min(UInt64(chunk.count), size - offset))
@@ -133,6 +144,14 @@ package final class PosixFile: StorageFile {
         let result = fdatasync(fd)
         #endif
         if result != 0 { throw StorageError.system("sync", path: path, errno: errno) }
+    }
+
+    /// `sync_file_range(SYNC_FILE_RANGE_WRITE)` queues the dirty pages for writeback and
+    /// returns; the later `fdatasync` then waits for I/O already under way and flushes. A
+    /// commit's bookkeeping between the two overlaps the device's write (measured in
+    /// BENCHMARKS.md, W2). Failures are ignored: the sync reports them.
+    package func startWriteback(at offset: UInt64, length: Int) {
+        _ = openrealm_start_writeback(fd, Int64(offset), Int64(length))
     }
 
     package func map(length: Int) throws(StorageError) -> Mapping {

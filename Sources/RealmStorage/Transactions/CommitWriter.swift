@@ -59,6 +59,9 @@ final class CommitWriter: NodeSink {
     init(version: VersionID, free: FreeSpace) {
         self.version = version
         self.free = free
+        // A small commit places about five nodes (leaf, index leaf, inner nodes, top): room
+        // for them up front instead of growing the array three times.
+        nodes.reserveCapacity(8)
     }
 
     /// Starts the commit's allocations: with its run header at `reserved` (where the version
@@ -106,9 +109,19 @@ final class CommitWriter: NodeSink {
         }
 
         /// Writes the nodes, the commit record and the run header: everything but the slot.
-        func writeNodes(to file: StorageFile) throws(StorageError) {
+        /// `startWriteback`: the caller syncs next, so the device starts on the written span now
+        /// (`StorageFile.startWriteback`); not for commits the sync thread gathers, whose many
+        /// scattered writes would each cost the device a separate request.
+        func writeNodes(to file: StorageFile, startWriteback: Bool = false) throws(StorageError) {
             let header = runHeader
-            if let header, header.before == nil { try file.write(header.bytes, at: header.offset) }
+            var span = (low: UInt64.max, high: UInt64(0))
+            func wrote(_ offset: UInt64, _ count: Int) {
+                span = (min(span.low, offset), max(span.high, offset + UInt64(count)))
+            }
+            if let header, header.before == nil {
+                try file.write(header.bytes, at: header.offset)
+                wrote(header.offset, header.bytes.count)
+            }
             let written = data.withUnsafeBytes { all in
                 Result { () throws(StorageError) in
                     for (i, extent) in extents.enumerated() {
@@ -119,11 +132,16 @@ final class CommitWriter: NodeSink {
                             offset = header.offset
                         }
                         try file.write(UnsafeRawBufferPointer(rebasing: all[start..<end]), at: offset)
+                        wrote(offset, end - start)
                     }
                 }
             }
             try written.get()
-            if !recordFollowsData { try file.write(record.bytes, at: record.offset) }
+            if !recordFollowsData {
+                try file.write(record.bytes, at: record.offset)
+                wrote(record.offset, record.bytes.count)
+            }
+            if startWriteback, span.low < span.high { file.startWriteback(at: span.low, length: Int(span.high - span.low)) }
         }
 
         /// Writes `slot` into root slot `slotIndex` and points the selector at it (no sync).

@@ -148,8 +148,8 @@ extension Store {
             // Weakly: the store must be gone as soon as its last user lets go, and the job
             // answers the committers only after it has dropped the store (see `syncGroup`).
             syncQueue.async { [weak self] in
-                let answers = self?.syncGroup() ?? []
-                for answer in answers { answer() }
+                let answers = self?.syncGroup()
+                answers?.give()
             }
         }
     }
@@ -158,7 +158,7 @@ extension Store {
     /// commit and any others) right here, saving the two thread switches of a sync on the
     /// sync queue (the larger part of a small commit's time when syncs are fast).
     func syncAsLeader() {
-        for answer in syncGroup(fromQueue: false) { answer() }
+        syncGroup(fromQueue: false).give()
     }
 
     /// Makes every version written so far durable with one slot write and one sync, and
@@ -166,17 +166,17 @@ extension Store {
     /// (`syncAsLeader`); `syncing` keeps them one at a time. Returns the answers to give the
     /// committers, to be given once the caller no longer holds the store: a committer that
     /// closes the file right after its answer must find it closed.
-    func syncGroup(fromQueue: Bool = true) -> [() -> Void] {
+    func syncGroup(fromQueue: Bool = true) -> SyncAnswers {
         syncing.withLock { syncGroupNow(fromQueue: fromQueue) }
     }
 
-    private func syncGroupNow(fromQueue: Bool) -> [() -> Void] {
+    private func syncGroupNow(fromQueue: Bool) -> SyncAnswers {
         let (batch, target) = stateLock.withLock {
             if fromQueue { group.syncScheduled = false }
             // Never the slot of the newest durable head (invariant 6).
             return (group.unsynced, 1 - group.head.slotIndex)
         }
-        guard let last = batch.last else { return [] }
+        guard let last = batch.last else { return SyncAnswers() }
         // The group's last version without a run header becomes the head: its root goes into a
         // slot, and the versions after it follow it through their run headers.
         let newHead = batch.lastIndex { $0.needsSlot }
@@ -190,7 +190,7 @@ extension Store {
             var roots = Self.roots(of: known)
             if newHead != nil { roots.append((UInt64(FileHeader.slotOffsets[target]), FileHeader.slotSize)) }
             let zeroed = (try? writeZeros(roots)) != nil
-            let (failed, told): ([Unsynced], [() -> Void]) = stateLock.withLock {
+            let (failed, told): ([Unsynced], PublishAnswers) = stateLock.withLock {
                 let failed = group.unsynced
                 // Left for the next writer: the roots of versions written since `known` was
                 // taken, and the others too when zeroing them failed.
@@ -206,9 +206,9 @@ extension Store {
                 unlockProcessIfIdle()
                 return (failed, takePublishAnswers())
             }
-            return failed.map { version in { version.done(.failure(error)) } } + told
+            return SyncAnswers(versions: failed, failure: error, published: told)
         }
-        let told: [() -> Void] = stateLock.withLock {
+        let told: PublishAnswers = stateLock.withLock {
             var state = last.state
             if let newHead {
                 if newHead == batch.count - 1 { state.slotIndex = target }
@@ -228,7 +228,23 @@ extension Store {
             unlockProcessIfIdle()
             return takePublishAnswers()
         }
-        return batch.map { version in { version.done(.success(version.state.slot.version)) } } + told
+        return SyncAnswers(versions: batch, failure: nil, published: told)
+    }
+}
+
+/// What a sync step owes, given once the caller no longer holds the store: each committer's
+/// answer, then the waiters and observers of published versions. A value, not closures: a
+/// sync used to allocate an array and a closure for each.
+struct SyncAnswers {
+    var versions: [Store.Unsynced] = []
+    var failure: StorageError?
+    var published: PublishAnswers?
+
+    func give() {
+        for version in versions {
+            if let failure { version.done(.failure(failure)) } else { version.done(.success(version.state.slot.version)) }
+        }
+        published?.give()
     }
 }
 

@@ -26,7 +26,8 @@ package final class VersionObservers: @unchecked Sendable {
     }
 
     func notifyAll() {
-        let callbacks = lock.withLock { Array(entries.values) }
+        // No array when nobody observes (a plain writer's every sync).
+        let callbacks = lock.withLock { entries.isEmpty ? [] : Array(entries.values) }
         for callback in callbacks { callback() }
     }
 }
@@ -68,13 +69,20 @@ extension Store {
 
     /// The waiters and observers to answer after a sync (called under `stateLock`): the
     /// waiters go; each checks again whether anything is still in flight.
-    func takePublishAnswers() -> [() -> Void] {
+    func takePublishAnswers() -> PublishAnswers {
         let waiters = publishWaiters
         publishWaiters = []
-        let observers = self.observers
-        return [{
-            for waiter in waiters { waiter.resume(returning: false) }
-            observers.notifyAll()
-        }]
+        return PublishAnswers(waiters: waiters, observers: observers)
+    }
+}
+
+/// The waiters and observers a sync step tells (`Store.takePublishAnswers`).
+struct PublishAnswers {
+    let waiters: [CheckedContinuation<Bool, Never>]
+    let observers: VersionObservers
+
+    func give() {
+        for waiter in waiters { waiter.resume(returning: false) }
+        observers.notifyAll()
     }
 }

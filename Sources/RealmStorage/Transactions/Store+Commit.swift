@@ -12,6 +12,10 @@ extension Store {
         let coveredFrom: UInt64
         /// The leaf buffers encoded, kept for the next transaction once this is written.
         let written: DecodedLeaves?
+        /// The leaves the transaction was handed and what it freed: those it did not touch join
+        /// `written` once the commit is out (`DecodedLeaves.carryOver`, done after the write so
+        /// that it overlaps the device's).
+        let carried: (older: DecodedLeaves, freed: FreedNodes)?
         /// The version does not follow the chain of run headers (it has no run header): its sync
         /// writes its root into a slot.
         let needsSlot: Bool
@@ -67,8 +71,6 @@ extension Store {
             }
         }
 
-        if let written = context.written, let older = context.reuse { written.carryOver(older, freed: transaction.freed) }
-
         // 3. The change history, the schema blob, the top node.
         top.history = try History.advance(top.history, adding: transaction.pendingChanges, from: base.slot.version, to: version,
                                           pinned: pins, context: context, release: release, place: writer.place)
@@ -81,7 +83,7 @@ extension Store {
         let prepared = writer.finish(topRef: topRef, reusing: reused, carrying: carried, coveredFrom: durable,
                                      link: base.slot.commitRecordChecksum, nonce: nonce)
         return PreparedCommit(commit: prepared, top: top, free: writer.free, base: base, lineage: transaction.lineage, coveredFrom: durable,
-                              written: transaction.context.written, needsSlot: !chained)
+                              written: context.written, carried: context.reuse.map { ($0, transaction.freed) }, needsSlot: !chained)
     }
 
     /// Writes a prepared commit's nodes (not its slot) and makes it the version the next
@@ -98,7 +100,7 @@ extension Store {
         try growFile(to: commit.slot.logicalSize)
         let mapping: Mapping
         do throws(StorageError) {
-            try commit.writeNodes(to: file)
+            try commit.writeNodes(to: file, startWriteback: leading)
             mapping = try self.mapping(prepared.base.mapping, covering: commit.slot.logicalSize)
         } catch {
             // Its run header may be whole in the file: zeroed now (the lane and the write lock
@@ -111,6 +113,7 @@ extension Store {
             }
             throw error
         }
+        if let written = prepared.written, let carried = prepared.carried { written.carryOver(carried.older, freed: carried.freed) }
         let state = Committed(slot: commit.slot, slotIndex: -1, top: prepared.top, mapping: mapping)
         let finish: @Sendable (Result<VersionID, StorageError>) -> Void
         if groupable {
@@ -136,12 +139,14 @@ extension Store {
     func commitWaiting(_ transaction: WriteTransaction, groupable: Bool = true) throws(StorageError) -> VersionID {
         let durable = DurabilityWaiter()
         do throws(StorageError) {
-            let prepared = try prepareCommit(transaction)
-            try writeAndPublish(prepared, groupable: groupable, leading: true, done: durable.deliver)
+            try writeAndPublish(prepareCommit(transaction), groupable: groupable, leading: true, done: durable.deliver)
         } catch {
             releaseLane()
             throw error
         }
+        // The device is writing the commit already (`startWriteback`): the trees are freed
+        // meanwhile, not after the sync.
+        transaction.discardEdits()
         syncAsLeader()
         return try durable.wait()
     }

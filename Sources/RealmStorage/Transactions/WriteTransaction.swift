@@ -641,6 +641,17 @@ package final class WriteTransaction {
         store.commit(self, groupable: groupable, writeHere: writeHere, then: done)
     }
 
+    /// After the commit is written: lets go of the edited trees and the change log, which
+    /// only the commit needed. A waiting committer calls it while the device writes (see
+    /// `Store.commitWaiting`), so that freeing them does not lengthen the wait.
+    func discardEdits() {
+        states = [:]
+        lastState = nil
+        lastTableIndex = 0
+        deletedLinkTargets = [:]
+        undo = nil
+    }
+
     /// The last edits of a commit; afterwards the transaction is over (the store's commit
     /// functions release the lane).
     private func finishEditing() throws(StorageError) {
