@@ -80,7 +80,7 @@ extension Store {
         let topRef = try writer.place(top.encoded())
         var reused: [UInt8] = []
         swap(&reused, &commitBuffer)
-        let prepared = writer.finish(topRef: topRef, reusing: reused, carrying: carried, coveredFrom: durable,
+        let prepared = writer.finish(topRef: topRef, reusing: consume reused, carrying: carried, coveredFrom: durable,
                                      link: base.slot.commitRecordChecksum, nonce: nonce)
         return PreparedCommit(commit: prepared, top: top, free: writer.free, base: base, lineage: transaction.lineage, coveredFrom: durable,
                               written: context.written, carried: context.reuse.map { ($0, transaction.freed) }, needsSlot: !chained)
