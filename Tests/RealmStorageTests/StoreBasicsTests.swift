@@ -54,4 +54,25 @@ import Testing
         #expect(changes.tables[table]?.modified == KeyRanges([10, 11]))
         try store.verify()
     }
+
+    /// Each commit gathers its bytes in the buffer the commit before used (Store.commitBuffer):
+    /// small commits after a larger one never allocate another.
+    @Test func commitsGatherTheirBytesInOneReusedBuffer() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store.open(path: dir.path())
+        let setup = try store.beginWrite()
+        let table = try setup.createTable("Person", columns: Fixtures.personColumns)
+        for id in 0..<2000 { try setup.insert(table, values: Fixtures.person(Int64(id))) }
+        try setup.commit()
+        let address = { store.commitBuffer.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } }
+        let first = address()
+        #expect(first != 0)
+        for id in 2000..<2020 {
+            let transaction = try store.beginWrite()
+            try transaction.insert(table, values: Fixtures.person(Int64(id)))
+            try transaction.commit()
+            #expect(address() == first, "commit of \(id) gathered its bytes elsewhere")
+        }
+        #expect(try store.beginRead().table(table).count() == 2020)
+    }
 }
