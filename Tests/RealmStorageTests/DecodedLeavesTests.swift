@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 @testable import RealmStorage
@@ -93,7 +94,10 @@ import Testing
         try reopened.verify()
     }
 
-    @Test func leavesACommitDidNotTouchAreTakenByALaterOne() throws {
+    /// `handedOver`: each commit goes through the store's write queue (`commit(then:)`), which
+    /// carries the kept leaves over on that queue's thread, not the committer's.
+    @Test(arguments: [false, true])
+    func leavesACommitDidNotTouchAreTakenByALaterOne(handedOver: Bool) throws {
         let directory = TemporaryDirectory()
         let store = try Store.open(path: directory.path(), options: StoreOptions(durability: .unsafe, limits: TreeLimits(leafCapacity: 4, innerCapacity: 16)))
         let setup = try store.beginWrite()
@@ -105,7 +109,16 @@ import Testing
             let transaction = try store.beginWrite()
             try transaction.set(table, ObjectKey(Int64(key)), ColumnKey(0), .int(Int64(-round - 1)))
             taken.append(transaction.reusedLeafCount)
-            try transaction.commit()
+            if handedOver {
+                let durable = DispatchSemaphore(value: 0)
+                try transaction.commit(then: { result in
+                    #expect((try? result.get()) != nil)
+                    durable.signal()
+                })
+                durable.wait()
+            } else {
+                try transaction.commit()
+            }
         }
         // The bulk commit keeps only its last leaf: the full ones its appends left behind are
         // not touched by appends again. So the leaves of keys 0 and 20 are decoded; the last

@@ -151,6 +151,8 @@ package final class PosixFile: StorageFile {
     /// commit's bookkeeping between the two overlaps the device's write (measured in
     /// BENCHMARKS.md, W2). Failures are ignored: the sync reports them.
     package func startWriteback(at offset: UInt64, length: Int) {
+        // A length of 0 means "to the end of the file" to sync_file_range.
+        guard length > 0 else { return }
         _ = openrealm_start_writeback(fd, Int64(offset), Int64(length))
     }
 

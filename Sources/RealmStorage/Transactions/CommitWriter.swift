@@ -109,9 +109,10 @@ final class CommitWriter: NodeSink {
         }
 
         /// Writes the nodes, the commit record and the run header: everything but the slot.
-        /// `startWriteback`: the caller syncs next, so the device starts on the written span now
-        /// (`StorageFile.startWriteback`); not for commits the sync thread gathers, whose many
-        /// scattered writes would each cost the device a separate request.
+        /// `startWriteback`: the caller syncs right after (full durability, on its own thread),
+        /// so the device starts on the written span now (`StorageFile.startWriteback`); not for
+        /// commits the sync thread gathers, whose many scattered writes would each cost the
+        /// device a separate request, nor without syncs, which would only add device work.
         func writeNodes(to file: StorageFile, startWriteback: Bool = false) throws(StorageError) {
             let header = runHeader
             var span = (low: UInt64.max, high: UInt64(0))

@@ -100,7 +100,7 @@ extension Store {
         try growFile(to: commit.slot.logicalSize)
         let mapping: Mapping
         do throws(StorageError) {
-            try commit.writeNodes(to: file, startWriteback: leading)
+            try commit.writeNodes(to: file, startWriteback: leading && options.durability == .full)
             mapping = try self.mapping(prepared.base.mapping, covering: commit.slot.logicalSize)
         } catch {
             // Its run header may be whole in the file: zeroed now (the lane and the write lock
@@ -144,8 +144,8 @@ extension Store {
             releaseLane()
             throw error
         }
-        // The device is writing the commit already (`startWriteback`): the trees are freed
-        // meanwhile, not after the sync.
+        // The device is writing the commit already (`startWriteback`, where the system has
+        // it): the trees are freed meanwhile, not after the sync.
         transaction.discardEdits()
         syncAsLeader()
         return try durable.wait()

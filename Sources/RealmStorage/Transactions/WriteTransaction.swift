@@ -129,6 +129,11 @@ package final class WriteTransaction {
     /// lack them: lookups through unique indexes and object keys work, the others are refused
     /// (`invalidArgument`) rather than answered wrongly.
     package func table(_ key: TableKey, flushingIndexes: Bool) throws(StorageError) -> TableView {
+        // After the commit the edited trees are gone (`discardEdits`), and the nodes they
+        // named may be reused by later commits: read the committed version instead.
+        guard isActive else {
+            throw StorageError(.transactionEnded, "the write transaction has already been committed or rolled back; read through a read transaction")
+        }
         let info = try tableInfo(key)
         let state = state(info)
         if flushingIndexes { try flushIndexEntries(state) }
@@ -642,8 +647,9 @@ package final class WriteTransaction {
     }
 
     /// After the commit is written: lets go of the edited trees and the change log, which
-    /// only the commit needed. A waiting committer calls it while the device writes (see
-    /// `Store.commitWaiting`), so that freeing them does not lengthen the wait.
+    /// only the commit needed (reads through an ended transaction are refused: `table(_:)`).
+    /// A waiting committer calls it while the device writes (see `Store.commitWaiting`), so
+    /// that freeing them does not lengthen the wait.
     func discardEdits() {
         states = [:]
         lastState = nil
