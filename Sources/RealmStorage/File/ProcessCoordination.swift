@@ -160,6 +160,7 @@ final class ProcessCoordination: @unchecked Sendable {
             slot = claimed
             openedAlone = alone
         } catch {
+            Self.unlockAll(fd)
             close(fd)
             throw error
         }
@@ -177,7 +178,18 @@ final class ProcessCoordination: @unchecked Sendable {
             openrealm_shared_store(Self.slotField(table, slot, 2), 0)
             munmap(table, Self.tableSize)
         }
-        close(fd)  // drops every lock this process held on the lock file
+        Self.unlockAll(fd)
+        close(fd)
+    }
+
+    /// Drops every lock held through `fd`'s open file description, then the caller closes it.
+    /// Closing alone is not enough: a child this process forks shares the description until
+    /// it execs (O_CLOEXEC acts only then), and the locks would stay until that moment, so a
+    /// realm just closed could still look open to `isOpenByAnyProcess` (seen in CI: a test's
+    /// `deleteFiles` refused while another test started a child process).
+    static func unlockAll(_ fd: Int32) {
+        // Length 0: from the start to the end of the file, however far it grows.
+        _ = openrealm_range_lock(fd, 0, 0, 0, 0)
     }
 
     private static func lock(_ fd: Int32, _ byte: Int64, mode: Int32, path: String) throws(StorageError) {
@@ -364,5 +376,8 @@ final class ProcessCoordination: @unchecked Sendable {
 package final class OpeningHold: Sendable {
     private let fd: Int32
     init(fd: Int32) { self.fd = fd }
-    deinit { close(fd) }
+    deinit {
+        ProcessCoordination.unlockAll(fd)
+        close(fd)
+    }
 }
