@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 @testable import RealmStorage
 
@@ -56,8 +57,11 @@ import Testing
     }
 
     /// Each commit gathers its bytes in the buffer the commit before used (Store.commitBuffer):
-    /// small commits after a larger one never allocate another.
-    @Test func commitsGatherTheirBytesInOneReusedBuffer() throws {
+    /// small commits after a larger one never allocate another. `handedOver`: the commits go
+    /// through the store's write queue (`commit(then:)`), whose job must not keep the bytes
+    /// once the next writer may begin.
+    @Test(arguments: [false, true])
+    func commitsGatherTheirBytesInOneReusedBuffer(handedOver: Bool) throws {
         let dir = TemporaryDirectory()
         let store = try Store.open(path: dir.path())
         let setup = try store.beginWrite()
@@ -67,12 +71,24 @@ import Testing
         let address = { store.commitBuffer.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } }
         let first = address()
         #expect(first != 0)
+        let answered = DispatchGroup()
         for id in 2000..<2020 {
             let transaction = try store.beginWrite()
+            // Read with the lane held: the commit before has stored its buffer by now.
+            #expect(address() == first, "the commit before \(id) gathered its bytes elsewhere")
             try transaction.insert(table, values: Fixtures.person(Int64(id)))
-            try transaction.commit()
-            #expect(address() == first, "commit of \(id) gathered its bytes elsewhere")
+            if handedOver {
+                // Not waited for: the next transaction begins as soon as the lane is back,
+                // maybe while the write queue's job is still finishing.
+                answered.enter()
+                try transaction.commit(then: { _ in answered.leave() })
+            } else {
+                try transaction.commit()
+            }
         }
+        answered.wait()
+        try store.beginWrite().rollback()
+        #expect(address() == first, "the last commit gathered its bytes elsewhere")
         #expect(try store.beginRead().table(table).count() == 2020)
     }
 }

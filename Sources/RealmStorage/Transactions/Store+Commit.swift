@@ -1,7 +1,8 @@
 extension Store {
     /// A write transaction encoded for the file, not yet written (CommitWriter.swift).
     struct PreparedCommit {
-        let commit: CommitWriter.Prepared
+        /// Its `data` is emptied once written (see `writeAndPublish`).
+        var commit: CommitWriter.Prepared
         let top: TopState
         /// The allocator after this commit; the store's once the commit is written.
         let free: FreeSpace
@@ -90,31 +91,31 @@ extension Store {
     /// writer builds on; the sync queue makes it durable and then calls `done`. With the lane
     /// held; releases it when `groupable`, else only once this commit is durable (so no other
     /// transaction shares its sync). On a throw the caller still holds the lane.
-    func writeAndPublish(_ prepared: PreparedCommit, groupable: Bool, leading: Bool = false,
+    func writeAndPublish(_ prepared: consuming PreparedCommit, groupable: Bool, leading: Bool = false,
                          done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) throws(StorageError) {
-        let commit = prepared.commit
         // Kept for the next commit unless it was huge; set first, while the lane is surely
         // held (after `lane.release()` the next writer may already be swapping it out).
-        if commit.data.capacity <= 64 << 20 { commitBuffer = commit.data }
+        if prepared.commit.data.capacity <= 64 << 20 { commitBuffer = prepared.commit.data }
         try invalidateFailedRoots()
-        try growFile(to: commit.slot.logicalSize)
+        try growFile(to: prepared.commit.slot.logicalSize)
         let mapping: Mapping
         do throws(StorageError) {
-            try commit.writeNodes(to: file, startWriteback: leading && options.durability == .full)
-            mapping = try self.mapping(prepared.base.mapping, covering: commit.slot.logicalSize)
+            try prepared.commit.writeNodes(to: file, startWriteback: leading && options.durability == .full)
+            mapping = try self.mapping(prepared.base.mapping, covering: prepared.commit.slot.logicalSize)
         } catch {
             // Its run header may be whole in the file: zeroed now (the lane and the write lock
             // are held, and the place is free in the base version) and, durably, before the
             // next write; a retry of this version gets another record checksum (GroupCommit.swift).
-            if let header = commit.runHeader { try? file.write([UInt8](repeating: 0, count: RunHeader.size), at: header.offset) }
+            let runHeader = prepared.commit.runHeader
+            if let header = runHeader { try? file.write([UInt8](repeating: 0, count: RunHeader.size), at: header.offset) }
             stateLock.withLock {
-                if let header = commit.runHeader { group.pendingInvalidation.append((header.offset, RunHeader.size)) }
+                if let header = runHeader { group.pendingInvalidation.append((header.offset, RunHeader.size)) }
                 group.nonce = .random(in: .min ... .max)
             }
             throw error
         }
         if let written = prepared.written, let carried = prepared.carried { written.carryOver(carried.older, freed: carried.freed) }
-        let state = Committed(slot: commit.slot, slotIndex: -1, top: prepared.top, mapping: mapping)
+        let state = Committed(slot: prepared.commit.slot, slotIndex: -1, top: prepared.top, mapping: mapping)
         let finish: @Sendable (Result<VersionID, StorageError>) -> Void
         if groupable {
             finish = done
@@ -132,6 +133,9 @@ extension Store {
         free = prepared.free
         decodedLeaves = prepared.written
         try enqueueUnsynced(state, prepared, leading: leading, finish)
+        // Written: `commitBuffer` becomes the only reference to the bytes before the next
+        // writer can take the lane, so that its commit fills the same storage.
+        prepared.commit.data = []
         if groupable { releaseLane() }
     }
 
@@ -162,7 +166,7 @@ extension Store {
         do throws(StorageError) {
             prepared = try prepareCommit(transaction)
             if writeHere {
-                try writeAndPublish(prepared, groupable: groupable, done: done)
+                try writeAndPublish(consume prepared, groupable: groupable, done: done)
                 return
             }
         } catch {
@@ -177,7 +181,7 @@ extension Store {
             let failure: StorageError?
             do throws(StorageError) {
                 guard let self else { throw StorageError(.transactionEnded, "the store closed before its commit was written") }
-                try self.writeAndPublish(handoff.value, groupable: groupable, done: done)
+                try self.writeAndPublish(handoff.take(), groupable: groupable, done: done)
                 failure = nil
             } catch {
                 failure = error
@@ -227,8 +231,13 @@ extension Store {
 }
 
 /// Moves a value owned by the lane holder to the queue that continues its work.
-struct Handoff<Value>: @unchecked Sendable {
+final class Handoff<Value>: @unchecked Sendable {
     // @unchecked: the sender gives the value up; only the receiving job touches it.
-    let value: Value
+    private var value: Value?
     init(_ value: Value) { self.value = value }
+    /// The value, given up by the handoff (which would otherwise hold it until the job ends).
+    func take() -> Value {
+        defer { value = nil }
+        return value!
+    }
 }
