@@ -93,6 +93,10 @@ package final class WriteTransaction {
     /// decoding their nodes (DecodedLeaves.swift).
     package var reusedLeafCount: Int { context.reuse?.taken ?? 0 }
 
+    /// How many inner nodes this transaction took from the commit it builds on instead of
+    /// decoding them (DecodedLeaves.swift).
+    package var reusedInnerCount: Int { context.reuse?.takenInners ?? 0 }
+
     /// After the commit: how many blocks of the cluster leaves it encoded were copied or
     /// extended from the nodes those leaves came from (ClusterLeaf+Reuse.swift).
     package var reusedBlockCount: Int { context.written?.reusedBlocks ?? 0 }

@@ -100,6 +100,8 @@ extension BTree {
             } else {
                 node = .leaf(try F.decodeLeaf(view, context))
             }
+        } else if let kept = F.takeDecodedInner(view, context) {
+            node = .inner(kept)
         } else {
             let inner = try InnerView<F>(view)
             let keys = try F.readKeys(view, at: inner.keysOffset, count: inner.childCount)
@@ -301,11 +303,18 @@ extension BTree {
             for child in inner.children {
                 refs.append(Int64(bitPattern: try encode(child, context, sink).offset))
             }
-            var w = NodeWriter(capacity: 64 + refs.count * 24)
-            PackedInts.write(refs, to: &w)
-            PackedInts.write(inner.counts.lazy.map { Int64($0) }, to: &w)
-            F.writeKeys(inner.keys, to: &w)
-            return try sink.place(w.finish(kind: F.innerKind, version: sink.version))
+            let ref = try sink.place(encodeInner(inner, refs: refs, version: sink.version))
+            F.keepDecodedInner(inner, refs: refs, at: ref, context)
+            return ref
         }
+    }
+
+    /// The bytes of inner node `inner` whose children were written to `refs`.
+    static func encodeInner(_ inner: InnerBuffer<F>, refs: [Int64], version: VersionID) -> [UInt8] {
+        var w = NodeWriter(capacity: 64 + refs.count * 24)
+        PackedInts.write(refs, to: &w)
+        PackedInts.write(inner.counts.lazy.map { Int64($0) }, to: &w)
+        F.writeKeys(inner.keys, to: &w)
+        return w.finish(kind: F.innerKind, version: version)
     }
 }
