@@ -283,6 +283,9 @@ extension BTree {
 
 extension BTree {
     /// Encodes every buffer bottom-up through `sink`; afterwards the tree is all committed.
+    /// The buffers are used up: leaves and inner nodes go to the next transaction through
+    /// `context.written` (an inner node's children become the refs just written), so nothing
+    /// may hold on to them and edit or read them as this tree's.
     package mutating func commit(to sink: NodeSink) throws(StorageError) -> Ref {
         rightEdge = nil
         let ref = try Self.encode(root, context, sink)

@@ -233,6 +233,7 @@ extension TreeFormat {
             guard case .clean(let ref) = child else { preconditionFailure("a kept inner node has a child buffer") }
             return Int64(bitPattern: ref.offset)
         }
+        precondition(inner.total == inner.counts.reduce(0, +), "a kept inner node's total drifted from its counts")
         precondition(BTree<Self>.encodeInner(inner, refs: refs, version: VersionID(node.version))
                         .elementsEqual(UnsafeRawBufferPointer(start: node.base, count: node.length)),
                      "a kept inner node differs from its node \(node.ref)")
