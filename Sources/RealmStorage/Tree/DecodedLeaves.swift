@@ -6,7 +6,9 @@
 // from the file, then frees the buffers (the larger part of a one-object commit's CPU time,
 // measured with callgrind). A commit therefore keeps the buffers it encoded, keyed by the ref
 // each was written to, and the next write transaction takes a buffer instead of decoding the
-// node, when it builds on exactly that commit.
+// node, when it builds on exactly that commit. Inner nodes are kept the same way, their
+// children turned into the refs the commit wrote (`keepDecodedInner`); everything below about
+// leaves holds for them.
 //
 // Why a buffer is a faithful copy of its node:
 //   - It is the value encoding started from, so decoding the node gives the same entries.
