@@ -173,6 +173,34 @@ import Testing
         #expect(stayed == [0, 1])
     }
 
+    /// A delivery posted to a realm's queue runs after the realm went away: it finds no realm
+    /// (the context holds the realm without retaining it, and the realm says when it goes).
+    @Test func aDeliveryPostedToARealmThatWentAwayFindsNoRealm() async throws {
+        let folder = TestFolder()
+        let configuration = folder.configuration()
+        let queue = DispatchQueue(label: "gone")
+        let (released, delivered): (Bool, Bool) = await Self.onQueue(queue) { done in
+            var realm: Realm? = try! Realm(configuration: configuration, queue: queue)
+            weak let weakRealm = realm
+            let delivered = QueueFlag()
+            do {
+                // The initial change is posted to the queue, behind this block.
+                let token = realm!.objects(Dog.self).observe { _ in delivered.value = true }
+                token.invalidate()
+            }
+            realm = nil
+            let released = weakRealm == nil
+            queue.async { done((released, delivered.value)) }
+        }
+        #expect(released)
+        #expect(!delivered)
+    }
+
+    /// A flag set and read on one queue.
+    final class QueueFlag: @unchecked Sendable {
+        var value = false
+    }
+
     @Test func aRealmOnAThreadStaysOnItsVersionUntilRefreshed() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())

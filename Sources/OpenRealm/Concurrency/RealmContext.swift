@@ -30,7 +30,11 @@ final class RealmContext: @unchecked Sendable {
     private var refreshPosted = false
     private var deliveryPosted = false
     private let target: Target
-    private weak var realm: Realm?
+    /// The realm, not retained and not weak: a weak reference gives the realm a side table,
+    /// which makes every retain and release of it (each managed object holds one) take the
+    /// runtime's slow path. The realm clears it when it goes (`realmWillGo`), in its context,
+    /// where the blocks that read it run too.
+    private var realm: Unmanaged<Realm>?
     private var observation: VersionObservation?
 
     private enum Target {
@@ -47,7 +51,7 @@ final class RealmContext: @unchecked Sendable {
         case .thread(_, mainActor: true): target = .actor(ActorReference(MainActor.shared))
         case .thread, .none: return nil
         }
-        self.realm = realm
+        self.realm = .passUnretained(realm)
         observation = realm.store.observePublishedVersions { [weak self] in self?.versionPublished() }
     }
 
@@ -87,6 +91,11 @@ final class RealmContext: @unchecked Sendable {
         }
     }
 
+    /// Called by the realm's deinit: blocks still posted find no realm.
+    func realmWillGo() {
+        lock.withLock { realm = nil }
+    }
+
     /// After a sync: one refresh is posted, however many versions arrive before it runs.
     private func versionPublished() {
         postOnce(\.refreshPosted) { realm in
@@ -117,7 +126,7 @@ final class RealmContext: @unchecked Sendable {
         self.post { [weak self] in
             guard let self else { return }
             lock.withLock { self[keyPath: posted] = false }
-            if let realm { body(realm) }
+            if let realm = lock.withLock({ self.realm }) { body(realm.takeUnretainedValue()) }
         }
     }
 }

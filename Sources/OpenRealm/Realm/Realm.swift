@@ -217,6 +217,7 @@ public final class Realm {
     }
 
     deinit {
+        context?.realmWillGo()
         writeTransaction?.rollback()
     }
 
