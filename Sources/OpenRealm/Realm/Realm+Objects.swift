@@ -22,13 +22,31 @@ extension Realm {
     }
 
     func add(_ object: Object, update: UpdatePolicy, asChild: Bool) {
-        let transaction = requireWriteTransaction("add objects")
+        // The transaction and the binding are borrowed, not retained: the realm holds both
+        // while an add runs (no user code runs in it), and each retain is an atomic operation
+        // that a bulk load would pay per object.
+        let transaction = unretainedWriteTransaction("add objects")
         if let managed = object._managed {
             ensure(managed.realm === self, "Object is already managed by another Realm: use create(_:value:) to copy it")
             return
         }
         do {
-            let binding = try bindingCreatingTable(for: type(of: object))
+            let binding = try unretainedBinding(creatingTableFor: type(of: object))
+            try transaction._withUnsafeGuaranteedRef { transaction in
+                try binding._withUnsafeGuaranteedRef { binding in
+                    try add(object, update: update, transaction: transaction, binding: binding)
+                }
+            }
+        } catch let error as Realm.Error where error.code == .duplicatePrimaryKey {
+            misuse("Attempting to create an object of type '\(type(of: object).className())' with an existing primary key value: \(error.message)")
+        } catch {
+            misuse("Cannot add \(type(of: object).className()): \(error)")
+        }
+    }
+
+    /// `add`'s work for an unmanaged object of the class `binding` binds.
+    private func add(_ object: Object, update: UpdatePolicy, transaction: WriteTransaction, binding: TableBinding) throws(Realm.Error) {
+        do {
             // The value array is the binding's, reused from one add to the next (an add of a
             // linked object in between finds it taken and makes its own).
             var values = binding.takeScratchValues(count: try engine { () throws(StorageError) in try transaction.columnCount(binding.table) })
@@ -86,13 +104,10 @@ extension Realm {
                     return
                 }
             }
-            let key = try engine { () throws(StorageError) in try transaction.insert(binding.table, values: values) }
+            // The values move into the table: the strings among them are not retained again.
+            let key = try engine { () throws(StorageError) in try transaction.insert(binding.table, taking: &values) }
             object._managed = ManagedObject(realm: self, binding: binding, key: key)
             binding.schema.markManaged(object)
-        } catch where error.code == .duplicatePrimaryKey {
-            misuse("Attempting to create an object of type '\(type(of: object).className())' with an existing primary key value: \(error.message)")
-        } catch {
-            misuse("Cannot add \(type(of: object).className()): \(error)")
         }
     }
 

@@ -364,6 +364,15 @@ public final class Realm {
     /// The binding of `type`, creating its table now if needed (inside a write transaction).
     /// Link columns are added once their target tables exist, so classes may link to each
     /// other and to themselves.
+    /// `bindingCreatingTable(for:)` without a retain: `bindings` holds the binding until a
+    /// migration, a rollback or a failed commit replaces them, none of which an add can cause.
+    func unretainedBinding(creatingTableFor type: Object.Type) throws(Realm.Error) -> Unmanaged<TableBinding> {
+        if let last = lastBinding.map({ Unmanaged.passUnretained($0) }), last._withUnsafeGuaranteedRef({ $0.schema.objectType == type }) {
+            return last
+        }
+        return Unmanaged.passUnretained(try bindingCreatingTable(for: type))
+    }
+
     func bindingCreatingTable(for type: Object.Type) throws(Realm.Error) -> TableBinding {
         if let existing = try binding(for: type) { return existing }
         guard let writeTransaction else {
@@ -633,6 +642,17 @@ public final class Realm {
     }
 
     /// Traps unless a write transaction is open (the seeds' rule for every mutation).
+    /// `requireWriteTransaction` without a retain, for hot paths that only borrow it while
+    /// the realm surely keeps it (see `add`).
+    func unretainedWriteTransaction(_ operation: String) -> Unmanaged<WriteTransaction> {
+        confinement.verify()
+        guard let transaction = writeTransaction.map({ Unmanaged.passUnretained($0) }) else {
+            _ = requireWriteTransaction(operation)
+            misuse("Cannot \(operation) outside of a write transaction")
+        }
+        return transaction
+    }
+
     func requireWriteTransaction(_ operation: String) -> WriteTransaction {
         confinement.verify()
         guard let writeTransaction else {

@@ -237,6 +237,27 @@ package final class WriteTransaction {
     ///   `valueTooLarge`, `duplicateKey` (the key, or a unique column's value, exists).
     @discardableResult
     package func insert(_ table: TableKey, key: ObjectKey? = nil, values: [Value], lists: [Int: [Value]] = [:]) throws(StorageError) -> ObjectKey {
+        try values.withUnsafeBufferPointer { (values) throws(StorageError) -> ObjectKey in
+            try insertRow(table, key: key, values: values, moving: false, lists: lists)
+        }
+    }
+
+    /// `insert(_:key:values:lists:)` that moves the values into the table instead of copying
+    /// them: afterwards `values` holds as many `.null`s, ready to be filled again (`add` keeps
+    /// one such array). Each string copied and dropped would cost an atomic retain and
+    /// release. When it throws, `values` is as it was, unless the object went in (a failure
+    /// of its index entries, which leaves the transaction to be rolled back).
+    @discardableResult
+    package func insert(_ table: TableKey, key: ObjectKey? = nil, taking values: inout [Value]) throws(StorageError) -> ObjectKey {
+        try values.withUnsafeMutableBufferPointer { (values) throws(StorageError) -> ObjectKey in
+            try insertRow(table, key: key, values: UnsafeBufferPointer(values), moving: true, lists: [:])
+        }
+    }
+
+    /// Both inserts. `moving`: `values` is the caller's mutable buffer, and each value is
+    /// moved out (replaced with `.null`) once the object is certain to go in.
+    private func insertRow(_ table: TableKey, key: ObjectKey?, values: UnsafeBufferPointer<Value>, moving: Bool,
+                           lists: [Int: [Value]]) throws(StorageError) -> ObjectKey {
         try ensureActive()
         let t = try tableIndex(table)
         let state = state(at: t)
@@ -244,22 +265,19 @@ package final class WriteTransaction {
         guard values.count == layouts.count else {
             throw StorageError(.invalidArgument, "table \(top.tables[t].name) has \(layouts.count) columns; \(values.count) values given")
         }
-        // One pass checks the values and sums the leaf bytes they take. Through the buffer:
-        // `values[c]` would copy each value (a retain and a release for strings).
-        let estimate = try values.withUnsafeBufferPointer { (values) throws(StorageError) -> Int in
-            var estimate = 8
-            for c in layouts.indices {
-                if layouts[c].isValue {
-                    try validate(values[c], layouts[c], t, c)
-                    estimate += ClusterLeaf.estimate(values[c])
-                } else if !values[c].isNull {
-                    throw StorageError(.invalidArgument, "column \(top.tables[t].columns[c].name) takes no single value")
-                } else if layouts[c].isList && !layouts[c].removed {
-                    estimate += 8
-                }
+        // One pass checks the values and sums the leaf bytes they take.
+        var bytes = 8
+        for c in layouts.indices {
+            if layouts[c].isValue {
+                try validate(values[c], layouts[c], t, c)
+                bytes += ClusterLeaf.estimate(values[c])
+            } else if !values[c].isNull {
+                throw StorageError(.invalidArgument, "column \(top.tables[t].columns[c].name) takes no single value")
+            } else if layouts[c].isList && !layouts[c].removed {
+                bytes += 8
             }
-            return estimate
         }
+        let estimate = bytes
         for (c, elements) in lists {
             guard c >= 0, c < layouts.count, layouts[c].isList, !layouts[c].removed else {
                 throw StorageError(.invalidArgument, "column \(c) of \(top.tables[t].name) is not a list column")
@@ -312,7 +330,17 @@ package final class WriteTransaction {
                             let cell: ListCell = lists[c].map { $0.isEmpty ? .clean(.none) : .dirty($0) } ?? .clean(.none)
                             if atEnd { listArrays[c].append(cell) } else { listArrays[c].insert(cell, at: i) }
                         } else {
-                            if atEnd { columns[c].append(values[c]) } else { columns[c].insert(values[c], at: i) }
+                            // Indexed columns' values are copied: their entries are made
+                            // from `values` after this.
+                            let value: Value
+                            if moving && !layouts[c].indexed {
+                                let slot = UnsafeMutablePointer(mutating: values.baseAddress! + c)
+                                value = slot.move()
+                                slot.initialize(to: .null)
+                            } else {
+                                value = values[c]
+                            }
+                            if atEnd { columns[c].append(value) } else { columns[c].insert(value, at: i) }
                         }
                     }
                 }

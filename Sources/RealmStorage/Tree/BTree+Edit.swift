@@ -15,6 +15,7 @@ extension BTree {
     /// that `fits` accepts (the append neither splits it nor changes its first key), runs
     /// `body` on it and adds the entries it appended to the counts on the path. Returns nil
     /// when the fast path does not apply; the caller then uses `modifyLeaf`.
+    @inline(__always)
     package mutating func appendToLastLeaf<R>(fits: (F.Leaf) -> Bool, _ body: (F.Leaf) -> R) -> R? {
         if rightEdge == nil {
             // After an edit elsewhere the edge is forgotten; inserts in random order would
@@ -23,14 +24,20 @@ extension BTree {
             guard let last = Self.lastBufferedLeaf(root), last.count > 0, fits(last) else { return nil }
             rightEdge = Self.findRightEdge(root)
         }
-        guard let edge = rightEdge else { return nil }
-        let leaf = edge.leaf
-        guard leaf.count > 0, fits(leaf) else { return nil }
-        let before = leaf.count
-        let result = body(leaf)
-        let added = leaf.count - before
-        for inner in edge.path { inner.addToLastCount(added) }
-        return result
+        // The tree holds the edge and its buffers for as long as this runs: borrowed, not
+        // retained (each retain is an atomic operation, and this runs once per object).
+        guard let edge = rightEdge.map({ Unmanaged.passUnretained($0) }) else { return nil }
+        return edge._withUnsafeGuaranteedRef { edge in
+            let leaf = edge.leaf
+            guard leaf.count > 0, fits(leaf) else { return nil }
+            let before = leaf.count
+            let result = body(leaf)
+            let added = leaf.count - before
+            edge.path.withUnsafeBufferPointer { path in
+                for inner in path { inner.addToLastCount(added) }
+            }
+            return result
+        }
     }
 
     /// The last key of the tree when the path to the last leaf is all buffers (remembered for
