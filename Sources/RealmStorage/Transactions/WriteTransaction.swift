@@ -168,6 +168,15 @@ package final class WriteTransaction {
 
     /// The state of the table at position `t` of the catalogue (no copy of its info unless
     /// the state is new).
+    /// `state(at:)` without a retain: `states` holds it until a schema change, a savepoint's
+    /// rollback or the end of the transaction, which the caller must not cause while it uses it.
+    func unretainedState(at t: Int) -> Unmanaged<TableState> {
+        if let last = lastState.map({ Unmanaged.passUnretained($0) }), last._withUnsafeGuaranteedRef({ $0.key == top.tables[t].key }) {
+            return last
+        }
+        return Unmanaged.passUnretained(state(top.tables[t]))
+    }
+
     func state(at t: Int) -> TableState {
         if let last = lastState, last.key == top.tables[t].key { return last }
         return state(top.tables[t])
@@ -260,7 +269,14 @@ package final class WriteTransaction {
                            lists: [Int: [Value]]) throws(StorageError) -> ObjectKey {
         try ensureActive()
         let t = try tableIndex(table)
-        let state = state(at: t)
+        // Borrowed (an insert changes no schema): each retain is an atomic operation.
+        return try unretainedState(at: t).withBorrowed { (state) throws(StorageError) -> ObjectKey in
+            try insertRow(table, t, state, key: key, values: values, moving: moving, lists: lists)
+        }
+    }
+
+    private func insertRow(_ table: TableKey, _ t: Int, _ state: TableState, key: ObjectKey?, values: UnsafeBufferPointer<Value>,
+                           moving: Bool, lists: [Int: [Value]]) throws(StorageError) -> ObjectKey {
         let layouts = state.layouts
         guard values.count == layouts.count else {
             throw StorageError(.invalidArgument, "table \(top.tables[t].name) has \(layouts.count) columns; \(values.count) values given")

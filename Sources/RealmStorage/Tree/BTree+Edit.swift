@@ -33,8 +33,8 @@ extension BTree {
             let before = leaf.count
             let result = body(leaf)
             let added = leaf.count - before
-            edge.path.withUnsafeBufferPointer { path in
-                for inner in path { inner.addToLastCount(added) }
+            for inner in edge.path.indices {
+                Unmanaged.passUnretained(edge.path[inner])._withUnsafeGuaranteedRef { $0.addToLastCount(added) }
             }
             return result
         }
