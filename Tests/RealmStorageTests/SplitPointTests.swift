@@ -138,4 +138,20 @@ import Testing
         #expect(try store.beginRead().table(table).keys().map(\.value) == Array(0..<600))
         #expect(try Self.leaves(store, table).count <= 600 / (Self.capacity / 2))
     }
+
+    /// A split sums the bytes of the smaller piece only; the other keeps the rest. Both come
+    /// out as a full sum would have them.
+    @Test(arguments: [1, 3, 7])
+    func bothPiecesOfASplitKeepTheirByteEstimates(at index: Int) {
+        let values: [Value] = (0..<8).map { .string(String(repeating: "x", count: $0 * 5)) }
+        let leaf = ClusterLeaf(keys: (0..<8).map(Int64.init), columns: [values, (0..<8).map { .int(Int64($0)) }],
+                               lists: [[], []], byteEstimate: 0)
+        leaf.recomputeEstimate()
+        let right = leaf.splitOff(at: index)
+        let (left, rest) = (leaf.byteEstimate, right.byteEstimate)
+        leaf.recomputeEstimate()
+        right.recomputeEstimate()
+        #expect(left == leaf.byteEstimate)
+        #expect(rest == right.byteEstimate)
+    }
 }
