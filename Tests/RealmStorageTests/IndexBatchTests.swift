@@ -227,4 +227,31 @@ import Testing
         #expect(found.reduce(0, +) == count)
         #expect(found[0] == (count + 6) / 7)
     }
+
+    /// A first batch of entries into an empty index lands in its one leaf, far past capacity:
+    /// it is cut into full leaves (the last one keeps taking the appends), each entry where a
+    /// lookup finds it.
+    @Test func aFirstBatchIntoAnEmptyIndexIsCutIntoFullLeaves() throws {
+        let dir = TemporaryDirectory()
+        let capacity = 8
+        let store = try Store.open(path: dir.path(), options: StoreOptions(limits: TreeLimits(leafCapacity: capacity, innerCapacity: 8)))
+        let tx = try store.beginWrite()
+        let table = try tx.createTable("Thing", columns: [ColumnSpec(name: "bucket", type: .int, indexed: true)])
+        let count = 1_003
+        for i in 0..<count { try tx.insert(table, values: [.int(Int64(i / 10))]) }
+        try tx.commit()
+        let view = try store.beginRead().table(table)
+        var sizes: [Int] = []
+        _ = try view.indexTree(ColumnKey(0)).forEachLeaf { (location) throws(StorageError) -> Bool in
+            guard case .clean(let node) = location else { return true }
+            sizes.append(try IndexFormat.leafCount(node))
+            return true
+        }
+        #expect(sizes.reduce(0, +) == count)
+        #expect(sizes.dropLast().allSatisfy { $0 == capacity }, "\(sizes)")
+        for bucket in [0, 37, 100] {
+            #expect(try view.indexLookup(ColumnKey(0), .int(Int64(bucket))).map(\.value) == Array((bucket * 10)..<min(count, bucket * 10 + 10)).map(Int64.init))
+        }
+        try store.verify()
+    }
 }

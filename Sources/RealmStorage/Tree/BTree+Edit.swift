@@ -178,7 +178,7 @@ extension BTree {
     /// Splits an overfull leaf until no piece is overfull; `leaf` keeps the first piece and
     /// the others are returned in key order.
     static func splitLeaf(_ leaf: F.Leaf, _ limits: TreeLimits) -> [F.Leaf] {
-        var pieces = [leaf]
+        var pieces = [leaf] + cutAppendedLeaf(leaf, limits)
         var i = 0
         while i < pieces.count {
             let piece = pieces[i]
@@ -192,6 +192,29 @@ extension BTree {
             pieces.insert(right, at: i + 1)
         }
         return Array(pieces.dropFirst())
+    }
+
+    /// A leaf that appends filled far past its capacity (the first sorted batch of index
+    /// entries into an empty tree: up to 65,536 of them) is cut into full leaves from its end.
+    /// Cut from the front, one piece at a time, the rest was copied again at every cut:
+    /// quadratic in the leaf's size. Returns the pieces after `leaf`, which keeps the first.
+    private static func cutAppendedLeaf(_ leaf: F.Leaf, _ limits: TreeLimits) -> [F.Leaf] {
+        guard leaf.appendedAtEnd, leaf.count > 2 * limits.leafCapacity else { return [] }
+        var pieces: [F.Leaf] = []
+        var cut = (leaf.count - 1) / limits.leafCapacity * limits.leafCapacity
+        while cut > 0 {
+            pieces.append(leaf.splitOff(at: cut))
+            cut -= limits.leafCapacity
+        }
+        pieces.reverse()
+        // As `splitLeaf` leaves them: the appends go on in the last piece only.
+        for piece in [leaf] + pieces.dropLast() {
+            piece.appendedAtEnd = false
+            piece.leftBehindByAppends = true
+        }
+        pieces[pieces.count - 1].appendedAtEnd = true
+        pieces[pieces.count - 1].reserveCapacity(limits.leafCapacity)
+        return pieces
     }
 
     /// Where to split an overfull leaf, and whether the inserts filling it go on past the left
