@@ -211,7 +211,7 @@ extension Store {
         let told: PublishAnswers = stateLock.withLock {
             var state = last.state
             if let newHead {
-                if newHead == batch.count - 1 { state.slotIndex = target }
+                if newHead == batch.count - 1 { state = state.inSlot(target) }
                 group.head = (batch[newHead].state.slot.version.value, target)
                 group.chainBytes = batch[(newHead + 1)...].reduce(0) { $0 + $1.bytes }
             }

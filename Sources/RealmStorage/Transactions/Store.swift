@@ -34,11 +34,26 @@ package final class Store: @unchecked Sendable {
     @exclusivity(unchecked) var processHold = ProcessHold()
     let lane = WriteLane()
 
-    struct Committed {
-        var slot: RootSlot
-        var slotIndex: Int
-        var top: TopState
-        var mapping: Mapping
+    /// A published version as the store keeps it. A class: it is handed around whole (to
+    /// every transaction that begins, to the sync queue), and copying the struct it was
+    /// retained each of its references, 21 atomic operations per small commit (callgrind, W2).
+    final class Committed: Sendable {
+        let slot: RootSlot
+        let slotIndex: Int
+        let top: TopState
+        let mapping: Mapping
+
+        init(slot: RootSlot, slotIndex: Int, top: TopState, mapping: Mapping) {
+            self.slot = slot
+            self.slotIndex = slotIndex
+            self.top = top
+            self.mapping = mapping
+        }
+
+        /// The same version, with its root in slot `index`.
+        func inSlot(_ index: Int) -> Committed {
+            Committed(slot: slot, slotIndex: index, top: top, mapping: mapping)
+        }
     }
     @exclusivity(unchecked) var committed: Committed
     /// Free bytes of the newest version, for `spaceUsage` (guarded by `stateLock`, unlike
