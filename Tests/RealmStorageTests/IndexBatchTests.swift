@@ -254,4 +254,41 @@ import Testing
         }
         try store.verify()
     }
+
+    /// Integers wait as plain pairs until something else comes to their column (a null):
+    /// then they join the other entries in order. Removing the newest pending one (an insert
+    /// undone at once) and a rollback to a savepoint find it in either kind.
+    @Test func pendingIntegersAndOtherValuesMixInOneColumn() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store.open(path: dir.path(), options: StoreOptions(limits: TreeLimits(leafCapacity: 4, innerCapacity: 4)))
+        let tx = try store.beginWrite()
+        let table = try tx.createTable("Thing", columns: [ColumnSpec(name: "n", type: .int, nullable: true, indexed: true)])
+        var model: [Int64: Value] = [:]
+        func insert(_ value: Value) throws {
+            let key = try tx.insert(table, values: [value])
+            model[key.value] = value
+        }
+        // Keys out of order too (explicit keys), which the integer sort must order by key.
+        for i in 0..<40 { try insert(.int(Int64((i * 7) % 5 - 2))) }
+        try tx.insert(table, key: ObjectKey(1_000), values: [.int(1)]); model[1_000] = .int(1)
+        try tx.insert(table, key: ObjectKey(500), values: [.int(1)]); model[500] = .int(1)
+        let doomed = try tx.insert(table, values: [.int(3)])
+        _ = try tx.delete(table, doomed)       // the newest pending integer, taken back
+        try insert(.null)                       // the integers join the entries
+        for i in 0..<20 { try insert(i % 3 == 0 ? .null : .int(Int64(i % 4))) }
+        let point = try tx.savepoint()
+        let undone = try tx.insert(table, values: [.int(2)])
+        try tx.rollback(to: point)
+        #expect(try tx.table(table).row(undone) == nil)
+        func check(_ view: TableView, _ when: String) throws {
+            for value: Value in [.null, .int(-2), .int(-1), .int(0), .int(1), .int(2), .int(3)] {
+                let expected = Set(model.filter { $0.value == value }.keys)
+                #expect(Set(try view.indexLookup(ColumnKey(0), value).map(\.value)) == expected, "\(value) \(when)")
+            }
+        }
+        try check(try tx.table(table), "in the transaction")
+        try tx.commit()
+        try check(try store.beginRead().table(table), "after the commit")
+        try store.verify()
+    }
 }

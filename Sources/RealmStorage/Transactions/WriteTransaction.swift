@@ -41,7 +41,15 @@ package final class WriteTransaction {
         /// batched and merged before anything reads or reshapes the table's indexes
         /// (`flushIndexEntries`). Empty, or one array per column.
         @exclusivity(unchecked) var pendingIndexEntries: [[IndexEntry]] = []
+        /// Per column, pending entries of integers while no others are pending there (see
+        /// `PendingInt`). Empty, or one array per column.
+        @exclusivity(unchecked) var pendingIndexInts: [[PendingInt]] = []
         @exclusivity(unchecked) var hasPendingIndexEntries = false
+
+        /// Whether column `c` has entries not yet in its tree.
+        func hasPending(in c: Int) -> Bool {
+            c < pendingIndexEntries.count && (!pendingIndexEntries[c].isEmpty || !pendingIndexInts[c].isEmpty)
+        }
         /// Where the search for an unused object key resumes once keys ran out at the top.
         @exclusivity(unchecked) var freeKeyCursor: Int64 = 0
         @exclusivity(unchecked) var changes = TableChanges()
@@ -143,7 +151,7 @@ package final class WriteTransaction {
         if flushingIndexes { try flushIndexEntries(state) }
         var indexes = state.indexes
         if !flushingIndexes, state.hasPendingIndexEntries {
-            for c in state.pendingIndexEntries.indices where !state.pendingIndexEntries[c].isEmpty { indexes[c] = nil }
+            for c in state.pendingIndexEntries.indices where state.hasPending(in: c) { indexes[c] = nil }
         }
         return TableView(info: info, context: state.cluster.context, cluster: state.cluster, indexes: indexes, layouts: state.layouts)
     }
@@ -388,7 +396,7 @@ package final class WriteTransaction {
         }
         for (c, entry) in uniqueEntries { try indexInsert(state, c, entry) }
         for c in layouts.indices where layouts[c].indexed && !layouts[c].unique && !layouts[c].removed {
-            try indexInsert(state, c, IndexEntry(value: values[c], key: objectKey.value))
+            try indexInsert(state, c, values[c], objectKey)
         }
         state.changes.recordInsert(objectKey.value)
         undo?.entries.append(.inserted(table, objectKey))
@@ -597,6 +605,10 @@ package final class WriteTransaction {
     // MARK: Index maintenance
 
     func indexInsert(_ state: TableState, _ c: Int, _ value: Value, _ key: ObjectKey) throws(StorageError) {
+        if case .int(let i) = value, !state.layouts[c].unique {
+            try deferIndexInsert(state, c, int: i, key: key.value)
+            return
+        }
         try indexInsert(state, c, IndexEntry(value: value, key: key.value))
     }
 
