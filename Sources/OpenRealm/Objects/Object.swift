@@ -127,7 +127,7 @@ final class ManagedObject {
     /// The object's row at the realm's current version, located once and reused until the
     /// realm moves to another version (reads outside write transactions only: inside one the
     /// transaction's buffers may move under it).
-    private var cachedLists: [Int: [Value]] = [:]
+    private var cachedLists = [Int: [Value]]()
     private var cachedListsGeneration = -1
     private var cachedRow: RowHandle?
     private var cachedGeneration = -1

@@ -170,12 +170,34 @@ package struct PackedInts {
         writer.zeros(size)
         guard width > 0 else { return }
         writer.withBody(from: start) { out in
-            var i = 0
-            for v in values {
-                // Wrapping: the difference from the minimum fits the width chosen above.
-                store(UInt64(bitPattern: v &- minimum), at: i, width: width, into: out)
-                i += 1
+            // One loop per width, the width chosen once: a store that switched on it for each
+            // element was most of the cost of encoding a leaf's keys.
+            switch width {
+            case 8: storeAll(values, minimum, into: out, as: UInt8.self)
+            case 16: storeAll(values, minimum, into: out, as: UInt16.self)
+            case 32: storeAll(values, minimum, into: out, as: UInt32.self)
+            case 64: storeAll(values, minimum, into: out, as: UInt64.self)
+            default:
+                var i = 0
+                for v in values {
+                    // Wrapping: the difference from the minimum fits the width chosen above.
+                    store(UInt64(bitPattern: v &- minimum), at: i, width: width, into: out)
+                    i += 1
+                }
             }
+        }
+    }
+
+    /// Stores each of `values` less `minimum` as a little-endian `T`.
+    @inline(__always)
+    private static func storeAll<C: Collection, T: FixedWidthInteger & UnsignedInteger>(
+        _ values: C, _ minimum: Int64, into out: UnsafeMutableRawPointer, as: T.Type
+    ) where C.Element == Int64 {
+        var at = out
+        for v in values {
+            // Wrapping: the difference from the minimum fits the width chosen by the caller.
+            at.storeBytes(of: T(truncatingIfNeeded: UInt64(bitPattern: v &- minimum)).littleEndian, as: T.self)
+            at += MemoryLayout<T>.size
         }
     }
 

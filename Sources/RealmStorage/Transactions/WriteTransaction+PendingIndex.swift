@@ -104,13 +104,20 @@ extension WriteTransaction {
         var starts = [Int](repeating: 0, count: 257)
         for byte in 0..<8 where (varying >> (8 * UInt64(byte))) & 0xFF != 0 {
             let shift = 8 * UInt64(byte)
-            for i in starts.indices { starts[i] = 0 }
-            for pair in source { starts[Int((IndexKey.orderedBits(pair.value) >> shift) & 0xFF) + 1] += 1 }
-            for d in 0..<256 { starts[d + 1] += starts[d] }
-            for pair in source {
-                let d = Int((IndexKey.orderedBits(pair.value) >> shift) & 0xFF)
-                target[starts[d]] = pair
-                starts[d] += 1
+            // Through the buffers: this runs once per pending entry and byte.
+            source.withUnsafeBufferPointer { source in
+                target.withUnsafeMutableBufferPointer { target in
+                    starts.withUnsafeMutableBufferPointer { starts in
+                        for d in starts.indices { starts[d] = 0 }
+                        for pair in source { starts[Int((IndexKey.orderedBits(pair.value) >> shift) & 0xFF) + 1] += 1 }
+                        for d in 0..<256 { starts[d + 1] += starts[d] }
+                        for pair in source {
+                            let d = Int((IndexKey.orderedBits(pair.value) >> shift) & 0xFF)
+                            target[starts[d]] = pair
+                            starts[d] += 1
+                        }
+                    }
+                }
             }
             swap(&source, &target)
         }
