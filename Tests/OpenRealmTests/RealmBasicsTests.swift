@@ -42,6 +42,26 @@ final class TestFolder: @unchecked Sendable {
         #expect(Array(dogs.map(\.name)) == ["Rex"])
     }
 
+    /// A write that created a table and was cancelled leaves the realm without that table's
+    /// binding; the objects it added still hold theirs (not retained: the realm keeps every
+    /// binding it made) and answer as invalidated objects do.
+    @Test func objectsOfATableACancelledWriteCreatedOutliveItsBinding() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        try realm.beginWrite()
+        let dog = Dog()
+        dog.name = "Rex"
+        realm.add(dog)
+        realm.cancelWrite()
+        #expect(dog.isInvalidated)
+        // Equality and hashing read the forgotten binding's table.
+        #expect(dog == dog)
+        _ = dog.hashValue
+        try realm.write { realm.add(Person(value: ["id": 1, "name": "Ann"])) }
+        #expect(dog.isInvalidated)
+        #expect(realm.objects(Dog.self).isEmpty)
+    }
+
     @Test func primaryKeysFindAndUpdateObjects() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration([Person.self]))

@@ -102,15 +102,19 @@ extension Object: Hashable {
 @usableFromInline
 final class ManagedObject {
     let realm: Realm
-    let binding: TableBinding
+    /// Not retained: the realm keeps every binding it made (`Realm.everyBinding`), and this
+    /// object keeps the realm. A retain and a release less per object added or read (atomic
+    /// operations both).
+    unowned(unsafe) let binding: TableBinding
     let key: ObjectKey
 
     /// The realm's epoch when the object was read: `invalidate()` ends it.
     let epoch: Int
 
-    init(realm: Realm, binding: TableBinding, key: ObjectKey) {
+    init(realm: Realm, binding: borrowing TableBinding, key: ObjectKey) {
         self.realm = realm
-        self.binding = binding
+        // Borrowed: stored without a retain, so none to undo either.
+        self.binding = Unmanaged.passUnretained(copy binding).takeUnretainedValue()
         self.key = key
         self.epoch = realm.epoch
     }

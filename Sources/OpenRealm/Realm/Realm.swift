@@ -22,6 +22,9 @@ public final class Realm {
     private var bindings: [ObjectIdentifier: TableBinding] = [:] {
         didSet { lastBinding = nil }
     }
+    /// Every binding this realm made, kept for as long as it lives: managed objects hold
+    /// theirs without retaining it (ManagedObject.binding), and outlive `bindings` resets.
+    private var everyBinding: [TableBinding] = []
     /// The binding found last (see `binding(for:)`); forgotten whenever `bindings` changes.
     private var lastBinding: TableBinding?
     /// Index additions (true) and removals (false) that bound classes ask of the file and
@@ -307,6 +310,7 @@ public final class Realm {
             tables.first { $0.key == key }?.name
         }
         bindings[ObjectIdentifier(type)] = binding
+        everyBinding.append(binding)
         if !binding.indexChanges.isEmpty && !configuration.readOnly { try scheduleIndexChanges(of: binding) }
         return binding
     }
@@ -388,6 +392,7 @@ public final class Realm {
         // Bound before the links are added, so that a link back to this class finds it.
         var binding = TableBinding(schema: schema, table: key, columns: columns)
         bindings[ObjectIdentifier(type)] = binding
+        everyBinding.append(binding)
         for property in schema.properties where property.type == .link && property.isStored {
             let target = try bindingCreatingTable(for: property.linkTarget!)
             let column = try engine { () throws(StorageError) in
@@ -396,6 +401,7 @@ public final class Realm {
             columns[property.index] = column
             binding = TableBinding(schema: schema, table: key, columns: columns)
             bindings[ObjectIdentifier(type)] = binding
+            everyBinding.append(binding)
         }
         return binding
     }
