@@ -112,7 +112,15 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     func writeFlatValues(of object: Object, columns: [ColumnKey], into values: inout [Value]) -> Bool {
         guard let readers = flatReaders else { return false }
         let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        for i in readers.indices { values[columns[i].index] = readers[i].reader.value(at: base + readers[i].offset) }
+        // Through the buffers: each subscript of the arrays checked its bounds and each store
+        // into `values` its uniqueness (every property of every object added).
+        values.withUnsafeMutableBufferPointer { values in
+            readers.withUnsafeBufferPointer { readers in
+                columns.withUnsafeBufferPointer { columns in
+                    for i in readers.indices { values[columns[i].index] = readers[i].reader.value(at: base + readers[i].offset) }
+                }
+            }
+        }
         return true
     }
 

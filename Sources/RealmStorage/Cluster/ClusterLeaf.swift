@@ -157,7 +157,8 @@ package final class ClusterLeaf: TreeLeafBuffer {
         return (low, low < keys.count && keys[low] == key)
     }
 
-    static func estimate(_ v: Value) -> Int { 9 + v.payloadSize }
+    static func estimate(_ v: Value) -> Int { estimate(payload: v.payloadSize) }
+    static func estimate(payload: Int) -> Int { 9 + payload }
 
     package func splitOff(at index: Int) -> ClusterLeaf {
         let right = ClusterLeaf(keys: Array(keys[index...]),

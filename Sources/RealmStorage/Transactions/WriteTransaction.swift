@@ -293,8 +293,7 @@ package final class WriteTransaction {
         var bytes = 8
         for c in layouts.indices {
             if layouts[c].isValue {
-                try validate(values[c], layouts[c], t, c)
-                bytes += ClusterLeaf.estimate(values[c])
+                bytes += ClusterLeaf.estimate(payload: try validate(values[c], layouts[c], t, c))
             } else if !values[c].isNull {
                 throw StorageError(.invalidArgument, "column \(top.tables[t].columns[c].name) takes no single value")
             } else if layouts[c].isList && !layouts[c].removed {
@@ -546,16 +545,22 @@ package final class WriteTransaction {
     // Inlined, with its errors made out of line: called with an element of an array, a call
     // copied the value (a retain and a release for strings) on every insert of every column.
     @inline(__always)
-    func validate(_ value: Value, _ layout: ColumnLayout, _ t: Int, _ c: Int) throws(StorageError) {
+    /// Checks `value` for column `c` of table `t`; returns its payload's size (for the leaf
+    /// estimate: computed once, as reading a string's size out of a value copies the string,
+    /// an atomic retain and release when it is long).
+    @discardableResult
+    func validate(_ value: Value, _ layout: ColumnLayout, _ t: Int, _ c: Int) throws(StorageError) -> Int {
         guard value.fits(layout.type, nullable: layout.nullable) else { throw misfit(value, layout, t, c) }
+        let payload = value.payloadSize
         switch value {
         case .string, .binary:
-            if value.payloadSize > ValueLimits.maxPayloadSize { throw tooLarge(value, t, c) }
+            if payload > ValueLimits.maxPayloadSize { throw tooLarge(value, t, c) }
         case .link, .typedLink:
             if !isUndoing { try validateLink(value, layout, t, c) }
         default:
             break
         }
+        return payload
     }
 
     /// Checks that a link's target exists.
