@@ -111,10 +111,9 @@ final class ManagedObject {
     /// The realm's epoch when the object was read: `invalidate()` ends it.
     let epoch: Int
 
-    init(realm: Realm, binding: borrowing TableBinding, key: ObjectKey) {
+    init(realm: Realm, binding: TableBinding, key: ObjectKey) {
         self.realm = realm
-        // Borrowed: stored without a retain, so none to undo either.
-        self.binding = Unmanaged.passUnretained(copy binding).takeUnretainedValue()
+        self.binding = binding
         self.key = key
         self.epoch = realm.epoch
     }

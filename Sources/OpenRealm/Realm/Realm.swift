@@ -365,11 +365,8 @@ public final class Realm {
         bindings.values.first { $0.table == table }?.schema.objectType
     }
 
-    /// The binding of `type`, creating its table now if needed (inside a write transaction).
-    /// Link columns are added once their target tables exist, so classes may link to each
-    /// other and to themselves.
-    /// `bindingCreatingTable(for:)` without a retain: `bindings` holds the binding until a
-    /// migration, a rollback or a failed commit replaces them, none of which an add can cause.
+    /// `bindingCreatingTable(for:)` without a retain: the realm keeps every binding it made
+    /// (`everyBinding`).
     func unretainedBinding(creatingTableFor type: Object.Type) throws(Realm.Error) -> Unmanaged<TableBinding> {
         if let last = lastBinding.map({ Unmanaged.passUnretained($0) }), last._withUnsafeGuaranteedRef({ $0.schema.objectType == type }) {
             return last
@@ -377,6 +374,9 @@ public final class Realm {
         return Unmanaged.passUnretained(try bindingCreatingTable(for: type))
     }
 
+    /// The binding of `type`, creating its table now if needed (inside a write transaction).
+    /// Link columns are added once their target tables exist, so classes may link to each
+    /// other and to themselves.
     func bindingCreatingTable(for type: Object.Type) throws(Realm.Error) -> TableBinding {
         if let existing = try binding(for: type) { return existing }
         guard let writeTransaction else {
@@ -647,18 +647,18 @@ public final class Realm {
         generation += 1
     }
 
-    /// Traps unless a write transaction is open (the seeds' rule for every mutation).
     /// `requireWriteTransaction` without a retain, for hot paths that only borrow it while
     /// the realm surely keeps it (see `add`).
     func unretainedWriteTransaction(_ operation: String) -> Unmanaged<WriteTransaction> {
-        confinement.verify()
         guard let transaction = writeTransaction.map({ Unmanaged.passUnretained($0) }) else {
-            _ = requireWriteTransaction(operation)
-            misuse("Cannot \(operation) outside of a write transaction")
+            // Traps with the rule that was broken.
+            return Unmanaged.passUnretained(requireWriteTransaction(operation))
         }
+        confinement.verify()
         return transaction
     }
 
+    /// Traps unless a write transaction is open (the seeds' rule for every mutation).
     func requireWriteTransaction(_ operation: String) -> WriteTransaction {
         confinement.verify()
         guard let writeTransaction else {

@@ -168,3 +168,10 @@ extension WriteTransaction {
         return false
     }
 }
+
+extension WriteTransaction.TableState {
+    /// Whether column `c` has entries not yet in its tree.
+    func hasPending(in c: Int) -> Bool {
+        c < pendingIndexEntries.count && (!pendingIndexEntries[c].isEmpty || !pendingIndexInts[c].isEmpty)
+    }
+}

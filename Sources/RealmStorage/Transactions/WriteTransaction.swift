@@ -45,11 +45,6 @@ package final class WriteTransaction {
         /// `PendingInt`). Empty, or one array per column.
         @exclusivity(unchecked) var pendingIndexInts: [[PendingInt]] = []
         @exclusivity(unchecked) var hasPendingIndexEntries = false
-
-        /// Whether column `c` has entries not yet in its tree.
-        func hasPending(in c: Int) -> Bool {
-            c < pendingIndexEntries.count && (!pendingIndexEntries[c].isEmpty || !pendingIndexInts[c].isEmpty)
-        }
         /// Where the search for an unused object key resumes once keys ran out at the top.
         @exclusivity(unchecked) var freeKeyCursor: Int64 = 0
         @exclusivity(unchecked) var changes = TableChanges()
@@ -174,8 +169,6 @@ package final class WriteTransaction {
         lastTableIndex = 0
     }
 
-    /// The state of the table at position `t` of the catalogue (no copy of its info unless
-    /// the state is new).
     /// `state(at:)` without a retain: `states` holds it until a schema change, a savepoint's
     /// rollback or the end of the transaction, which the caller must not cause while it uses it.
     func unretainedState(at t: Int) -> Unmanaged<TableState> {
@@ -185,6 +178,8 @@ package final class WriteTransaction {
         return Unmanaged.passUnretained(state(top.tables[t]))
     }
 
+    /// The state of the table at position `t` of the catalogue (no copy of its info unless
+    /// the state is new).
     func state(at t: Int) -> TableState {
         if let last = lastState, last.key == top.tables[t].key { return last }
         return state(top.tables[t])
@@ -544,11 +539,10 @@ package final class WriteTransaction {
     /// Checks a value for column `c` of the table at position `t`.
     // Inlined, with its errors made out of line: called with an element of an array, a call
     // copied the value (a retain and a release for strings) on every insert of every column.
-    @inline(__always)
     /// Checks `value` for column `c` of table `t`; returns its payload's size (for the leaf
     /// estimate: computed once, as reading a string's size out of a value copies the string,
     /// an atomic retain and release when it is long).
-    @discardableResult
+    @inline(__always) @discardableResult
     func validate(_ value: Value, _ layout: ColumnLayout, _ t: Int, _ c: Int) throws(StorageError) -> Int {
         guard value.fits(layout.type, nullable: layout.nullable) else { throw misfit(value, layout, t, c) }
         let payload = value.payloadSize
