@@ -31,8 +31,10 @@ import Testing
     /// in short chains crossed often (3), or as by default (the whole workload one chain).
     static func runWorkload(crashingAt n: Int, path: String, from first: Int, chainLength: Int = StoreOptions().chainLength) throws -> CrashedRun? {
         let box = WrappedFileBox<CrashSimulatingFile>()
-        let options = StoreOptions(limits: CrashWorkload.limits,
+        var options = StoreOptions(limits: CrashWorkload.limits,
                                    fileWrapper: box.wrapper { CrashSimulatingFile(wrapping: $0, crashAtSync: n) }, chainLength: chainLength)
+        // Commits of more than one leaf encode them on two threads (LeafPreEncoding.swift).
+        options.parallelEncodingLeaves = 2
         let store: Store
         do {
             store = try Store.open(path: path, options: options)

@@ -52,7 +52,11 @@ import Darwin
             }
         }
         if !killAfterFirstCommit { startKiller() }
-        let store = try Store.open(path: path, options: StoreOptions(durability: durability, limits: TreeLimits(leafCapacity: 8, innerCapacity: 4)))
+        var options = StoreOptions(durability: durability, limits: TreeLimits(leafCapacity: 8, innerCapacity: 4))
+        // Every commit of more than one leaf encodes on two threads (LeafPreEncoding.swift), so
+        // kills land in that hand-over too.
+        options.parallelEncodingLeaves = 2
+        let store = try Store.open(path: path, options: options)
         var committed = 0
         while true {
             let transaction = try store.beginWrite()

@@ -49,6 +49,9 @@ package final class ClusterLeaf: TreeLeafBuffer {
     static let runThreshold = 4
     /// The committed node whose rows this buffer still partly holds, if any.
     @exclusivity(unchecked) package private(set) var source: SourceRows?
+    /// The node's bytes, encoded ahead of the commit's placing them (LeafPreEncoding.swift).
+    /// Set only once the transaction's edits are over, so no edit can outdate it.
+    @exclusivity(unchecked) var preEncoded: PreEncodedLeaf?
 
     /// A committed node and how much of it a buffer still holds unchanged: the keys and, per
     /// column, the values of its first `leading` rows begin the buffer's and those of its
@@ -90,24 +93,28 @@ package final class ClusterLeaf: TreeLeafBuffer {
     @inline(__always)
     package func editRows<R, E: Error>(keepingBefore first: Int, from last: Int,
                                        _ body: (inout [Int64], inout [[Value]], inout [[ListCell]]) throws(E) -> R) throws(E) -> R {
+        assert(preEncoded == nil, "a cluster leaf was edited after it was encoded")
         if source != nil { sourceKeeps(before: first, from: last, column: nil) }
         return try body(&keys, &columns, &lists)
     }
 
     /// Sets the value of scalar column `c` at `row`.
     package func setValue(_ value: Value, column c: Int, row: Int) {
+        assert(preEncoded == nil, "a cluster leaf was edited after it was encoded")
         if source != nil { sourceKeeps(before: row, from: row + 1, column: c) }
         columns[c][row] = value
     }
 
     /// Sets the list of list column `c` at `row`.
     package func setList(_ cell: ListCell, column c: Int, row: Int) {
+        assert(preEncoded == nil, "a cluster leaf was edited after it was encoded")
         if source != nil { sourceKeeps(before: row, from: row + 1, column: c) }
         lists[c][row] = cell
     }
 
     /// A column added to the table: every object gets `values` (scalar) or `cells` (list).
     package func addColumn(values: [Value], cells: [ListCell]) {
+        assert(preEncoded == nil, "a cluster leaf was edited after it was encoded")
         columns.append(values)
         lists.append(cells)
         source?.columns.append(.none)
@@ -115,6 +122,7 @@ package final class ClusterLeaf: TreeLeafBuffer {
 
     /// A column removed from the table: its values go.
     package func dropColumn(_ c: Int) {
+        assert(preEncoded == nil, "a cluster leaf was edited after it was encoded")
         columns[c] = []
         lists[c] = []
         source?.columns[c] = .none
@@ -195,6 +203,7 @@ package final class ClusterLeaf: TreeLeafBuffer {
     }
 
     package func absorb(_ other: ClusterLeaf) {
+        assert(preEncoded == nil, "a cluster leaf was edited after it was encoded")
         // Appends: the rows this leaf holds stay where they were, but no longer end it.
         if source != nil { sourceKeeps(before: keys.count, from: keys.count, column: nil) }
         keys += other.keys
@@ -330,6 +339,13 @@ package enum ClusterFormat: TreeFormat {
 
     private static func encodeLeaf(_ leaf: ClusterLeaf, _ context: TreeContext, _ sink: NodeSink,
                                    reusingSource: Bool) throws(StorageError) -> Ref {
+        if let encoded = leaf.preEncoded {
+            leaf.preEncoded = nil
+            if reusingSource && encoded.version == sink.version {
+                context.written?.reusedBlocks += encoded.reusedBlocks
+                return try sink.place(encoded.bytes)
+            }
+        }
         let specs = context.columns
         // Lists first: the leaf refers to them.
         var listRefs = [[Ref]](repeating: [], count: specs.count)
@@ -341,10 +357,35 @@ package enum ClusterFormat: TreeFormat {
                 }
             }
         }
+        let encoded = try encodeNode(leaf, context, listRefs, version: sink.version, reusingSource: reusingSource)
+        context.written?.reusedBlocks += encoded.reusedBlocks
+        return try sink.place(encoded.bytes)
+    }
+
+    /// The leaf's node ahead of the commit, for another thread (LeafPreEncoding.swift): nil
+    /// when it has lists to write first (their refs go into it) or cannot be encoded.
+    static func preEncode(_ leaf: ClusterLeaf, _ context: TreeContext, version: VersionID) -> PreEncodedLeaf? {
+        let specs = context.columns
+        var listRefs = [[Ref]](repeating: [], count: specs.count)
+        for (c, spec) in specs.enumerated() where spec.isList && !spec.removed {
+            var refs: [Ref] = []
+            refs.reserveCapacity(leaf.lists[c].count)
+            for cell in leaf.lists[c] {
+                guard case .clean(let ref) = cell else { return nil }
+                refs.append(ref)
+            }
+            listRefs[c] = refs
+        }
+        return try? encodeNode(leaf, context, listRefs, version: version, reusingSource: true)
+    }
+
+    /// The node of `leaf` whose lists were written to `listRefs`.
+    private static func encodeNode(_ leaf: ClusterLeaf, _ context: TreeContext, _ listRefs: [[Ref]], version: VersionID,
+                                   reusingSource: Bool) throws(StorageError) -> PreEncodedLeaf {
+        let specs = context.columns
         let source = reusingSource ? leaf.source.flatMap { LeafSource($0, context) } : nil
         var w = NodeWriter(capacity: leaf.byteEstimate + specs.count * 32)
         let reused = writeBody(leaf, specs, listRefs, reusing: source, to: &w)
-        context.written?.reusedBlocks += reused
         #if DEBUG
         if source != nil {
             var full = NodeWriter(capacity: leaf.byteEstimate + specs.count * 32)
@@ -356,8 +397,8 @@ package enum ClusterFormat: TreeFormat {
             throw StorageError(.valueTooLarge, "a cluster leaf would exceed 4 GiB")
         }
         let consecutive = !leaf.keys.isEmpty && leaf.keys[leaf.keys.count - 1] &- leaf.keys[0] == Int64(leaf.keys.count - 1)
-        return try sink.place(w.finish(kind: .clusterLeaf, version: sink.version,
-                                       flags: consecutive ? ClusterLeafView.consecutiveKeysFlag : 0))
+        let bytes = w.finish(kind: .clusterLeaf, version: version, flags: consecutive ? ClusterLeafView.consecutiveKeysFlag : 0)
+        return PreEncodedLeaf(bytes: bytes, version: version, reusedBlocks: reused)
     }
 
     /// Everything of the leaf node after its header: blocks whose rows did not change since

@@ -722,7 +722,17 @@ package final class WriteTransaction {
     private func finishEditing() throws(StorageError) {
         try ensureActive()
         try clearLinksToDeletedObjects()
-        for state in states.values { try flushIndexEntries(state) }
+        // The cluster trees are final now: a second thread encodes their leaves while this one
+        // merges the index entries (LeafPreEncoding.swift).
+        let encoding = LeafPreEncoding.start(states.values.map(\.cluster), version: version,
+                                             minimumLeaves: store.options.parallelEncodingLeaves)
+        do {
+            for state in states.values { try flushIndexEntries(state) }
+        } catch {
+            encoding?.finish(keeping: false)
+            throw error
+        }
+        encoding?.finish(keeping: true)
         isActive = false
     }
 }

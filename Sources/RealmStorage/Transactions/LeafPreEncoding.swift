@@ -1,0 +1,98 @@
+// A large commit's cluster leaves, encoded on two threads.
+//
+// A bulk insert's commit spends about a third of its CPU time merging pending index entries
+// into the index trees and another third encoding the changed cluster leaves (perf, W1). The
+// two are independent: once the transaction's edits are over, the leaves no longer change,
+// and encoding one reads only the leaf, its table's columns and its source node in the
+// mapped base version. So a second thread encodes leaves while the committing thread merges
+// the index entries, which then joins it; the commit places the encoded bytes in the same
+// order as before (`ClusterFormat.encodeLeaf`), so the file is the same, byte for byte, as a
+// commit on one thread writes.
+//
+// Small commits stay on one thread: handing work over costs more than a few leaves take.
+
+import Dispatch
+import Synchronization
+
+/// A cluster leaf's node encoded ahead of its placing, and what it was encoded for.
+struct PreEncodedLeaf {
+    let bytes: [UInt8]
+    /// The version written into the node's header: placed by any other commit (a retry under
+    /// another number), the leaf is encoded again.
+    let version: VersionID
+    let reusedBlocks: Int
+}
+
+/// The changed cluster leaves of one commit, shared out between the committing thread and
+/// one helper thread.
+final class LeafPreEncoding: @unchecked Sendable {
+    // @unchecked: the leaves and their contexts are not `Sendable`. Each leaf is taken by
+    // exactly one thread (`next` hands out each index once) and nothing else reads or edits it
+    // until `finish` returns, which waits for the helper when it started (the semaphore orders
+    // the helper's writes before the committing thread's reads).
+    private let leaves: [(leaf: ClusterLeaf, context: TreeContext)]
+    private let version: VersionID
+    private let next = Atomic<Int>(0)
+    /// 0: the helper has not started; 1: it runs; 2: called off before it started.
+    private let helper = Atomic<Int>(0)
+    private let helperDone = DispatchSemaphore(value: 0)
+
+    /// Changed leaves below which one thread encodes alone (the default of
+    /// `StoreOptions.parallelEncodingLeaves`): a hand-over costs tens of microseconds, a leaf
+    /// of a few hundred objects about as much to encode.
+    static let minimumLeaves = 16
+
+    private init(leaves: [(leaf: ClusterLeaf, context: TreeContext)], version: VersionID) {
+        self.leaves = leaves
+        self.version = version
+    }
+
+    /// Starts a helper encoding the changed leaves of `trees` when there are enough of them;
+    /// nil otherwise. Call only once the transaction's edits are over, and `finish` before
+    /// the commit encodes the trees.
+    static func start(_ trees: [BTree<ClusterFormat>], version: VersionID, minimumLeaves: Int) -> LeafPreEncoding? {
+        var leaves: [(leaf: ClusterLeaf, context: TreeContext)] = []
+        for tree in trees { collect(tree.root, tree.context, into: &leaves) }
+        guard leaves.count >= minimumLeaves else { return nil }
+        let encoding = LeafPreEncoding(leaves: leaves, version: version)
+        DispatchQueue.global(qos: .userInitiated).async { encoding.runHelper() }
+        return encoding
+    }
+
+    private static func collect(_ node: TreeNode<ClusterFormat>, _ context: TreeContext,
+                                into leaves: inout [(leaf: ClusterLeaf, context: TreeContext)]) {
+        switch node {
+        case .clean: break
+        case .leaf(let leaf): leaves.append((leaf, context))
+        case .inner(let inner): for child in inner.children { collect(child, context, into: &leaves) }
+        }
+    }
+
+    private func runHelper() {
+        guard helper.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged else { return }
+        encodeLeaves()
+        helperDone.signal()
+    }
+
+    /// Encodes leaves until none is left.
+    private func encodeLeaves() {
+        while true {
+            let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
+            guard i < leaves.count else { return }
+            let (leaf, context) = leaves[i]
+            leaf.preEncoded = ClusterFormat.preEncode(leaf, context, version: version)
+        }
+    }
+
+    /// Encodes the leaves left on this thread, then waits for the helper's last leaf (or calls
+    /// it off if it never started: a busy pool must not hold up the commit). `keeping: false`
+    /// (the commit failed before it placed anything, and the transaction stays open for edits)
+    /// drops what was encoded.
+    func finish(keeping: Bool) {
+        if keeping { encodeLeaves() } else { next.store(leaves.count, ordering: .relaxed) }
+        if !helper.compareExchange(expected: 0, desired: 2, ordering: .acquiringAndReleasing).exchanged {
+            helperDone.wait()
+        }
+        if !keeping { for (leaf, _) in leaves { leaf.preEncoded = nil } }
+    }
+}
