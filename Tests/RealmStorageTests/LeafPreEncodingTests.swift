@@ -65,6 +65,15 @@ import Testing
         }
     }
 
+    /// The leaf buffers of a tree, in key order.
+    static func leaves(_ node: TreeNode<ClusterFormat>) -> [ClusterLeaf] {
+        switch node {
+        case .clean: []
+        case .leaf(let leaf): [leaf]
+        case .inner(let inner): inner.children.flatMap(leaves)
+        }
+    }
+
     @Test func twoThreadsWriteTheNodesOneThreadWrites() throws {
         let seed = ReplayableRandom.seed("OPENREALM_PRE_ENCODING_SEED")
         let (a, b) = (TemporaryDirectory(), TemporaryDirectory())
@@ -95,15 +104,7 @@ import Testing
         let state = transaction.state(at: try transaction.tableIndex(table))
         let encoding = try #require(LeafPreEncoding.start([state.cluster], version: transaction.version, minimumLeaves: 1))
         encoding.finish(keeping: true)
-        var leaves: [ClusterLeaf] = []
-        func collect(_ node: TreeNode<ClusterFormat>) {
-            switch node {
-            case .clean: break
-            case .leaf(let leaf): leaves.append(leaf)
-            case .inner(let inner): inner.children.forEach(collect)
-            }
-        }
-        collect(state.cluster.root)
+        let leaves = Self.leaves(state.cluster.root)
         #expect(leaves.count == 10)
         for leaf in leaves {
             let hasChangedList = leaf.keys.contains(20)
@@ -122,5 +123,26 @@ import Testing
         #expect(rows[5]?.lists[1] == [.int(1)])
         #expect(rows.count == 40 && rows.values.allSatisfy { if case .int(let n) = $0.values[0] { n >= 100 } else { false } })
         try store.verify()
+    }
+
+    /// The leaves a commit encoded and does not keep for the next transaction are held until
+    /// the commit's nodes are written (RetiredBuffers), then let go: none outlives the commit.
+    @Test func aCommitLetsGoOfTheLeavesItDoesNotKeep() throws {
+        let directory = TemporaryDirectory()
+        let store = try Store.open(path: directory.path(), options: StoreOptions(durability: .unsafe, limits: TreeLimits(leafCapacity: 4, innerCapacity: 4)))
+        let setup = try store.beginWrite()
+        let table = try setup.createTable("Row", columns: [ColumnSpec(name: "n", type: .int), ColumnSpec(name: "s", type: .string)])
+        try setup.commit()
+
+        let transaction = try store.beginWrite()
+        for i in 0..<200 { try transaction.insert(table, values: [.int(Int64(i)), .string("row \(i)")]) }
+        final class Weak { weak var leaf: ClusterLeaf?; init(_ leaf: ClusterLeaf) { self.leaf = leaf } }
+        let leaves = Self.leaves(transaction.state(at: try transaction.tableIndex(table)).cluster.root).map(Weak.init)
+        #expect(leaves.count == 50)
+        try transaction.commit()
+        // Appends left all but the last behind: not kept (DecodedLeaves.keep), so nothing
+        // holds them now.
+        #expect(leaves.dropLast().allSatisfy { $0.leaf == nil })
+        #expect(try store.beginRead().table(table).count() == 200)
     }
 }

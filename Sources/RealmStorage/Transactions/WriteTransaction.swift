@@ -85,7 +85,8 @@ package final class WriteTransaction {
         self.top = base.top
         self.top.version = version
         self.context = TreeContext(base: base.mapping.base, limit: base.slot.logicalSize, limits: store.options.limits, freed: freed,
-                                   columns: [], reuse: reuse, written: DecodedLeaves(version: version.value, lineage: lineage))
+                                   columns: [], reuse: reuse, written: DecodedLeaves(version: version.value, lineage: lineage),
+                                   retired: RetiredBuffers())
     }
 
     deinit {
@@ -710,6 +711,7 @@ package final class WriteTransaction {
     /// A waiting committer calls it while the device writes (see `Store.commitWaiting`), so
     /// that freeing them does not lengthen the wait.
     func discardEdits() {
+        context.retired?.releaseAll()
         states = [:]
         lastState = nil
         lastTableIndex = 0

@@ -247,7 +247,10 @@ extension TreeFormat {
     /// transaction: its children become those refs (the transaction's tree is done with).
     static func keepDecodedInner(_ inner: InnerBuffer<Self>, refs: [Int64], at ref: Ref, _ context: TreeContext) {
         guard let written = context.written else { return }
-        for i in inner.children.indices { inner.children[i] = .clean(Ref(UInt64(bitPattern: refs[i]))) }
+        for i in inner.children.indices {
+            context.retired?.retire(inner.children[i])
+            inner.children[i] = .clean(Ref(UInt64(bitPattern: refs[i])))
+        }
         written.keepInner(inner, at: ref)
     }
 
