@@ -22,6 +22,9 @@ package struct TableChanges: Equatable, Sendable {
 
     package var isEmpty: Bool { inserted.isEmpty && deleted.isEmpty && modified.isEmpty && modifiedColumns.isEmpty }
 
+    /// The objects inserted, deleted or modified (the three sets are disjoint).
+    var rowCount: Int { inserted.count + deleted.count + modified.count }
+
     mutating func recordInsert(_ key: Int64) { inserted.insert(key) }
 
     mutating func recordDelete(_ key: Int64) {

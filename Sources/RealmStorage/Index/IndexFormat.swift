@@ -33,6 +33,9 @@ package final class IndexLeaf: TreeLeafBuffer {
     @exclusivity(unchecked) package var leftBehindByAppends = false
     /// The committed node whose entries this buffer still partly holds, if any.
     @exclusivity(unchecked) package private(set) var source: SourceEntries?
+    /// The node's bytes, encoded ahead of the commit's placing them (LeafPreEncoding.swift).
+    /// Set only once the transaction's edits are over, so no edit can outdate it.
+    @exclusivity(unchecked) var preEncoded: PreEncodedLeaf?
 
     /// A committed node and how much of it a buffer still holds (`entries`).
     package struct SourceEntries {
@@ -54,6 +57,7 @@ package final class IndexLeaf: TreeLeafBuffer {
 
     /// Entries before `first` and from `last` on (positions before the change) stay.
     private func sourceKeeps(before first: Int, from last: Int) {
+        assert(preEncoded == nil, "an index leaf was edited after it was encoded")
         source?.entries.keep(before: first, from: last, of: entries.count)
     }
 
@@ -295,12 +299,28 @@ package enum IndexFormat: TreeFormat {
 
     private static func encodeLeaf(_ leaf: IndexLeaf, _ context: TreeContext, _ sink: NodeSink,
                                    reusingSource: Bool) throws(StorageError) -> Ref {
+        if let encoded = leaf.preEncoded {
+            leaf.preEncoded = nil
+            if reusingSource && encoded.version == sink.version {
+                context.written?.reusedIndexLeaves += encoded.reusedBlocks
+                return try sink.place(encoded.bytes)
+            }
+        }
+        let encoded = encodeNode(leaf, context, version: sink.version, reusingSource: reusingSource)
+        context.written?.reusedIndexLeaves += encoded.reusedBlocks
+        return try sink.place(encoded.bytes)
+    }
+
+    /// The leaf's node, for `version`; `reusedBlocks` is 1 when its block came from the
+    /// leaf's source node.
+    static func encodeNode(_ leaf: IndexLeaf, _ context: TreeContext, version: VersionID, reusingSource: Bool) -> PreEncodedLeaf {
         var w = NodeWriter(capacity: 64 + leaf.count * 24)
         w.u32(UInt32(leaf.count))
         w.u32(0)
         let source = reusingSource ? leaf.source.flatMap { IndexLeafSource($0, context) } : nil
+        var reused = 0
         if source?.writeBlock(leaf, to: &w) == true {
-            context.written?.reusedIndexLeaves += 1
+            reused = 1
             #if DEBUG
             var full = NodeWriter(capacity: 64 + leaf.count * 24)
             full.u32(UInt32(leaf.count))
@@ -311,7 +331,7 @@ package enum IndexFormat: TreeFormat {
         } else {
             EntryBlockView.write(leaf.entries, to: &w)
         }
-        return try sink.place(w.finish(kind: .indexLeaf, version: sink.version))
+        return PreEncodedLeaf(bytes: w.finish(kind: .indexLeaf, version: version), version: version, reusedBlocks: reused)
     }
 
     package static func writeKeys(_ keys: [IndexEntry], to writer: inout NodeWriter) {

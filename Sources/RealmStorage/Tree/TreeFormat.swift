@@ -146,11 +146,14 @@ package final class TreeContext {
 /// The buffers a commit has encoded and no longer needs. Freeing a bulk load's leaves (their
 /// values: strings, arrays) took 4% of its commit on the committing thread; held here, they go
 /// when the transaction lets go of its edits, which a waiting committer does while the device
-/// writes the commit (`WriteTransaction.discardEdits`).
+/// writes the commit (`WriteTransaction.discardEdits`). Only large commits collect them: a
+/// small one's few buffers cost less to free than to hold.
 final class RetiredBuffers {
     @exclusivity(unchecked) private var buffers: [AnyObject] = []
+    @exclusivity(unchecked) var isCollecting = false
 
     func retire<F: TreeFormat>(_ node: TreeNode<F>) {
+        guard isCollecting else { return }
         switch node {
         case .clean: break
         case .leaf(let leaf): buffers.append(leaf)
