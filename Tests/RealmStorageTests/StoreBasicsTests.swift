@@ -1,6 +1,11 @@
 import Dispatch
 import Testing
 @testable import RealmStorage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 @Suite struct StoreBasicsTests {
     @Test func insertedObjectsSurviveReopen() throws {
@@ -90,5 +95,27 @@ import Testing
         try store.beginWrite().rollback()
         #expect(address() == first, "the last commit gathered its bytes elsewhere")
         #expect(try store.beginRead().table(table).count() == 2020)
+    }
+}
+
+/// File growth writes zeros (PosixFile.setSize), from one shared buffer of a mebibyte: a
+/// growth of several buffers and a partial one must leave every new byte zero, on disk, with
+/// blocks allocated rather than a hole, and the bytes before it untouched.
+@Suite struct FileGrowthTests {
+    @Test func growthPastTheZeroBufferWritesZerosEverywhere() throws {
+        let directory = TemporaryDirectory()
+        let file = try PosixFile(path: directory.path("grow"), mode: .createNew)
+        try file.write([UInt8](repeating: 0xAB, count: 1000), at: 0)
+        let size: UInt64 = 1000 + (5 << 20) / 2 + 123
+        try file.setSize(size)
+        #expect(try file.size() == size)
+        #expect(try file.read(count: 1000, at: 0).allSatisfy { $0 == 0xAB })
+        let grown = try file.read(count: Int(size) - 1000, at: 1000)
+        #expect(grown.count == Int(size) - 1000 && grown.allSatisfy { $0 == 0 })
+        var info = stat()
+        #expect(stat(directory.path("grow"), &info) == 0)
+        #expect(UInt64(info.st_blocks) * 512 >= size - 4096, "written, not a hole")
+        try file.setSize(size + 10)
+        #expect(try file.read(count: 10, at: size).allSatisfy { $0 == 0 })
     }
 }
