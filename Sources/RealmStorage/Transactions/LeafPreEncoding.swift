@@ -10,7 +10,10 @@
 // same order as before (`encodeLeaf` of each format), so the file is the same, byte for byte,
 // as a commit on one thread writes.
 //
-// Small commits stay on one thread: handing work over costs more than a few leaves take.
+// Small commits stay on one thread (fewer changed rows or leaves than
+// `StoreOptions.parallelEncodingLeaves`): handing work over costs more than a few leaves take.
+// The committing thread waits for the helper only while it finishes its current leaf, and
+// never for a helper the system has not started yet (it is called off).
 
 import Dispatch
 import Synchronization

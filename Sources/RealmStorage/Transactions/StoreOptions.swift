@@ -29,9 +29,9 @@ package struct StoreOptions: Sendable {
     /// The least address space a mapping of the file reserves (Recovery.reservation). Tests
     /// make it small, to grow files past another store's mapping.
     package var minimumMapping: Int = 1 << 30
-    /// Changed cluster leaves from which a commit encodes them on two threads
-    /// (LeafPreEncoding.swift); `Int.max` keeps every commit on one. Tests lower it so that
-    /// small workloads take the hand-over too.
+    /// Changed rows, and then changed leaves of the cluster trees or of the index trees, from
+    /// which a commit encodes those leaves on two threads (LeafPreEncoding.swift); `Int.max`
+    /// keeps every commit on one. Tests lower it so that small workloads take the hand-over.
     package var parallelEncodingLeaves: Int = LeafPreEncoding.minimumLeaves
 
     package init(durability: Durability = .full, create: Bool = true, readOnly: Bool = false,

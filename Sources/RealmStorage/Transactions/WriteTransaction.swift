@@ -726,8 +726,8 @@ package final class WriteTransaction {
         try clearLinksToDeletedObjects()
         // The cluster trees are final now: a second thread encodes their leaves while this one
         // merges the index entries, then both encode the index leaves (LeafPreEncoding.swift).
-        // A commit of fewer rows than that changed fewer leaves (give or take a split's
-        // neighbour) and skips the walk through its trees: 3% of a one-object commit.
+        // A commit that changed fewer rows than the threshold changed fewer leaves too (give or
+        // take a split's neighbour): it skips counting them, 3% of a one-object commit.
         let minimumLeaves = store.options.parallelEncodingLeaves
         let parallel = states.values.reduce(0) { $0 + $1.changes.rowCount } >= minimumLeaves
         context.retired?.isCollecting = parallel
