@@ -93,28 +93,28 @@ package final class ClusterLeaf: TreeLeafBuffer {
     @inline(__always)
     package func editRows<R, E: Error>(keepingBefore first: Int, from last: Int,
                                        _ body: (inout [Int64], inout [[Value]], inout [[ListCell]]) throws(E) -> R) throws(E) -> R {
-        assert(preEncoded == nil, "a cluster leaf was edited after it was encoded")
+        assertNotEncoded()
         if source != nil { sourceKeeps(before: first, from: last, column: nil) }
         return try body(&keys, &columns, &lists)
     }
 
     /// Sets the value of scalar column `c` at `row`.
     package func setValue(_ value: Value, column c: Int, row: Int) {
-        assert(preEncoded == nil, "a cluster leaf was edited after it was encoded")
+        assertNotEncoded()
         if source != nil { sourceKeeps(before: row, from: row + 1, column: c) }
         columns[c][row] = value
     }
 
     /// Sets the list of list column `c` at `row`.
     package func setList(_ cell: ListCell, column c: Int, row: Int) {
-        assert(preEncoded == nil, "a cluster leaf was edited after it was encoded")
+        assertNotEncoded()
         if source != nil { sourceKeeps(before: row, from: row + 1, column: c) }
         lists[c][row] = cell
     }
 
     /// A column added to the table: every object gets `values` (scalar) or `cells` (list).
     package func addColumn(values: [Value], cells: [ListCell]) {
-        assert(preEncoded == nil, "a cluster leaf was edited after it was encoded")
+        assertNotEncoded()
         columns.append(values)
         lists.append(cells)
         source?.columns.append(.none)
@@ -122,10 +122,16 @@ package final class ClusterLeaf: TreeLeafBuffer {
 
     /// A column removed from the table: its values go.
     package func dropColumn(_ c: Int) {
-        assert(preEncoded == nil, "a cluster leaf was edited after it was encoded")
+        assertNotEncoded()
         columns[c] = []
         lists[c] = []
         source?.columns[c] = .none
+    }
+
+    /// Edits come before the commit encodes ahead (LeafPreEncoding.swift), never after.
+    @inline(__always)
+    private func assertNotEncoded() {
+        assert(preEncoded == nil, "a cluster leaf was edited after it was encoded")
     }
 
     /// Changed in place: a copy of `source` would copy its array of runs at every insert.
@@ -203,7 +209,7 @@ package final class ClusterLeaf: TreeLeafBuffer {
     }
 
     package func absorb(_ other: ClusterLeaf) {
-        assert(preEncoded == nil, "a cluster leaf was edited after it was encoded")
+        assertNotEncoded()
         // Appends: the rows this leaf holds stay where they were, but no longer end it.
         if source != nil { sourceKeeps(before: keys.count, from: keys.count, column: nil) }
         keys += other.keys
@@ -339,12 +345,9 @@ package enum ClusterFormat: TreeFormat {
 
     private static func encodeLeaf(_ leaf: ClusterLeaf, _ context: TreeContext, _ sink: NodeSink,
                                    reusingSource: Bool) throws(StorageError) -> Ref {
-        if let encoded = leaf.preEncoded {
-            leaf.preEncoded = nil
-            if reusingSource && encoded.version == sink.version {
-                context.written?.reusedBlocks += encoded.reusedBlocks
-                return try sink.place(encoded.bytes)
-            }
+        if let encoded = leaf.takeEncoded(for: sink.version, reusingSource: reusingSource) {
+            context.written?.reusedBlocks += encoded.reusedBlocks
+            return try sink.place(encoded.bytes)
         }
         let specs = context.columns
         // Lists first: the leaf refers to them.

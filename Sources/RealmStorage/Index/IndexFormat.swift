@@ -299,12 +299,9 @@ package enum IndexFormat: TreeFormat {
 
     private static func encodeLeaf(_ leaf: IndexLeaf, _ context: TreeContext, _ sink: NodeSink,
                                    reusingSource: Bool) throws(StorageError) -> Ref {
-        if let encoded = leaf.preEncoded {
-            leaf.preEncoded = nil
-            if reusingSource && encoded.version == sink.version {
-                context.written?.reusedIndexLeaves += encoded.reusedBlocks
-                return try sink.place(encoded.bytes)
-            }
+        if let encoded = leaf.takeEncoded(for: sink.version, reusingSource: reusingSource) {
+            context.written?.reusedIndexLeaves += encoded.reusedBlocks
+            return try sink.place(encoded.bytes)
         }
         let encoded = encodeNode(leaf, context, version: sink.version, reusingSource: reusingSource)
         context.written?.reusedIndexLeaves += encoded.reusedBlocks

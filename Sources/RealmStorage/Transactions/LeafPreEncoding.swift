@@ -35,6 +35,17 @@ protocol PreEncodableLeaf: AnyObject {
     func encodeAhead(_ context: TreeContext, version: VersionID) -> PreEncodedLeaf?
 }
 
+extension PreEncodableLeaf {
+    /// Takes the bytes encoded ahead (the leaf keeps none either way) when they are for
+    /// `version` and the caller would reuse the source node as they did; else nil, and the
+    /// caller encodes the leaf itself.
+    func takeEncoded(for version: VersionID, reusingSource: Bool) -> PreEncodedLeaf? {
+        guard let encoded = preEncoded else { return nil }
+        preEncoded = nil
+        return reusingSource && encoded.version == version ? encoded : nil
+    }
+}
+
 extension ClusterLeaf: PreEncodableLeaf {
     func encodeAhead(_ context: TreeContext, version: VersionID) -> PreEncodedLeaf? {
         ClusterFormat.preEncode(self, context, version: version)
