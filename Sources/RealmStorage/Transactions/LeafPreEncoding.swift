@@ -64,8 +64,11 @@ final class LeafPreEncoding: @unchecked Sendable {
     // @unchecked: the leaves and their contexts are not `Sendable`. Each leaf is taken by
     // exactly one thread (`next` hands out each index once) and nothing else reads or edits it
     // until `finish` returns, which waits for the helper when it started (the semaphore orders
-    // the helper's writes before the committing thread's reads).
-    private let leaves: [(leaf: any PreEncodableLeaf, context: TreeContext)]
+    // the helper's writes before the committing thread's reads); `finish` empties `leaves`
+    // only once the helper is done with it or will never read it.
+    /// Emptied by `finish`: a helper called off still holds this object until the system runs
+    /// it, and must not keep the commit's leaves alive meanwhile.
+    private var leaves: [(leaf: any PreEncodableLeaf, context: TreeContext)]
     private let version: VersionID
     private let next = Atomic<Int>(0)
     /// 0: the helper has not started; 1: it runs; 2: called off before it started.
@@ -147,5 +150,7 @@ final class LeafPreEncoding: @unchecked Sendable {
             helperDone.wait()
         }
         if !keeping { for (leaf, _) in leaves { leaf.preEncoded = nil } }
+        // The helper is done or will not look (it found itself called off).
+        leaves = []
     }
 }
