@@ -15,11 +15,12 @@ let package = Package(
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
         .target(name: "CStorageSupport"),
+        .target(name: "CSwiftRuntime"),
         .target(
             name: "RealmStorage",
             dependencies: ["CLZ4", "CStorageSupport"]
         ),
-        .target(name: "OpenRealm", dependencies: ["RealmStorage"]),
+        .target(name: "OpenRealm", dependencies: ["RealmStorage", "CSwiftRuntime"]),
         .executableTarget(name: "openrealm", dependencies: ["RealmStorage", "OpenRealm"]),
         .testTarget(name: "RealmStorageTests", dependencies: ["RealmStorage"], exclude: ["Golden"]),
         .testTarget(name: "OpenRealmTests", dependencies: ["OpenRealm", "RealmStorage"]),

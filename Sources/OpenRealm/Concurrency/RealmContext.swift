@@ -22,19 +22,19 @@ struct InContext<Value>: @unchecked Sendable {
 
 /// The mailbox of a realm on an actor or a dispatch queue.
 final class RealmContext: @unchecked Sendable {
-    // @unchecked: `pending`, `draining`, `refreshPosted` and `deliveryPosted` are guarded by
-    // `lock`; `realm` is only read by closures running in the realm's context.
+    // @unchecked: `pending`, `draining`, `refreshPosted`, `deliveryPosted` and `realm` are
+    // guarded by `lock`.
     private let lock = Mutex()
     private var pending: [() -> Void] = []
     private var draining = false
     private var refreshPosted = false
     private var deliveryPosted = false
     private let target: Target
-    /// The realm, not retained and not weak: a weak reference gives the realm a side table,
-    /// which makes every retain and release of it (each managed object holds one) take the
-    /// runtime's slow path. The realm clears it when it goes (`realmWillGo`), in its context,
-    /// where the blocks that read it run too.
-    private var realm: Unmanaged<Realm>?
+    /// The realm, not retained and not weak (UnretainedReference.swift says why). Its last
+    /// reference may go on any thread, while a block reads it here: the read takes the realm
+    /// only if its deinit has not begun, and the deinit clears it (`realmWillGo`) before the
+    /// memory goes, both under `lock`.
+    private var realm: UnretainedReference<Realm>?
     private var observation: VersionObservation?
 
     private enum Target {
@@ -51,7 +51,7 @@ final class RealmContext: @unchecked Sendable {
         case .thread(_, mainActor: true): target = .actor(ActorReference(MainActor.shared))
         case .thread, .none: return nil
         }
-        self.realm = .passUnretained(realm)
+        self.realm = UnretainedReference(realm)
         observation = realm.store.observePublishedVersions { [weak self] in self?.versionPublished() }
     }
 
@@ -91,7 +91,9 @@ final class RealmContext: @unchecked Sendable {
         }
     }
 
-    /// Called by the realm's deinit: blocks still posted find no realm.
+    /// Called by the realm's deinit, on whichever thread let the realm go (a commit's callback
+    /// may hold the last reference on the store's sync thread): blocks still posted, or running
+    /// meanwhile, find no realm.
     func realmWillGo() {
         lock.withLock { realm = nil }
     }
@@ -126,7 +128,7 @@ final class RealmContext: @unchecked Sendable {
         self.post { [weak self] in
             guard let self else { return }
             lock.withLock { self[keyPath: posted] = false }
-            if let realm = lock.withLock({ self.realm }) { body(realm.takeUnretainedValue()) }
+            if let realm = lock.withLock({ self.realm?.retainedUnlessGoing() }) { body(realm) }
         }
     }
 }
