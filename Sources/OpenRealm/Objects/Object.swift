@@ -146,7 +146,10 @@ final class ManagedObject {
         realm.confinement.verify()
         ensure(epoch == realm.epoch, "Object has been deleted or invalidated: realm.invalidate() was called after it was read")
         ensure(!wasDeleted, "Object has been deleted or invalidated: it was deleted from the realm")
-        let kind = binding.readKinds[property]
+        // Through a guaranteed reference the binding's arrays are read in place; through the
+        // unowned one, each was retained and released. With the row's pair below that was six
+        // atomic operations per property read, about half of those of a W3 or W6 lookup.
+        let (kind, column) = Unmanaged.passUnretained(binding)._withUnsafeGuaranteedRef { ($0.readKinds[property], $0.columns[property]) }
         if kind == .collection {
             return _StoredValue(.null, realm: realm, list: (self, property))
         }
@@ -157,9 +160,10 @@ final class ManagedObject {
                     cachedRow = RowHandle(try realm.tableView(table).existingRow(key))
                     cachedGeneration = realm.generation
                 }
-                value = try cachedRow.unsafelyUnwrapped.value(binding.columns[property])
+                // Not retained for the call: nothing it does replaces `cachedRow`.
+                value = try Unmanaged.passUnretained(cachedRow.unsafelyUnwrapped)._withUnsafeGuaranteedRef { try $0.value(column) }
             } else {
-                value = try realm.tableView(table).value(key, binding.columns[property])
+                value = try realm.tableView(table).value(key, column)
             }
             // Only links need the realm (to materialise the object linked to).
             return kind == .link ? _StoredValue(value, realm: realm) : _StoredValue(value)
