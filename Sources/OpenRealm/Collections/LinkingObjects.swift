@@ -22,7 +22,7 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
     private let keys: [ObjectKey]
     /// The object linked to and this property's index in its class (queries and
     /// notifications read the linking objects anew from them).
-    let owner: ManagedObject?
+    let owner: ObjectBase?
     let property: Int
 
     public init() {
@@ -33,7 +33,7 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
         property = 0
     }
 
-    init(owner: ManagedObject, property: Int) {
+    init(owner: ObjectBase, property: Int) {
         let (binding, keys) = Self.read(owner, property)
         self.realm = owner.realm
         self.binding = binding
@@ -66,8 +66,8 @@ extension LinkingObjects: _LinkingObjectsProtocol {
 
     /// The objects linking to `owner` through its property `property`, at the realm's current
     /// state: a scan of the linking class's table.
-    static func read(_ owner: ManagedObject, _ property: Int) -> (TableBinding?, [ObjectKey]) {
-        let realm = owner.realm
+    static func read(_ owner: ObjectBase, _ property: Int) -> (TableBinding?, [ObjectKey]) {
+        let realm = owner.managedRealm
         let origin = owner.schema.properties[property].originProperty ?? ""
         do {
             guard let binding = try realm.binding(for: Element.self) else { return (nil, []) }

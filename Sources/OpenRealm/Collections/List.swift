@@ -17,7 +17,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
 
     public init() { storage = ListStorage() }
 
-    init(owner: ManagedObject, property: Int) { storage = ListStorage(owner: owner, property: property) }
+    init(owner: ObjectBase, property: Int) { storage = ListStorage(owner: owner, property: property) }
 
     /// The realm managing the list, or nil while unmanaged.
     public var realm: Realm? { storage.owner?.realm }

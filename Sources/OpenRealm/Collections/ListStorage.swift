@@ -6,7 +6,7 @@ struct ListStorage<Element: _Persistable> {
     /// The elements while unmanaged.
     var elements: [Element] = []
     /// While managed: the owning object and the property index.
-    let owner: ManagedObject?
+    let owner: ObjectBase?
     let property: Int
 
     init() {
@@ -14,7 +14,7 @@ struct ListStorage<Element: _Persistable> {
         property = 0
     }
 
-    init(owner: ManagedObject, property: Int) {
+    init(owner: ObjectBase, property: Int) {
         self.owner = owner
         self.property = property
     }

@@ -19,7 +19,7 @@ extension String: _MapKey {
 
 public final class Map<Key: _MapKey, Value: _Persistable>: CustomStringConvertible {
     var entries: [(key: Key, value: Value)]
-    let owner: ManagedObject?
+    let owner: ObjectBase?
     let property: Int
 
     public init() {
@@ -28,7 +28,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: CustomStringConvertib
         property = 0
     }
 
-    init(owner: ManagedObject, property: Int) {
+    init(owner: ObjectBase, property: Int) {
         entries = []
         self.owner = owner
         self.property = property

@@ -11,7 +11,7 @@ public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCol
 
     public init() { storage = ListStorage() }
 
-    init(owner: ManagedObject, property: Int) { storage = ListStorage(owner: owner, property: property) }
+    init(owner: ObjectBase, property: Int) { storage = ListStorage(owner: owner, property: property) }
 
     public var realm: Realm? { storage.owner?.realm }
 

@@ -60,16 +60,16 @@ extension Realm {
 
     /// The same object in this realm (another realm of the same file), if it exists here.
     func counterpart<T: Object>(of object: T) -> T? {
-        guard let managed = object._managed, let moved = counterpart(of: managed) else { return nil }
+        guard let managed = object._managed, let moved = counterpart(ofRow: managed) else { return nil }
         return materialize(type(of: object), moved.binding, moved.key)
     }
 
     /// The same managed row in this realm, if it exists here.
-    func counterpart(of managed: ManagedObject) -> ManagedObject? {
+    func counterpart(ofRow managed: ObjectBase) -> ObjectBase? {
         do {
             guard let binding = try binding(for: managed.schema.objectType),
                   try tableView(binding.table).contains(managed.key) else { return nil }
-            return ManagedObject(realm: self, binding: binding, key: managed.key)
+            return ObjectBase(realm: self, binding: binding, key: managed.key)
         } catch {
             misuse("\(error)")
         }
@@ -78,15 +78,15 @@ extension Realm {
 
 extension Object {
     /// Whether the object belongs to a frozen realm.
-    public var isFrozen: Bool { _managed?.realm.isFrozen ?? false }
+    public var isFrozen: Bool { _managed?.managedRealm.isFrozen ?? false }
 
     /// The object in a frozen snapshot of its realm's current version: it never changes and
     /// cannot be changed. A frozen object returns itself; an unmanaged one cannot be frozen.
     public func freeze() -> Self {
         guard let managed = _managed else { misuse("Cannot freeze an unmanaged object: add it to a realm first") }
-        guard !managed.realm.isFrozen else { return self }
+        guard !managed.managedRealm.isFrozen else { return self }
         ensure(!isInvalidated, "Cannot freeze an object that has been deleted or invalidated")
-        guard let frozen = managed.realm.freeze().counterpart(of: self) else {
+        guard let frozen = managed.managedRealm.freeze().counterpart(of: self) else {
             misuse("Cannot freeze an object that is not in its realm's current version")
         }
         return frozen
@@ -95,8 +95,8 @@ extension Object {
     /// The live object in a realm of the calling thread; nil if it was deleted since it was
     /// frozen. A live or unmanaged object returns itself.
     public func thaw() -> Self? {
-        guard let managed = _managed, managed.realm.isFrozen else { return self }
-        return managed.realm.thaw().counterpart(of: self)
+        guard let managed = _managed, managed.managedRealm.isFrozen else { return self }
+        return managed.managedRealm.thaw().counterpart(of: self)
     }
 }
 
@@ -142,32 +142,32 @@ extension ResultsQuery {
 
 extension ListStorage {
     /// The owner in a frozen snapshot of its realm (the owner itself when already frozen).
-    func frozenOwner(_ what: String) -> ManagedObject {
+    func frozenOwner(_ what: String) -> ObjectBase {
         guard let owner else { misuse("Cannot freeze an unmanaged \(what): add its object to a realm first") }
         return owner.frozen()
     }
 }
 
-extension ManagedObject {
+extension ObjectBase {
     /// This row in a frozen snapshot of the realm's current version.
-    func frozen() -> ManagedObject {
-        guard !realm.isFrozen else { return self }
+    func frozen() -> ObjectBase {
+        guard !managedRealm.isFrozen else { return self }
         ensure(!isInvalidated, "Cannot freeze a collection of an object that has been deleted or invalidated")
-        guard let frozen = realm.freeze().counterpart(of: self) else {
+        guard let frozen = managedRealm.freeze().counterpart(ofRow: self) else {
             misuse("Cannot freeze a collection of an object that is not in its realm's current version")
         }
         return frozen
     }
 
     /// This row in a live realm of the calling thread, if it still exists.
-    func thawed() -> ManagedObject? {
-        guard realm.isFrozen else { return self }
-        return realm.thaw().counterpart(of: self)
+    func thawed() -> ObjectBase? {
+        guard managedRealm.isFrozen else { return self }
+        return managedRealm.thaw().counterpart(ofRow: self)
     }
 }
 
 extension List: ThreadConfined {
-    public var isFrozen: Bool { storage.owner?.realm.isFrozen ?? false }
+    public var isFrozen: Bool { storage.owner?.managedRealm.isFrozen ?? false }
 
     /// The list in a frozen snapshot of its realm's current version.
     public func freeze() -> List {
@@ -177,13 +177,13 @@ extension List: ThreadConfined {
 
     /// The live list in a realm of the calling thread; nil if its object was deleted.
     public func thaw() -> List? {
-        guard let owner = storage.owner, owner.realm.isFrozen else { return self }
+        guard let owner = storage.owner, owner.managedRealm.isFrozen else { return self }
         return owner.thawed().map { List(owner: $0, property: storage.property) }
     }
 }
 
 extension MutableSet: ThreadConfined {
-    public var isFrozen: Bool { storage.owner?.realm.isFrozen ?? false }
+    public var isFrozen: Bool { storage.owner?.managedRealm.isFrozen ?? false }
 
     /// The set in a frozen snapshot of its realm's current version.
     public func freeze() -> MutableSet {
@@ -193,30 +193,30 @@ extension MutableSet: ThreadConfined {
 
     /// The live set in a realm of the calling thread; nil if its object was deleted.
     public func thaw() -> MutableSet? {
-        guard let owner = storage.owner, owner.realm.isFrozen else { return self }
+        guard let owner = storage.owner, owner.managedRealm.isFrozen else { return self }
         return owner.thawed().map { MutableSet(owner: $0, property: storage.property) }
     }
 }
 
 /// A `Map` or `LinkingObjects`: one property of its owner object, frozen and thawed with it.
 protocol OwnedProperty: ThreadConfined {
-    var owner: ManagedObject? { get }
+    var owner: ObjectBase? { get }
     var property: Int { get }
-    init(owner: ManagedObject, property: Int)
+    init(owner: ObjectBase, property: Int)
 }
 
 extension OwnedProperty {
     /// The same property of the owner in a frozen snapshot of its realm's current version.
     func frozenWithOwner(_ what: String) -> Self {
         guard let owner else { misuse("Cannot freeze an unmanaged \(what): add its object to a realm first") }
-        if owner.realm.isFrozen { return self }
+        if owner.managedRealm.isFrozen { return self }
         return Self(owner: owner.frozen(), property: property)
     }
 
     /// The same property of the owner in a live realm of the calling thread; nil if the owner
     /// was deleted.
     func thawedWithOwner() -> Self? {
-        guard let owner, owner.realm.isFrozen else { return self }
+        guard let owner, owner.managedRealm.isFrozen else { return self }
         return owner.thawed().map { Self(owner: $0, property: property) }
     }
 }
@@ -233,7 +233,7 @@ extension LinkingObjects: ThreadConfined, OwnedProperty {
 }
 
 extension Map: ThreadConfined, OwnedProperty {
-    public var isFrozen: Bool { owner?.realm.isFrozen ?? false }
+    public var isFrozen: Bool { owner?.managedRealm.isFrozen ?? false }
 
     /// The map in a frozen snapshot of its realm's current version.
     public func freeze() -> Map { frozenWithOwner("map") }
@@ -312,26 +312,26 @@ extension Frozen {
     public init<Element>(_ list: List<Element>) where Value == List<Element> {
         let frozen = list.freeze()
         let (owner, property) = (frozen.storage.owner!, frozen.storage.property)
-        self.init(owner.realm) { realm in List(owner: Self.owner(owner, in: realm), property: property) }
+        self.init(owner.managedRealm) { realm in List(owner: Self.owner(owner, in: realm), property: property) }
     }
 
     /// A shareable snapshot of a managed set.
     public init<Element>(_ set: MutableSet<Element>) where Value == MutableSet<Element> {
         let frozen = set.freeze()
         let (owner, property) = (frozen.storage.owner!, frozen.storage.property)
-        self.init(owner.realm) { realm in MutableSet(owner: Self.owner(owner, in: realm), property: property) }
+        self.init(owner.managedRealm) { realm in MutableSet(owner: Self.owner(owner, in: realm), property: property) }
     }
 
     /// A shareable snapshot of a managed map.
     public init<Key, MapValue>(_ map: Map<Key, MapValue>) where Value == Map<Key, MapValue> {
         let frozen = map.freeze()
         let (owner, property) = (frozen.owner!, frozen.property)
-        self.init(owner.realm) { realm in Map(owner: Self.owner(owner, in: realm), property: property) }
+        self.init(owner.managedRealm) { realm in Map(owner: Self.owner(owner, in: realm), property: property) }
     }
 
     /// `owner`'s row in `realm`, a frozen realm of the same version: it is there.
-    private static func owner(_ owner: ManagedObject, in realm: Realm) -> ManagedObject {
-        guard let moved = realm.counterpart(of: owner) else { misuse("A frozen snapshot lost its object") }
+    private static func owner(_ owner: ObjectBase, in realm: Realm) -> ObjectBase {
+        guard let moved = realm.counterpart(ofRow: owner) else { misuse("A frozen snapshot lost its object") }
         return moved
     }
 }

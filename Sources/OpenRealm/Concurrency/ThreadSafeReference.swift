@@ -92,7 +92,7 @@ extension Object: ThreadSafeReferable {
             misuse("Cannot create a ThreadSafeReference to an object that has been deleted or invalidated")
         }
         let (type, key) = (Swift.type(of: self), managed.key)
-        return (managed.realm, { realm in realm.existingObject(type, key) })
+        return (managed.managedRealm, { realm in realm.existingObject(type, key) })
     }
 }
 
@@ -108,7 +108,7 @@ extension ListStorage {
     /// The owner's class and key, and the property, for finding the collection again.
     func threadSafeOwner(_ what: String) -> (Realm, Object.Type, ObjectKey, Int) {
         guard let owner else { misuse("Cannot create a ThreadSafeReference to an unmanaged \(what): add its object to a realm first") }
-        return (owner.realm, owner.schema.objectType, owner.key, property)
+        return (owner.managedRealm, owner.schema.objectType, owner.key, property)
     }
 }
 
@@ -130,7 +130,7 @@ extension Map: ThreadSafeReferable {
     func threadSafeRecipe() -> (Realm, (Realm) -> Any?) {
         guard let owner else { misuse("Cannot create a ThreadSafeReference to an unmanaged map: add its object to a realm first") }
         let (type, key, property) = (owner.schema.objectType, owner.key, self.property)
-        return (owner.realm, { realm in realm.existingObject(type, key).map { Map(owner: $0._managed!, property: property) } })
+        return (owner.managedRealm, { realm in realm.existingObject(type, key).map { Map(owner: $0._managed!, property: property) } })
     }
 }
 
@@ -138,7 +138,7 @@ extension LinkingObjects: ThreadSafeReferable {
     func threadSafeRecipe() -> (Realm, (Realm) -> Any?) {
         guard let owner else { misuse("Cannot create a ThreadSafeReference to unmanaged linking objects: add their object to a realm first") }
         let (type, key, property) = (owner.schema.objectType, owner.key, self.property)
-        return (owner.realm, { realm in realm.existingObject(type, key).map { LinkingObjects(owner: $0._managed!, property: property) } })
+        return (owner.managedRealm, { realm in realm.existingObject(type, key).map { LinkingObjects(owner: $0._managed!, property: property) } })
     }
 }
 

@@ -126,11 +126,11 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
 /// An observed list column of an object: the elements of a `List` or `MutableSet`, or the
 /// entries of a `Map` (its keys column beside).
 struct OwnedCollection {
-    let owner: ManagedObject
+    let owner: ObjectBase
     let property: Int
     let observed: ObservedElements
 
-    init(owner: ManagedObject?, property: Int, elements: Object.Type?, keyPaths: [String]?, what: String) {
+    init(owner: ObjectBase?, property: Int, elements: Object.Type?, keyPaths: [String]?, what: String) {
         guard let owner else { misuse("Change notifications are only supported on managed collections.") }
         ensure(!owner.isInvalidated, "Cannot observe a \(what) of an object that has been deleted or invalidated")
         self.owner = owner
@@ -138,7 +138,7 @@ struct OwnedCollection {
         observed = ObservedElements(elements, keyPaths: keyPaths)
     }
 
-    var realm: Realm { owner.realm }
+    var realm: Realm { owner.managedRealm }
 
     /// The values of list column `index` of the owner now; nil when the owner is gone.
     func read(_ index: Int) -> [Value]? {
@@ -238,7 +238,7 @@ struct LinkingObjectsSubject<Element: Object>: ObservedSubject {
     let owned: OwnedCollection
     let dependencies: [Object.Type]
 
-    init(owner: ManagedObject?, property: Int, keyPaths: [String]?) {
+    init(owner: ObjectBase?, property: Int, keyPaths: [String]?) {
         owned = OwnedCollection(owner: owner, property: property, elements: Element.self, keyPaths: keyPaths, what: "LinkingObjects")
         dependencies = owned.observed.classes + [owned.owner.schema.objectType]
     }

@@ -44,7 +44,7 @@ struct ObjectSubject<T: Object>: ObservedSubject {
         }
         ensure(!object.isInvalidated, "Object has been deleted or invalidated: it cannot be observed")
         self.object = object
-        realm = managed.realm
+        realm = managed.managedRealm
         binding = managed.binding
         key = managed.key
         // Object notifications are shallow unless key paths say otherwise (as in Realm), but an

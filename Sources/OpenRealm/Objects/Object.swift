@@ -16,19 +16,8 @@ import RealmStorage
 ///
 /// A managed object is a live view of one row: it reads the realm's current version and is
 /// confined to the realm's thread.
-open class Object: CustomStringConvertible {
-    /// Set when the object is managed.
-    // @exclusivity(unchecked): read by every property access, inlined into the model class;
-    // an object is confined to its thread, and the dynamic check cost more than the read.
-    @exclusivity(unchecked) @usableFromInline final var _managed: ManagedObject?
-
-    public required init() {}
-
-    /// The realm managing this object, or nil while it is unmanaged.
-    public var realm: Realm? { _managed?.realm }
-
-    /// Whether the object was deleted from its realm (or its realm was invalidated).
-    public var isInvalidated: Bool { _managed?.isInvalidated ?? false }
+open class Object: ObjectBase, CustomStringConvertible {
+    public required override init() { super.init() }
 
     /// The name of the table this class is stored in.
     open class func className() -> String { String(describing: self) }
@@ -48,8 +37,8 @@ open class Object: CustomStringConvertible {
     /// within this object, for classes whose wrapper layout was not confirmed; it is stored
     /// in the wrapper, so each wrapper is looked up once.
     @usableFromInline
-    final func propertyIndex<V>(ofWrapperAt address: UnsafeMutableRawPointer, _ wrapperType: Persisted<V>.Type, _ managed: ManagedObject) -> Int {
-        let index = managed.binding.schema.propertyIndex(ofWrapperAt: address, wrapperType, in: self)
+    final func propertyIndex<V>(ofWrapperAt address: UnsafeMutableRawPointer, _ wrapperType: Persisted<V>.Type) -> Int {
+        let index = binding.schema.propertyIndex(ofWrapperAt: address, wrapperType, in: self)
         (address + wrapperType.managedIndexOffset).storeBytes(of: index, as: Int.self)
         return index
     }
@@ -84,7 +73,7 @@ extension Object: Hashable {
     /// Managed objects are equal when they are the same row of the same realm; unmanaged ones
     /// only to themselves.
     public static func == (a: Object, b: Object) -> Bool {
-        if let x = a._managed, let y = b._managed { return x.realm === y.realm && x.table == y.table && x.key == y.key }
+        if let x = a._managed, let y = b._managed { return x.managedRealm === y.managedRealm && x.table == y.table && x.key == y.key }
         return a === b
     }
 
@@ -98,58 +87,113 @@ extension Object: Hashable {
     }
 }
 
-/// The managed state of an object: its realm, table and key.
-@usableFromInline
-final class ManagedObject {
-    let realm: Realm
+/// The managed state of an object: its realm, table and key. `Object`'s superclass, as in
+/// Realm Swift; not for subclassing.
+///
+/// Every object carries this state in its own instance (unset while it is unmanaged), so that
+/// making an object managed, in `add` or when a query materialises it, allocates nothing
+/// beyond the object itself: a separate state object was an allocation and a deallocation
+/// per object added or read (about 350 instructions of W1's 5,800 per object).
+/// Without a model object, an instance stands for a row as the owner of a collection
+/// (`List(owner:property:)`) or as the same row in another realm of the file.
+open class ObjectBase {
+    /// The realm managing this object; nil while it is unmanaged.
+    // @exclusivity(unchecked): read by every property access, inlined into the model class;
+    // an object is confined to its thread, and the dynamic check cost more than the read.
+    @exclusivity(unchecked) @usableFromInline final var _realm: Realm?
     /// Not retained: the realm keeps every binding it made (`Realm.everyBinding`), and this
     /// object keeps the realm. A retain and a release less per object added or read (atomic
-    /// operations both).
-    unowned(unsafe) let binding: TableBinding
-    let key: ObjectKey
-
+    /// operations both). `Unmanaged`, not `unowned(unsafe)`: `Mirror` reads these fields when
+    /// it lays out a model class.
+    @exclusivity(unchecked) private final var _binding: Unmanaged<TableBinding>?
+    @exclusivity(unchecked) final var key = ObjectKey(0)
     /// The realm's epoch when the object was read: `invalidate()` ends it.
-    let epoch: Int
+    @exclusivity(unchecked) final var epoch = 0
 
-    init(realm: Realm, binding: TableBinding, key: ObjectKey) {
-        self.realm = realm
-        self.binding = binding
-        self.key = key
-        self.epoch = realm.epoch
+    /// An unmanaged object.
+    init() {}
+
+    /// The row `key` of `binding`'s table in `realm`, without a model object. A convenience
+    /// initialiser: a designated one that `Object` does not override would keep subclasses in
+    /// other modules from inheriting `Object(value:)`.
+    convenience init(realm: Realm, binding: TableBinding, key: ObjectKey) {
+        self.init()
+        becomeManaged(realm: realm, binding: binding, key: key)
     }
 
-    var schema: ObjectSchema { binding.schema }
-    var table: TableKey { binding.table }
+    /// Makes this object the live view of row `key`.
+    final func becomeManaged(realm: Realm, binding: TableBinding, key: ObjectKey) {
+        _realm = realm
+        _binding = Unmanaged.passUnretained(binding)
+        self.key = key
+        epoch = realm.epoch
+    }
+
+    /// Self once the object is managed.
+    final var _managed: ObjectBase? { _realm == nil ? nil : self }
+
+    /// Whether the object is managed: what the property accessors, inlined into the model
+    /// class, ask first.
+    @inlinable final var _isManaged: Bool { _realm != nil }
+
+    /// The realm managing this object, or nil while it is unmanaged.
+    public final var realm: Realm? { _realm }
+
+    /// Whether the object was deleted from its realm (or its realm was invalidated).
+    public final var isInvalidated: Bool {
+        guard let realm = _realm else { return false }
+        return wasDeleted || epoch != realm.epoch || (try? realm.tableView(table).contains(key)) != true
+    }
+
+    /// The realm of a managed object.
+    final var managedRealm: Realm { _realm.unsafelyUnwrapped }
+
+    /// Calls `body` with the realm of a managed object, not retained for the call.
+    @inline(__always)
+    final func withBorrowedRealm<Result>(_ body: (Realm) throws -> Result) rethrows -> Result {
+        try Unmanaged.passUnretained(_realm.unsafelyUnwrapped)._withUnsafeGuaranteedRef(body)
+    }
+
+    /// The binding of a managed object's class (or its row's table).
+    final var binding: TableBinding { _binding.unsafelyUnwrapped.takeUnretainedValue() }
+
+    final var schema: ObjectSchema { binding.schema }
+    final var table: TableKey { binding.table }
 
     /// Set when this object was deleted through its realm. An integer primary key is the
     /// object's key, so a new object with the same key could otherwise answer for this one.
-    var wasDeleted = false
-
-    var isInvalidated: Bool { wasDeleted || epoch != realm.epoch || (try? realm.tableView(table).contains(key)) != true }
+    @exclusivity(unchecked) final var wasDeleted = false
 
     /// The object's row at the realm's current version, located once and reused until the
     /// realm moves to another version (reads outside write transactions only: inside one the
     /// transaction's buffers may move under it).
-    private var cachedLists = [Int: [Value]]()
-    private var cachedListsGeneration = -1
-    private var cachedRow: RowHandle?
-    private var cachedGeneration = -1
+    @exclusivity(unchecked) private final var cachedLists = [Int: [Value]]()
+    @exclusivity(unchecked) private final var cachedListsGeneration = -1
+    @exclusivity(unchecked) private final var cachedRow: RowHandle?
+    @exclusivity(unchecked) private final var cachedGeneration = -1
 
     /// Starts the row cache with a row just read at the realm's current version.
-    func adoptRow(_ row: Row) {
+    final func adoptRow(_ row: Row) {
+        let realm = managedRealm
         cachedRow = RowHandle(row)
         cachedGeneration = realm.generation
     }
 
     @usableFromInline
-    func read(_ property: Int) -> _StoredValue {
+    final func read(_ property: Int) -> _StoredValue {
+        // The realm is borrowed: the object holds it, and a read does not let it go. Copied to
+        // a local, it was retained and released around every property read.
+        withBorrowedRealm { realm in read(property, in: realm) }
+    }
+
+    private final func read(_ property: Int, in realm: Realm) -> _StoredValue {
         realm.confinement.verify()
         ensure(epoch == realm.epoch, "Object has been deleted or invalidated: realm.invalidate() was called after it was read")
         ensure(!wasDeleted, "Object has been deleted or invalidated: it was deleted from the realm")
         // Through a guaranteed reference the binding's arrays are read in place; through the
         // unowned one, each was retained and released. With the row's pair below that was six
         // atomic operations per property read, about half of those of a W3 or W6 lookup.
-        let (kind, column) = Unmanaged.passUnretained(binding)._withUnsafeGuaranteedRef { ($0.readKinds[property], $0.columns[property]) }
+        let (kind, column) = _binding.unsafelyUnwrapped._withUnsafeGuaranteedRef { ($0.readKinds[property], $0.columns[property]) }
         if kind == .collection {
             return _StoredValue(.null, realm: realm, list: (self, property))
         }
@@ -173,7 +217,8 @@ final class ManagedObject {
     }
 
     /// The elements of list property `property`.
-    func readList(_ property: Int) -> [Value] {
+    final func readList(_ property: Int) -> [Value] {
+        let realm = managedRealm
         realm.confinement.verify()
         do {
             // Outside write transactions a list cannot change until the realm moves to another
@@ -196,14 +241,15 @@ final class ManagedObject {
     }
 
     /// The keys the link or list-of-links property `property` points at.
-    func linkedKeys(_ property: Int) -> [ObjectKey] {
+    final func linkedKeys(_ property: Int) -> [ObjectKey] {
         let values = schema.properties[property].isList ? readList(property) : [read(property).value]
         return values.compactMap { if case .link(let k) = $0 { return k } else { return nil } }
     }
 
     /// Replaces the elements of list property `property` (objects not yet in the realm are
     /// added to it; embedded objects no longer in the list are deleted).
-    func writeList(_ property: Int, _ elements: [_StoredValue]) {
+    final func writeList(_ property: Int, _ elements: [_StoredValue]) {
+        let realm = managedRealm
         guard let transaction = realm.writeTransaction else {
             ensure(!realm.isFrozen, "Cannot modify a frozen object: frozen data is read-only; thaw() it and change it in a write transaction")
             misuse("Cannot modify managed objects outside of a write transaction: wrap the change in realm.write { }")
@@ -220,7 +266,8 @@ final class ManagedObject {
     }
 
     @usableFromInline
-    func write(_ property: Int, _ value: _StoredValue, isPrimaryKey: Bool) {
+    final func write(_ property: Int, _ value: _StoredValue, isPrimaryKey: Bool) {
+        let realm = managedRealm
         realm.confinement.verify()
         ensure(!wasDeleted, "Object has been deleted or invalidated: it was deleted from the realm")
         ensure(!binding.schema.properties[property].isComputed,

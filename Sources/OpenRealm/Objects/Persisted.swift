@@ -82,12 +82,12 @@ public struct Persisted<Value: _Persistable> {
     /// would make every call site build it (see `propertyIndex(ofWrapperAt:)`).
     @inlinable @inline(__always)
     static func managedIndex<EnclosingSelf: Object>(
-        of object: EnclosingSelf, _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>, _ managed: ManagedObject
+        of object: EnclosingSelf, _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Int {
         let index = object[keyPath: storageKeyPath].managedIndex
         if index >= 0 { return index }
         return withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) { wrapper in
-            object.propertyIndex(ofWrapperAt: UnsafeMutableRawPointer(wrapper), Persisted<Value>.self, managed)
+            object.propertyIndex(ofWrapperAt: UnsafeMutableRawPointer(wrapper), Persisted<Value>.self)
         }
     }
 
@@ -97,24 +97,26 @@ public struct Persisted<Value: _Persistable> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
+        // The managed paths call the object itself (its managed state is its superclass's),
+        // not `_managed`: that optional reference was a retain and a release per access.
         get {
-            guard let managed = object._managed else {
+            guard object._isManaged else {
                 if case .unmanaged(let value) = object[keyPath: storageKeyPath].storage { return value }
                 // A probe: a type-safe query is finding out which property a key path reads.
                 withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) { QueryProbe.record(object, UnsafeMutableRawPointer($0)) }
                 if let linked = QueryProbe.linkedProbe(Value._rlmKind, from: object) as? Value { return linked }
                 return Value._rlmDefault()
             }
-            let index = managedIndex(of: object, storageKeyPath, managed)
-            return Value._rlmGet(managed.read(index))
+            let index = managedIndex(of: object, storageKeyPath)
+            return Value._rlmGet(object.read(index))
         }
         set {
-            guard let managed = object._managed else {
+            guard object._isManaged else {
                 object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
                 return
             }
-            let index = managedIndex(of: object, storageKeyPath, managed)
-            managed.write(index, newValue._rlmSet(), isPrimaryKey: object[keyPath: storageKeyPath].isPrimaryKey)
+            let index = managedIndex(of: object, storageKeyPath)
+            object.write(index, newValue._rlmSet(), isPrimaryKey: object[keyPath: storageKeyPath].isPrimaryKey)
         }
     }
 }
@@ -239,7 +241,7 @@ extension Persisted: PersistedProperty {
     }
 
     func value(in object: Object) -> Any? {
-        if managedIndex >= 0, let managed = object._managed { return Value._rlmGet(managed.read(managedIndex)) }
+        if managedIndex >= 0, object._isManaged { return Value._rlmGet(object.read(managedIndex)) }
         if case .unmanaged(let value) = storage { return value }
         return nil
     }

@@ -65,7 +65,7 @@ extension ListStorage where Element: Object {
         let query = ResultsQuery(schema: schema, source: .keys(owner: owner) { _ in
             owner.readList(property).compactMap { if case .link(let key) = $0 { key } else { nil } }
         })
-        return Results(realm: owner.realm, query: query)
+        return Results(realm: owner.managedRealm, query: query)
     }
 }
 

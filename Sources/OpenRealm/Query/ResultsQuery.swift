@@ -40,11 +40,11 @@ final class ResultsQuery {
         /// The objects a collection holds, in its order (a list, a set, linking objects),
         /// read anew at each run; `owner`: the object the collection belongs to (nil for a
         /// fixed set of objects).
-        case keys(owner: ManagedObject?, (QueryEvaluator) throws(StorageError) -> [ObjectKey])
+        case keys(owner: ObjectBase?, (QueryEvaluator) throws(StorageError) -> [ObjectKey])
 
         /// The object whose collection gives the objects, if any (notifications: a change of
         /// its class can change them, and once it is deleted there are none).
-        var owner: ManagedObject? {
+        var owner: ObjectBase? {
             if case .keys(let owner, _) = self { return owner }
             return nil
         }

@@ -99,14 +99,14 @@ extension Realm {
                         if update == .modified, try engine({ () throws(StorageError) in try table.value(existing, column) }) == value { continue }
                         try engine { () throws(StorageError) in try transaction.set(binding.table, existing, column, value) }
                     }
-                    object._managed = ManagedObject(realm: self, binding: binding, key: existing)
+                    object.becomeManaged(realm: self, binding: binding, key: existing)
                     binding.schema.markManaged(object)
                     return
                 }
             }
             // The values move into the table: the strings among them are not retained again.
             let key = try engine { () throws(StorageError) in try transaction.insert(binding.table, taking: &values) }
-            object._managed = ManagedObject(realm: self, binding: binding, key: key)
+            object.becomeManaged(realm: self, binding: binding, key: key)
             binding.schema.markManaged(object)
         }
     }
@@ -219,7 +219,7 @@ extension Realm {
     }
 
     /// Deletes the embedded objects an object owns (they go with it).
-    func deleteEmbeddedChildren(of managed: ManagedObject) {
+    func deleteEmbeddedChildren(of managed: ObjectBase) {
         for property in managed.schema.embeddedLinks {
             for key in managed.linkedKeys(property.index) {
                 deleteEmbedded(property.linkTarget!, key)
@@ -231,7 +231,7 @@ extension Realm {
     func deleteEmbedded(_ type: Object.Type, _ key: ObjectKey) {
         do {
             guard let binding = try binding(for: type) else { return }
-            let child = ManagedObject(realm: self, binding: binding, key: key)
+            let child = ObjectBase(realm: self, binding: binding, key: key)
             deleteEmbeddedChildren(of: child)
             _ = try engine { () throws(StorageError) in try requireWriteTransaction("delete objects").delete(binding.table, key) }
         } catch {
@@ -350,7 +350,7 @@ extension Realm {
     /// A managed object of `type` for an existing key.
     func materialize<Element: Object>(_ type: Element.Type, _ binding: TableBinding, _ key: ObjectKey) -> Element {
         let object = type.init()
-        object._managed = ManagedObject(realm: self, binding: binding, key: key)
+        object.becomeManaged(realm: self, binding: binding, key: key)
         binding.schema.markManaged(object)
         return object
     }

@@ -23,7 +23,7 @@ public final class Realm {
         didSet { lastBinding = nil }
     }
     /// Every binding this realm made, kept for as long as it lives: managed objects hold
-    /// theirs without retaining it (ManagedObject.binding), and outlive `bindings` resets.
+    /// theirs without retaining it (ObjectBase.binding), and outlive `bindings` resets.
     private var everyBinding: [TableBinding] = []
     /// The binding found last (see `binding(for:)`); forgotten whenever `bindings` changes.
     private var lastBinding: TableBinding?
@@ -542,7 +542,7 @@ public final class Realm {
     /// realm may begin its next write meanwhile.
     struct EndingWrite {
         let transaction: WriteTransaction
-        let deleted: [ManagedObject]
+        let deleted: [ObjectBase]
         let indexChanges: [(table: TableKey, column: String, indexed: Bool)]
     }
 
@@ -587,9 +587,9 @@ public final class Realm {
 
     /// The objects deleted through this realm in the open write transaction: they read as
     /// deleted at once, and again as live if the transaction does not commit.
-    private(set) var deletedInWrite: [ManagedObject] = []
+    private(set) var deletedInWrite: [ObjectBase] = []
 
-    func markDeleted(_ managed: ManagedObject) {
+    func markDeleted(_ managed: ObjectBase) {
         managed.wasDeleted = true
         deletedInWrite.append(managed)
     }

@@ -15,12 +15,12 @@ public struct _StoredValue {
 
     private final class Extras {
         let object: Object?
-        let list: (ManagedObject, Int)?
+        let list: (ObjectBase, Int)?
         let elements: [_StoredValue]?
         let mapKeys: [String]?
         let typedLink: Bool
 
-        init(object: Object?, list: (ManagedObject, Int)?, elements: [_StoredValue]?, mapKeys: [String]?, typedLink: Bool) {
+        init(object: Object?, list: (ObjectBase, Int)?, elements: [_StoredValue]?, mapKeys: [String]?, typedLink: Bool) {
             self.object = object
             self.list = list
             self.elements = elements
@@ -32,7 +32,7 @@ public struct _StoredValue {
     /// Writes of a link: the object linked to, which may still need adding to the realm.
     var object: Object? { extras?.object }
     /// Reads of a list property: the owning object and property (the list reads live).
-    var list: (ManagedObject, Int)? { extras?.list }
+    var list: (ObjectBase, Int)? { extras?.list }
     /// Writes of a list property: the elements.
     var elements: [_StoredValue]? { extras?.elements }
     /// Writes of a map property: the keys, parallel to `elements`.
@@ -46,7 +46,7 @@ public struct _StoredValue {
         self.extras = nil
     }
 
-    init(_ value: Value, realm: Realm? = nil, object: Object? = nil, typedLink: Bool = false, list: (ManagedObject, Int)? = nil,
+    init(_ value: Value, realm: Realm? = nil, object: Object? = nil, typedLink: Bool = false, list: (ObjectBase, Int)? = nil,
          elements: [_StoredValue]? = nil, mapKeys: [String]? = nil) {
         self.value = value
         self.realm = realm
