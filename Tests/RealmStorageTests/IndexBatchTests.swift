@@ -127,6 +127,26 @@ import Testing
                 try tx.clear(table)
                 working = [:]
                 lastInserted = nil
+            case 97..<99:
+                // A part under a savepoint, kept or undone, with entries pending from before.
+                let savepoint = try tx.savepoint()
+                let before = working
+                for _ in 0..<(1 + random.below(40)) {
+                    let values = row(columns: try tx.columnCount(table))
+                    let key = try tx.insert(table, values: values)
+                    working[key.value] = Array(values.prefix(4))
+                }
+                if let key = working.keys.randomElement(using: &random) {
+                    let value = Value.int(Int64(random.below(8)))
+                    try tx.set(table, ObjectKey(key), ColumnKey(1), value)
+                    working[key]![1] = value
+                }
+                if random.chance(50) {
+                    try tx.rollback(to: savepoint)
+                    working = before
+                }
+                tx.releaseSavepoint(savepoint)
+                lastInserted = nil
             default:
                 break
             }

@@ -13,6 +13,14 @@ extension IndexLeaf {
             return
         }
         appendedAtEnd = false
+        // The usual batch (a bulk insert's entries of one value, with keys above the value's
+        // earlier ones) goes in at one place: moved in there, the entries after it shift once,
+        // instead of the whole leaf being copied into a merged array.
+        let at = lowerBound(entries, from: 0, first)
+        if at == entries.count || last < entries[at] {
+            insert(contentsOf: run, at: at)
+            return
+        }
         if run.count <= 8 {
             // A few entries (a small commit's): each goes where it belongs, a shift of the
             // entries after it, instead of the whole leaf being copied into a new array.

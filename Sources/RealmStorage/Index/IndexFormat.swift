@@ -66,6 +66,12 @@ package final class IndexLeaf: TreeLeafBuffer {
         if i == entries.count { entries.append(entry) } else { entries.insert(entry, at: i) }
     }
 
+    /// Inserts `run` (sorted) at `i`, between entries it sorts between.
+    func insert(contentsOf run: ArraySlice<IndexEntry>, at i: Int) {
+        sourceKeeps(before: i, from: i)
+        entries.insert(contentsOf: run, at: i)
+    }
+
     package func append<C: Collection>(contentsOf more: C) where C.Element == IndexEntry {
         sourceKeeps(before: entries.count, from: entries.count)
         entries.append(contentsOf: more)
