@@ -131,6 +131,75 @@ final class TestFolder: @unchecked Sendable {
         #expect(realm.objects(Dog.self).count == 1)
     }
 
+    /// Objects added in a write that was cancelled are invalidated, as in Realm: a later write
+    /// reuses their keys (and the table's key, when the cancelled write created the table), and
+    /// the old objects must not read the new ones.
+    @Test(arguments: [false, true])
+    func objectsAddedInACancelledWriteAreInvalidated(tableExistedBefore: Bool) throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        if tableExistedBefore { try realm.write { realm.add(Dog(value: ["name": "Old"])) } }
+        try realm.beginWrite()
+        let rex = Dog()
+        rex.name = "Rex"
+        realm.add(rex)
+        let made = realm.create(Dog.self, value: ["name": "Made"])
+        #expect(!rex.isInvalidated && rex.name == "Rex")
+        realm.cancelWrite()
+        #expect(rex.isInvalidated)
+        #expect(made.isInvalidated)
+        try realm.write {
+            realm.add(Dog(value: ["name": "Fido"]))
+            realm.add(Dog(value: ["name": "Bella"]))
+        }
+        #expect(rex.isInvalidated, "a later write's object took the cancelled one's key")
+        #expect(made.isInvalidated)
+        #expect(realm.objects(Dog.self).map(\.name).sorted() == (tableExistedBefore ? ["Bella", "Fido", "Old"] : ["Bella", "Fido"]))
+        // Objects added in a write that commits stay valid.
+        let kept = Dog()
+        try realm.write { realm.add(kept) }
+        try realm.beginWrite()
+        realm.cancelWrite()
+        #expect(!kept.isInvalidated)
+    }
+
+    /// A write whose commit fails to reach the disk is undone: the objects it added are
+    /// invalidated, and the next write's objects, which take their keys, are not theirs.
+    @Test func objectsAddedInAWriteWhoseCommitFailedAreInvalidated() throws {
+        let folder = TestFolder()
+        let fault = FaultSwitch()
+        var configuration = folder.configuration()
+        configuration.failSyncs(when: fault)
+        let realm = try Realm(configuration: configuration)
+        try realm.write { realm.add(Dog(value: ["name": "Old"])) }
+        let lost = Dog(value: ["name": "Lost"])
+        fault.set(true)
+        #expect(throws: Realm.Error.self) { try realm.write { realm.add(lost) } }
+        fault.set(false)
+        #expect(lost.isInvalidated)
+        try realm.write { realm.add(Dog(value: ["name": "Next"])) }
+        #expect(lost.isInvalidated, "the next write's object took the lost one's key")
+        #expect(realm.objects(Dog.self).map(\.name).sorted() == ["Next", "Old"])
+    }
+
+    /// A block of a merged write that throws is undone alone (RealmActor): the objects it
+    /// added are invalidated, those of the blocks before it stay.
+    @Test func objectsAddedSinceASavepointAreInvalidatedByItsRollback() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        try realm.beginWrite()
+        let first = realm.create(Dog.self, value: ["name": "First"])
+        let savepoint = try realm.savepoint()
+        let second = realm.create(Dog.self, value: ["name": "Second"])
+        try realm.rollback(to: savepoint)
+        #expect(!first.isInvalidated && first.name == "First")
+        #expect(second.isInvalidated)
+        let third = realm.create(Dog.self, value: ["name": "Third"])
+        try realm.commitWrite()
+        #expect(second.isInvalidated, "the next object took the undone one's key")
+        #expect(third.name == "Third" && first.name == "First")
+    }
+
     @Test func everyPropertyTypeRoundTrips() throws {
         let folder = TestFolder()
         let date = Date(timeIntervalSince1970: -2_208_988_800.125)

@@ -6,7 +6,11 @@
 //   W6   primary-key lookups on a reader thread, alone and while a writer thread commits
 //        1-object durable writes; the share of its rate the reader keeps.
 //
-//   swift run -c release --package-path Benchmarks ConcurrencySideBySide [--seconds N] [--tasks N] [--openrealm-only] [--only W2|W2g|W6]
+//   swift run -c release --package-path Benchmarks ConcurrencySideBySide [--seconds N] [--tasks N] [--openrealm-only] [--only W2|W2g|W6] [--shared-ids]
+//
+// W2g's tasks insert ids in ranges of their own (task × 10,000,000 + n), so the writes merged
+// into one commit land in as many cluster leaves; `--shared-ids` takes every id from one
+// counter instead (an auto-increment key), so that they land in one.
 //
 // `--commits N` makes W2 (and each of W2g's tasks, N / tasks) stop after N commits instead of
 // after the time, so that instruction counts (`valgrind --tool=callgrind … --only W2
@@ -34,7 +38,7 @@ enum Settings {
         while let argument = arguments.next() {
             switch argument {
             case "--seconds", "--tasks", "--only", "--commits": options[argument] = arguments.next()!
-            case "--openrealm-only": options[argument] = "yes"
+            case "--openrealm-only", "--shared-ids": options[argument] = "yes"
             default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
             }
         }
@@ -45,6 +49,13 @@ enum Settings {
     static let openRealmOnly = options["--openrealm-only"] != nil
     static let only = options["--only"]
     static let commitLimit = options["--commits"].map { Int($0)! }
+    static let sharedIDs = options["--shared-ids"] != nil
+}
+
+/// W2g's next id: from one counter with `--shared-ids`, else from the task's own range.
+let sharedCounter = Atomic<Int>(0)
+func w2gID(task: Int, n: Int) -> Int {
+    Settings.sharedIDs ? sharedCounter.wrappingAdd(1, ordering: .relaxed).oldValue : task * 10_000_000 + n
 }
 let duration = Settings.duration, taskCount = Settings.taskCount, openRealmOnly = Settings.openRealmOnly, only = Settings.only
 
@@ -133,7 +144,7 @@ func w2gOpenRealm() async throws -> Double {
                 var n = 0
                 let limit = Settings.commitLimit.map { $0 / Settings.taskCount }
                 while limit.map({ n < $0 }) ?? (now() - start < Settings.duration) {
-                    let id = task * 10_000_000 + n
+                    let id = w2gID(task: task, n: n)
                     try await store.write { realm in realm.add(person(id)) }
                     n += 1
                 }
@@ -155,7 +166,7 @@ func w2gGRDB() async throws -> Double {
             group.addTask {
                 var n = 0
                 while now() - start < Settings.duration {
-                    let id = task * 10_000_000 + n
+                    let id = w2gID(task: task, n: n)
                     try await pool.write { db in try record(id).insert(db) }
                     n += 1
                 }

@@ -107,6 +107,7 @@ extension Realm {
             // The values move into the table: the strings among them are not retained again.
             let key = try engine { () throws(StorageError) in try transaction.insert(binding.table, taking: &values) }
             object.becomeManaged(realm: self, binding: binding, key: key)
+            object.addNumber = nextAddNumber()
             binding.schema.markManaged(object)
         }
     }

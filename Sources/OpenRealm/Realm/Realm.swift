@@ -483,6 +483,7 @@ public final class Realm {
 
     func didBegin(_ transaction: WriteTransaction) {
         writeTransaction = transaction
+        addsBeforeWrite = addCount
         frozenCache = nil
         views = [:]
         generation += 1
@@ -544,6 +545,8 @@ public final class Realm {
         let transaction: WriteTransaction
         let deleted: [ObjectBase]
         let indexChanges: [(table: TableKey, column: String, indexed: Bool)]
+        /// The numbers of the adds the write made (`nextAddNumber`), if any.
+        let adds: ClosedRange<Int>?
     }
 
     func endWrite() throws(Realm.Error) -> EndingWrite {
@@ -553,7 +556,8 @@ public final class Realm {
             throw Realm.Error(.notInWriteTransaction, "no write transaction is open on this realm", path: configuration.path)
         }
         // Every pending index change is made in this transaction (see `scheduleIndexChanges`).
-        let ending = EndingWrite(transaction: transaction, deleted: deletedInWrite, indexChanges: pendingIndexChanges)
+        let ending = EndingWrite(transaction: transaction, deleted: deletedInWrite, indexChanges: pendingIndexChanges,
+                                 adds: adds(since: addsBeforeWrite))
         writeTransaction = nil
         // The realm reads its read version again.
         generation += 1
@@ -565,6 +569,7 @@ public final class Realm {
     /// After a failed commit: the deleted objects live again, the index changes stay pending.
     func commitFailed(_ ending: EndingWrite) {
         for managed in ending.deleted { managed.wasDeleted = false }
+        undoAdds(ending.adds)
         pendingIndexChanges = ending.indexChanges + pendingIndexChanges
         // A write that began meanwhile (on a realm of an actor, while this commit synced)
         // takes them on; otherwise the next write does.
@@ -583,6 +588,58 @@ public final class Realm {
     private func forgetMissingTables() {
         let tables = writeTransaction?.tables ?? readTransaction.top.tables
         bindings = bindings.filter { binding in tables.contains { $0.key == binding.value.table } }
+    }
+
+    // Objects inserted by a write that does not commit. Their keys are free again (a later
+    // insert takes the table's next key, and a cancelled write that created the table frees
+    // its key too), so such an object must read as deleted, not as whatever gets its key next.
+    // Each insert through `add` is numbered, and the numbers of the adds of a write that was
+    // cancelled, failed to commit, or was rolled back to a savepoint are kept as ranges: an
+    // object asks whether its number is in one (`ObjectBase.wasDeleted`). A number is a
+    // counter's step per add, where remembering the objects would keep every object a bulk
+    // load adds alive until its commit.
+
+    /// Adds inserted through this realm so far (`nextAddNumber`).
+    private var addCount = 0
+    /// `addCount` when the open write transaction began.
+    private var addsBeforeWrite = 0
+    /// The numbers of adds whose write did not commit: sorted, disjoint, not adjacent.
+    private var undoneAdds: [ClosedRange<Int>] = []
+
+    /// The number of the add about to be made.
+    func nextAddNumber() -> Int {
+        addCount += 1
+        return addCount
+    }
+
+    /// Whether the add numbered `number` was undone.
+    func addWasUndone(_ number: Int) -> Bool {
+        guard !undoneAdds.isEmpty else { return false }
+        var low = 0, high = undoneAdds.count
+        while low < high {
+            let mid = (low + high) / 2
+            if undoneAdds[mid].upperBound < number { low = mid + 1 } else { high = mid }
+        }
+        return low < undoneAdds.count && undoneAdds[low].contains(number)
+    }
+
+    /// The numbers of the adds made since `addCount` was `count`; nil when none was.
+    private func adds(since count: Int) -> ClosedRange<Int>? {
+        addCount > count ? (count + 1)...addCount : nil
+    }
+
+    /// Records that the adds numbered `adds` were undone.
+    private func undoAdds(_ adds: ClosedRange<Int>?) {
+        guard let adds else { return }
+        // Merged with the ranges it touches; failed commits may arrive out of order.
+        var merged = adds
+        undoneAdds.removeAll { range in
+            guard range.upperBound + 1 >= merged.lowerBound, merged.upperBound + 1 >= range.lowerBound else { return false }
+            merged = min(range.lowerBound, merged.lowerBound)...max(range.upperBound, merged.upperBound)
+            return true
+        }
+        let at = undoneAdds.firstIndex { $0.lowerBound > merged.upperBound } ?? undoneAdds.count
+        undoneAdds.insert(merged, at: at)
     }
 
     /// The objects deleted through this realm in the open write transaction: they read as
@@ -608,6 +665,7 @@ public final class Realm {
         generation += 1
         transaction.rollback()
         undoDeletionMarks()
+        undoAdds(adds(since: addsBeforeWrite))
         moveToNewestVersion()
         notifier?.didMove()
         // Tables created in the cancelled transaction no longer exist.
@@ -620,12 +678,13 @@ public final class Realm {
         let engine: WriteTransaction.Savepoint
         let deletedCount: Int
         let bindings: [ObjectIdentifier: TableBinding]
+        let addCount: Int
     }
 
     func savepoint() throws(Realm.Error) -> WriteSavepoint {
         let transaction = requireWriteTransaction("take a savepoint")
         let engineSavepoint = try engine { () throws(StorageError) in try transaction.savepoint() }
-        return WriteSavepoint(engine: engineSavepoint, deletedCount: deletedInWrite.count, bindings: bindings)
+        return WriteSavepoint(engine: engineSavepoint, deletedCount: deletedInWrite.count, bindings: bindings, addCount: addCount)
     }
 
     func releaseSavepoint(_ savepoint: WriteSavepoint) {
@@ -642,6 +701,7 @@ public final class Realm {
         transaction.releaseSavepoint(savepoint.engine)
         for managed in deletedInWrite[savepoint.deletedCount...] { managed.wasDeleted = false }
         deletedInWrite.removeSubrange(savepoint.deletedCount...)
+        undoAdds(adds(since: savepoint.addCount))
         bindings = savepoint.bindings
         views = [:]
         generation += 1
