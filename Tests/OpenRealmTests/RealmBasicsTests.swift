@@ -145,15 +145,19 @@ final class TestFolder: @unchecked Sendable {
         realm.add(rex)
         let made = realm.create(Dog.self, value: ["name": "Made"])
         #expect(!rex.isInvalidated && rex.name == "Rex")
+        // Read back inside the write: another object for the same row.
+        let found = realm.objects(Dog.self).where { $0.name == "Rex" }.first!
         realm.cancelWrite()
         #expect(rex.isInvalidated)
         #expect(made.isInvalidated)
+        #expect(found.isInvalidated)
         try realm.write {
             realm.add(Dog(value: ["name": "Fido"]))
             realm.add(Dog(value: ["name": "Bella"]))
         }
         #expect(rex.isInvalidated, "a later write's object took the cancelled one's key")
         #expect(made.isInvalidated)
+        #expect(found.isInvalidated)
         #expect(realm.objects(Dog.self).map(\.name).sorted() == (tableExistedBefore ? ["Bella", "Fido", "Old"] : ["Bella", "Fido"]))
         // Objects added in a write that commits stay valid.
         let kept = Dog()
@@ -191,8 +195,11 @@ final class TestFolder: @unchecked Sendable {
         let first = realm.create(Dog.self, value: ["name": "First"])
         let savepoint = try realm.savepoint()
         let second = realm.create(Dog.self, value: ["name": "Second"])
+        // Read back after the savepoint: an object of a row inserted before it.
+        let firstAgain = realm.objects(Dog.self).where { $0.name == "First" }.first!
         try realm.rollback(to: savepoint)
         #expect(!first.isInvalidated && first.name == "First")
+        #expect(!firstAgain.isInvalidated && firstAgain.name == "First")
         #expect(second.isInvalidated)
         let third = realm.create(Dog.self, value: ["name": "Third"])
         try realm.commitWrite()

@@ -352,6 +352,10 @@ extension Realm {
     func materialize<Element: Object>(_ type: Element.Type, _ binding: TableBinding, _ key: ObjectKey) -> Element {
         let object = type.init()
         object.becomeManaged(realm: self, binding: binding, key: key)
+        // An object the open write inserted goes with the write's adds if it is cancelled or
+        // fails to commit (`addWasUndone`). Numbered as the write's first add, it is not
+        // taken for one made after a savepoint: a rollback to a savepoint leaves it valid.
+        if let writeTransaction, writeTransaction.inserted(binding.table, key) { object.addNumber = addsBeforeWrite + 1 }
         binding.schema.markManaged(object)
         return object
     }

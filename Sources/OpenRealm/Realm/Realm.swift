@@ -602,7 +602,7 @@ public final class Realm {
     /// Adds inserted through this realm so far (`nextAddNumber`).
     private var addCount = 0
     /// `addCount` when the open write transaction began.
-    private var addsBeforeWrite = 0
+    private(set) var addsBeforeWrite = 0
     /// The numbers of adds whose write did not commit: sorted, disjoint, not adjacent.
     private var undoneAdds: [ClosedRange<Int>] = []
 

@@ -152,6 +152,11 @@ package final class WriteTransaction {
         return TableView(info: info, context: state.cluster.context, cluster: state.cluster, indexes: indexes, layouts: state.layouts)
     }
 
+    /// Whether this transaction inserted object `key` into `table` (and has not deleted it).
+    package func inserted(_ table: TableKey, _ key: ObjectKey) -> Bool {
+        states[table]?.changes.inserted.contains(key.value) ?? false
+    }
+
     /// The state of a table, created on first use.
     func state(_ info: TableInfo) -> TableState {
         if let last = lastState, last.key == info.key { return last }
