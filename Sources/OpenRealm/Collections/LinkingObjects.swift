@@ -68,6 +68,7 @@ extension LinkingObjects: _LinkingObjectsProtocol {
     /// state: a scan of the linking class's table.
     static func read(_ owner: ObjectBase, _ property: Int) -> (TableBinding?, [ObjectKey]) {
         let realm = owner.managedRealm
+        owner.ensureValid(in: realm)
         let origin = owner.schema.properties[property].originProperty ?? ""
         do {
             guard let binding = try realm.binding(for: Element.self) else { return (nil, []) }

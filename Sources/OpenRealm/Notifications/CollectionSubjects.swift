@@ -142,6 +142,9 @@ struct OwnedCollection {
 
     /// The values of list column `index` of the owner now; nil when the owner is gone.
     func read(_ index: Int) -> [Value]? {
+        // An owner deleted, or inserted by a write that did not commit, is gone even when
+        // another object has its key now.
+        guard !owner.wasDeleted, owner.epoch == realm.epoch else { return nil }
         let view = try? realm.tableView(owner.table)
         return try? view?.row(owner.key)?.list(owner.binding.columns[index])
     }

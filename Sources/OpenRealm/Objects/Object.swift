@@ -26,6 +26,9 @@ open class Object: ObjectBase, CustomStringConvertible {
     open class func propertiesMapping() -> [String: String] { [:] }
 
     open var description: String {
+        // Reading an invalidated object traps; printing one (a log line, a failed test's
+        // message) should not.
+        if isInvalidated { return "[invalid object]" }
         let schema = try? ObjectSchema.of(type(of: self))
         let fields = schema?.properties.filter { !$0.isHidden && !$0.isList && !$0.isComputed }.map { property in
             "\(property.name) = \(_managed.map { String(describing: $0.read(property.index).value) } ?? "…")"
@@ -183,6 +186,15 @@ open class ObjectBase {
     @exclusivity(unchecked) private final var cachedRow: RowHandle?
     @exclusivity(unchecked) private final var cachedGeneration = -1
 
+    /// Traps when the object may no longer be read or written: its realm was invalidated
+    /// after it was read, it was deleted, or it was inserted by a write that did not commit
+    /// (its key may be another object's by now).
+    @inline(__always)
+    final func ensureValid(in realm: Realm) {
+        ensure(epoch == realm.epoch, "Object has been deleted or invalidated: realm.invalidate() was called after it was read")
+        ensure(!wasDeleted, "Object has been deleted or invalidated: it was deleted from the realm, or added in a write that did not commit")
+    }
+
     /// Starts the row cache with a row just read at the realm's current version.
     final func adoptRow(_ row: Row) {
         let realm = managedRealm
@@ -199,8 +211,7 @@ open class ObjectBase {
 
     private final func read(_ property: Int, in realm: Realm) -> _StoredValue {
         realm.confinement.verify()
-        ensure(epoch == realm.epoch, "Object has been deleted or invalidated: realm.invalidate() was called after it was read")
-        ensure(!wasDeleted, "Object has been deleted or invalidated: it was deleted from the realm")
+        ensureValid(in: realm)
         // Through a guaranteed reference the binding's arrays are read in place; through the
         // unowned one, each was retained and released. With the row's pair below that was six
         // atomic operations per property read, about half of those of a W3 or W6 lookup.
@@ -231,6 +242,8 @@ open class ObjectBase {
     final func readList(_ property: Int) -> [Value] {
         let realm = managedRealm
         realm.confinement.verify()
+        // Its key may be another object's now: a list read through it would be that one's.
+        ensureValid(in: realm)
         do {
             // Outside write transactions a list cannot change until the realm moves to another
             // version: keep the decoded elements, so that walking a list by index reads it
@@ -261,6 +274,7 @@ open class ObjectBase {
     /// added to it; embedded objects no longer in the list are deleted).
     final func writeList(_ property: Int, _ elements: [_StoredValue]) {
         let realm = managedRealm
+        ensureValid(in: realm)
         guard let transaction = realm.writeTransaction else {
             ensure(!realm.isFrozen, "Cannot modify a frozen object: frozen data is read-only; thaw() it and change it in a write transaction")
             misuse("Cannot modify managed objects outside of a write transaction: wrap the change in realm.write { }")
@@ -280,7 +294,7 @@ open class ObjectBase {
     final func write(_ property: Int, _ value: _StoredValue, isPrimaryKey: Bool) {
         let realm = managedRealm
         realm.confinement.verify()
-        ensure(!wasDeleted, "Object has been deleted or invalidated: it was deleted from the realm")
+        ensureValid(in: realm)
         ensure(!binding.schema.properties[property].isComputed,
                      "LinkingObjects properties are read-only: change the links of the objects pointing here instead")
         if let elements = value.elements {

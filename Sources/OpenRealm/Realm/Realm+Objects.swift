@@ -28,6 +28,9 @@ extension Realm {
         let transaction = unretainedWriteTransaction("add objects")
         if let managed = object._managed {
             ensure(managed.realm === self, "Object is already managed by another Realm: use create(_:value:) to copy it")
+            // As in Realm: an object of a write that failed or was cancelled is not added
+            // again (its values are gone with the write); make a new one.
+            ensure(!managed.wasDeleted && managed.epoch == epoch, "Adding a deleted or invalidated object to a Realm is not permitted: create a new object")
             return
         }
         do {
@@ -100,6 +103,7 @@ extension Realm {
                         try engine { () throws(StorageError) in try transaction.set(binding.table, existing, column, value) }
                     }
                     object.becomeManaged(realm: self, binding: binding, key: existing)
+                    trackIfProvisional(object)
                     binding.schema.markManaged(object)
                     return
                 }
@@ -352,10 +356,7 @@ extension Realm {
     func materialize<Element: Object>(_ type: Element.Type, _ binding: TableBinding, _ key: ObjectKey) -> Element {
         let object = type.init()
         object.becomeManaged(realm: self, binding: binding, key: key)
-        // An object the open write inserted goes with the write's adds if it is cancelled or
-        // fails to commit (`addWasUndone`). Numbered as the write's first add, it is not
-        // taken for one made after a savepoint: a rollback to a savepoint leaves it valid.
-        if let writeTransaction, writeTransaction.inserted(binding.table, key) { object.addNumber = addsBeforeWrite + 1 }
+        trackIfProvisional(object)
         binding.schema.markManaged(object)
         return object
     }

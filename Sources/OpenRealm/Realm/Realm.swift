@@ -533,6 +533,8 @@ public final class Realm {
     /// would call realm blocks inside the write and forget what its `withoutNotifying`
     /// prepared.
     func didCommit(_ committed: VersionID) {
+        unsettledCommits = max(0, unsettledCommits - 1)
+        releaseProvisionalObjectsIfSettled()
         guard writeTransaction == nil else { return }
         moveToNewestVersion()
         notifier?.didCommit(committed)
@@ -558,6 +560,7 @@ public final class Realm {
         // Every pending index change is made in this transaction (see `scheduleIndexChanges`).
         let ending = EndingWrite(transaction: transaction, deleted: deletedInWrite, indexChanges: pendingIndexChanges,
                                  adds: adds(since: addsBeforeWrite))
+        unsettledCommits += 1
         writeTransaction = nil
         // The realm reads its read version again.
         generation += 1
@@ -568,6 +571,7 @@ public final class Realm {
 
     /// After a failed commit: the deleted objects live again, the index changes stay pending.
     func commitFailed(_ ending: EndingWrite) {
+        unsettledCommits = max(0, unsettledCommits - 1)
         for managed in ending.deleted { managed.wasDeleted = false }
         undoAdds(ending.adds)
         pendingIndexChanges = ending.indexChanges + pendingIndexChanges
@@ -581,6 +585,7 @@ public final class Realm {
         }
         // Tables the failed commit created do not exist.
         forgetMissingTables()
+        reviewProvisionalObjects()
     }
 
     /// Drops the bindings of tables the realm's current transaction does not have (after a
@@ -602,7 +607,7 @@ public final class Realm {
     /// Adds inserted through this realm so far (`nextAddNumber`).
     private var addCount = 0
     /// `addCount` when the open write transaction began.
-    private(set) var addsBeforeWrite = 0
+    private var addsBeforeWrite = 0
     /// The numbers of adds whose write did not commit: sorted, disjoint, not adjacent.
     private var undoneAdds: [ClosedRange<Int>] = []
 
@@ -631,15 +636,67 @@ public final class Realm {
     /// Records that the adds numbered `adds` were undone.
     private func undoAdds(_ adds: ClosedRange<Int>?) {
         guard let adds else { return }
-        // Merged with the ranges it touches; failed commits may arrive out of order.
-        var merged = adds
-        undoneAdds.removeAll { range in
-            guard range.upperBound + 1 >= merged.lowerBound, merged.upperBound + 1 >= range.lowerBound else { return false }
-            merged = min(range.lowerBound, merged.lowerBound)...max(range.upperBound, merged.upperBound)
-            return true
+        // Usually after every range so far (the newest write's adds), often right after the
+        // last one (a failing writer again and again): then it extends it.
+        if let last = undoneAdds.last, last.upperBound + 1 >= adds.lowerBound, last.lowerBound <= adds.lowerBound {
+            undoneAdds[undoneAdds.count - 1] = last.lowerBound...max(last.upperBound, adds.upperBound)
+            return
         }
-        let at = undoneAdds.firstIndex { $0.lowerBound > merged.upperBound } ?? undoneAdds.count
-        undoneAdds.insert(merged, at: at)
+        // Failed commits may be reported after later writes were undone: merged with the
+        // ranges it touches, in order.
+        var low = 0, high = undoneAdds.count
+        while low < high {
+            let mid = (low + high) / 2
+            if undoneAdds[mid].upperBound + 1 < adds.lowerBound { low = mid + 1 } else { high = mid }
+        }
+        var merged = adds, end = low
+        while end < undoneAdds.count, undoneAdds[end].lowerBound <= merged.upperBound + 1 {
+            merged = min(merged.lowerBound, undoneAdds[end].lowerBound)...max(merged.upperBound, undoneAdds[end].upperBound)
+            end += 1
+        }
+        undoneAdds.replaceSubrange(low..<end, with: CollectionOfOne(merged))
+    }
+
+    // Objects that became managed for a row that may still go away: a row the open write
+    // inserted, read back or updated through `add(_:update:)`, or any row read inside a write
+    // while one of this realm's commits is not yet durable (that write builds on it, and fails
+    // with it). They are not numbered like adds: a number cannot tell whether the row was
+    // inserted before or after a savepoint. Instead, each undo (a cancel, a rollback to a
+    // savepoint, a failed commit) looks at them once it is done and marks deleted those whose
+    // row is gone. Only read-backs are held here, never a bulk load's adds, and only until the
+    // realm has no write open and no commit in flight.
+
+    /// Objects that may lose their row to an undo (see above).
+    private var provisionalObjects: [ObjectBase] = []
+    /// This realm's commits written and not yet known durable or failed (`endWrite` to
+    /// `didCommit` or `commitFailed`).
+    private var unsettledCommits = 0
+
+    /// Holds `object` until its row is surely kept, when an undo may still take it away.
+    func trackIfProvisional(_ object: ObjectBase) {
+        guard let writeTransaction else { return }
+        if unsettledCommits > 0 || writeTransaction.inserted(object.table, object.key) { provisionalObjects.append(object) }
+    }
+
+    /// After an undo: marks deleted the provisional objects whose row is gone, and lets go
+    /// of them all once nothing can be undone any more.
+    private func reviewProvisionalObjects() {
+        guard !provisionalObjects.isEmpty else { return }
+        provisionalObjects.removeAll { object in
+            guard !object.wasDeleted else { return true }
+            if (try? tableView(object.table).contains(object.key)) != true {
+                object.wasDeleted = true
+                return true
+            }
+            return false
+        }
+        releaseProvisionalObjectsIfSettled()
+    }
+
+    /// Lets go of the provisional objects once no write is open and no commit in flight: their
+    /// rows are durable.
+    private func releaseProvisionalObjectsIfSettled() {
+        if writeTransaction == nil, unsettledCommits == 0, !provisionalObjects.isEmpty { provisionalObjects = [] }
     }
 
     /// The objects deleted through this realm in the open write transaction: they read as
@@ -670,6 +727,7 @@ public final class Realm {
         notifier?.didMove()
         // Tables created in the cancelled transaction no longer exist.
         forgetMissingTables()
+        reviewProvisionalObjects()
     }
 
     /// A point of the open write transaction to come back to: one caller's part of a write
@@ -705,6 +763,7 @@ public final class Realm {
         bindings = savepoint.bindings
         views = [:]
         generation += 1
+        reviewProvisionalObjects()
     }
 
     /// `requireWriteTransaction` without a retain, for hot paths that only borrow it while
