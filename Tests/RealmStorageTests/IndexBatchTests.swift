@@ -156,6 +156,25 @@ import Testing
         try Self.check(store.beginRead().table(table), working, extra: extra, seed: seed, "at the end")
     }
 
+    /// A sorted batch that falls between two entries of a leaf goes in there in place; the
+    /// leaf still holds every entry of its source node, on both sides of the batch. A batch
+    /// that meets an entry, or spreads over several gaps, takes the merge.
+    @Test func aBatchBetweenTwoEntriesGoesInInPlace() {
+        func entries(_ values: [Int64]) -> [IndexEntry] { values.map { IndexEntry(value: .int($0), key: $0) } }
+        let leaf = IndexLeaf(entries: entries([10, 20, 50, 60]))
+        leaf.matchSource(Ref(4096))
+        leaf.merge(entries([30, 40])[...])
+        #expect(leaf.entries == entries([10, 20, 30, 40, 50, 60]))
+        #expect(leaf.source?.entries.leading == 2 && leaf.source?.entries.trailing == 2)
+        #expect(leaf.source?.entries.holdsAll(of: 4) == true)
+        leaf.merge(entries([40, 45])[...])
+        #expect(leaf.entries == entries([10, 20, 30, 40, 45, 50, 60]), "the entry already there is not doubled")
+        leaf.merge(entries([5, 25, 55])[...])
+        #expect(leaf.entries == entries([5, 10, 20, 25, 30, 40, 45, 50, 55, 60]))
+        leaf.merge(entries([1])[...])
+        #expect(leaf.entries.first == entries([1])[0] && leaf.count == 11)
+    }
+
     /// Entries compare their inline prefixes word by word; that must equal byte order
     /// (shorter first on a tie), including against prefixes kept on the heap; so must the
     /// length of the bytes two prefixes share.
