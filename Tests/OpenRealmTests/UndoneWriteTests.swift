@@ -226,6 +226,25 @@ import Testing
         #expect(realm.objects(Dog.self).count == kept.count)
     }
 
+    /// Read-backs are held only until the commit they depend on is durable: a realm that
+    /// keeps writing does not hold every object it read in its writes.
+    @Test func readBacksAreLetGoOnceTheirCommitIsDurable() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        for round in 0..<5 {
+            try realm.beginWrite()
+            realm.create(Dog.self, value: ["name": "d\(round)"])
+            let readBack = realm.objects(Dog.self).where { $0.name == "d\(round)" }.first!
+            #expect(realm.provisionalObjectCount == 1)
+            try realm.commitWrite()
+            #expect(realm.provisionalObjectCount == 0)
+            #expect(!readBack.isInvalidated)
+        }
+        // Rows of earlier commits read in a write with no commit in flight are not held.
+        try realm.write { _ = realm.objects(Dog.self).map(\.name) }
+        #expect(realm.provisionalObjectCount == 0)
+    }
+
     @Test func anInvalidatedObjectPrintsAsOne() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())

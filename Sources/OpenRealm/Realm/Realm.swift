@@ -533,8 +533,8 @@ public final class Realm {
     /// would call realm blocks inside the write and forget what its `withoutNotifying`
     /// prepared.
     func didCommit(_ committed: VersionID) {
-        unsettledCommits = max(0, unsettledCommits - 1)
-        releaseProvisionalObjectsIfSettled()
+        answeredWrites += 1
+        releaseSettledProvisionalObjects()
         guard writeTransaction == nil else { return }
         moveToNewestVersion()
         notifier?.didCommit(committed)
@@ -560,7 +560,7 @@ public final class Realm {
         // Every pending index change is made in this transaction (see `scheduleIndexChanges`).
         let ending = EndingWrite(transaction: transaction, deleted: deletedInWrite, indexChanges: pendingIndexChanges,
                                  adds: adds(since: addsBeforeWrite))
-        unsettledCommits += 1
+        endedWrites += 1
         writeTransaction = nil
         // The realm reads its read version again.
         generation += 1
@@ -571,7 +571,7 @@ public final class Realm {
 
     /// After a failed commit: the deleted objects live again, the index changes stay pending.
     func commitFailed(_ ending: EndingWrite) {
-        unsettledCommits = max(0, unsettledCommits - 1)
+        answeredWrites += 1
         for managed in ending.deleted { managed.wasDeleted = false }
         undoAdds(ending.adds)
         pendingIndexChanges = ending.indexChanges + pendingIndexChanges
@@ -663,40 +663,50 @@ public final class Realm {
     // with it). They are not numbered like adds: a number cannot tell whether the row was
     // inserted before or after a savepoint. Instead, each undo (a cancel, a rollback to a
     // savepoint, a failed commit) looks at them once it is done and marks deleted those whose
-    // row is gone. Only read-backs are held here, never a bulk load's adds, and only until the
-    // realm has no write open and no commit in flight.
+    // row is gone. Each is held only until the commits it depends on are durable (a realm's
+    // commits are answered in order), and never a bulk load's adds: a busy actor's realm,
+    // always with a commit in flight, holds just the objects of its last few commits.
 
-    /// Objects that may lose their row to an undo (see above).
-    private var provisionalObjects: [ObjectBase] = []
-    /// This realm's commits written and not yet known durable or failed (`endWrite` to
-    /// `didCommit` or `commitFailed`).
-    private var unsettledCommits = 0
+    /// Objects that may lose their row to an undo, each with the count of this realm's commits
+    /// that must be durable for it to be safe (see above).
+    private var provisionalObjects: [(object: ObjectBase, safeAfter: Int)] = []
+    /// Commits of this realm written (`endWrite`), and answered (`didCommit` or
+    /// `commitFailed`), since it opened.
+    private var endedWrites = 0
+    private var answeredWrites = 0
+
+    /// How many objects the realm holds as provisional (for tests).
+    var provisionalObjectCount: Int { provisionalObjects.count }
 
     /// Holds `object` until its row is surely kept, when an undo may still take it away.
     func trackIfProvisional(_ object: ObjectBase) {
         guard let writeTransaction else { return }
-        if unsettledCommits > 0 || writeTransaction.inserted(object.table, object.key) { provisionalObjects.append(object) }
+        if writeTransaction.inserted(object.table, object.key) {
+            // Safe once the open write's own commit is durable.
+            provisionalObjects.append((object, endedWrites + 1))
+        } else if answeredWrites < endedWrites {
+            provisionalObjects.append((object, endedWrites))
+        }
     }
 
-    /// After an undo: marks deleted the provisional objects whose row is gone, and lets go
-    /// of them all once nothing can be undone any more.
+    /// After an undo: marks deleted the provisional objects whose row is gone.
     private func reviewProvisionalObjects() {
         guard !provisionalObjects.isEmpty else { return }
-        provisionalObjects.removeAll { object in
-            guard !object.wasDeleted else { return true }
-            if (try? tableView(object.table).contains(object.key)) != true {
-                object.wasDeleted = true
+        provisionalObjects.removeAll { entry in
+            guard !entry.object.wasDeleted else { return true }
+            if (try? tableView(entry.object.table).contains(entry.object.key)) != true {
+                entry.object.wasDeleted = true
                 return true
             }
             return false
         }
-        releaseProvisionalObjectsIfSettled()
     }
 
-    /// Lets go of the provisional objects once no write is open and no commit in flight: their
-    /// rows are durable.
-    private func releaseProvisionalObjectsIfSettled() {
-        if writeTransaction == nil, unsettledCommits == 0, !provisionalObjects.isEmpty { provisionalObjects = [] }
+    /// After a commit is durable: lets go of the objects that only depended on it and those
+    /// before it.
+    private func releaseSettledProvisionalObjects() {
+        guard !provisionalObjects.isEmpty else { return }
+        provisionalObjects.removeAll { $0.safeAfter <= answeredWrites }
     }
 
     /// The objects deleted through this realm in the open write transaction: they read as
