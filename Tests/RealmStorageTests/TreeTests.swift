@@ -228,6 +228,19 @@ import Testing
         for (a, b) in zip(ranges.ranges, ranges.ranges.dropFirst()) { #expect(a.upperBound + 1 < b.lowerBound) }
     }
 
+    @Test func insertedRangesMatchASet() {
+        var random = SeededRandom(seed: 43)
+        var ranges = KeyRanges()
+        var model = Set<Int64>()
+        for _ in 0..<2_000 {
+            let low = Int64.random(in: -60...60, using: &random), high = low + Int64.random(in: 0...6, using: &random)
+            ranges.insert(low...high)
+            model.formUnion(low...high)
+            #expect(Set(ranges) == model)
+        }
+        for (a, b) in zip(ranges.ranges, ranges.ranges.dropFirst()) { #expect(a.upperBound + 1 < b.lowerBound) }
+    }
+
     @Test func consecutiveKeysStayOneRange() {
         var ranges = KeyRanges()
         for k in Int64(0)..<10_000 { ranges.insert(k) }

@@ -144,7 +144,7 @@ struct OwnedCollection {
     func read(_ index: Int) -> [Value]? {
         // An owner deleted, or inserted by a write that did not commit, is gone even when
         // another object has its key now.
-        guard !owner.wasDeleted, owner.epoch == realm.epoch else { return nil }
+        guard owner.isLive(in: realm) else { return nil }
         let view = try? realm.tableView(owner.table)
         return try? view?.row(owner.key)?.list(owner.binding.columns[index])
     }

@@ -145,8 +145,13 @@ open class ObjectBase {
     /// Whether the object was deleted from its realm (or its realm was invalidated).
     public final var isInvalidated: Bool {
         guard let realm = _realm else { return false }
-        return wasDeleted || epoch != realm.epoch || (try? realm.tableView(table).contains(key)) != true
+        return !isLive(in: realm) || (try? realm.tableView(table).contains(key)) != true
     }
+
+    /// Whether a managed object may still be read and written, as far as it knows without
+    /// looking at the file: neither deleted, nor inserted by a write that did not commit, nor
+    /// read before `realm.invalidate()`.
+    final func isLive(in realm: Realm) -> Bool { epoch == realm.epoch && !wasDeleted }
 
     /// The realm of a managed object.
     final var managedRealm: Realm { _realm.unsafelyUnwrapped }
@@ -197,9 +202,8 @@ open class ObjectBase {
 
     /// Starts the row cache with a row just read at the realm's current version.
     final func adoptRow(_ row: Row) {
-        let realm = managedRealm
         cachedRow = RowHandle(row)
-        cachedGeneration = realm.generation
+        cachedGeneration = managedRealm.generation
     }
 
     @usableFromInline

@@ -30,7 +30,7 @@ extension Realm {
             ensure(managed.realm === self, "Object is already managed by another Realm: use create(_:value:) to copy it")
             // As in Realm: an object of a write that failed or was cancelled is not added
             // again (its values are gone with the write); make a new one.
-            ensure(!managed.wasDeleted && managed.epoch == epoch, "Adding a deleted or invalidated object to a Realm is not permitted: create a new object")
+            ensure(managed.isLive(in: self), "Adding a deleted or invalidated object to a Realm is not permitted: create a new object")
             return
         }
         do {

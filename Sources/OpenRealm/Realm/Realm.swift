@@ -608,8 +608,8 @@ public final class Realm {
     private var addCount = 0
     /// `addCount` when the open write transaction began.
     private var addsBeforeWrite = 0
-    /// The numbers of adds whose write did not commit: sorted, disjoint, not adjacent.
-    private var undoneAdds: [ClosedRange<Int>] = []
+    /// The numbers of adds whose write did not commit.
+    private var undoneAdds = KeyRanges()
 
     /// The number of the add about to be made.
     func nextAddNumber() -> Int {
@@ -619,13 +619,7 @@ public final class Realm {
 
     /// Whether the add numbered `number` was undone.
     func addWasUndone(_ number: Int) -> Bool {
-        guard !undoneAdds.isEmpty else { return false }
-        var low = 0, high = undoneAdds.count
-        while low < high {
-            let mid = (low + high) / 2
-            if undoneAdds[mid].upperBound < number { low = mid + 1 } else { high = mid }
-        }
-        return low < undoneAdds.count && undoneAdds[low].contains(number)
+        undoneAdds.contains(Int64(number))
     }
 
     /// The numbers of the adds made since `addCount` was `count`; nil when none was.
@@ -633,28 +627,11 @@ public final class Realm {
         addCount > count ? (count + 1)...addCount : nil
     }
 
-    /// Records that the adds numbered `adds` were undone.
+    /// Records that the adds numbered `adds` were undone. Failed commits may be reported
+    /// after later writes were undone: the ranges merge in order either way.
     private func undoAdds(_ adds: ClosedRange<Int>?) {
         guard let adds else { return }
-        // Usually after every range so far (the newest write's adds), often right after the
-        // last one (a failing writer again and again): then it extends it.
-        if let last = undoneAdds.last, last.upperBound + 1 >= adds.lowerBound, last.lowerBound <= adds.lowerBound {
-            undoneAdds[undoneAdds.count - 1] = last.lowerBound...max(last.upperBound, adds.upperBound)
-            return
-        }
-        // Failed commits may be reported after later writes were undone: merged with the
-        // ranges it touches, in order.
-        var low = 0, high = undoneAdds.count
-        while low < high {
-            let mid = (low + high) / 2
-            if undoneAdds[mid].upperBound + 1 < adds.lowerBound { low = mid + 1 } else { high = mid }
-        }
-        var merged = adds, end = low
-        while end < undoneAdds.count, undoneAdds[end].lowerBound <= merged.upperBound + 1 {
-            merged = min(merged.lowerBound, undoneAdds[end].lowerBound)...max(merged.upperBound, undoneAdds[end].upperBound)
-            end += 1
-        }
-        undoneAdds.replaceSubrange(low..<end, with: CollectionOfOne(merged))
+        undoneAdds.insert(Int64(adds.lowerBound)...Int64(adds.upperBound))
     }
 
     // Objects that became managed for a row that may still go away: a row the open write

@@ -49,6 +49,18 @@ package struct KeyRanges: Equatable, Sendable, Sequence {
         }
     }
 
+    /// Inserts every key of `range`, merged with the ranges it overlaps or touches.
+    package mutating func insert(_ range: ClosedRange<Int64>) {
+        // The first range that reaches `range` or ends right before it.
+        let low = search(range.lowerBound == Int64.min ? range.lowerBound : range.lowerBound - 1)
+        var merged = range, end = low
+        while end < ranges.count, merged.upperBound == Int64.max || ranges[end].lowerBound <= merged.upperBound + 1 {
+            merged = Swift.min(merged.lowerBound, ranges[end].lowerBound)...Swift.max(merged.upperBound, ranges[end].upperBound)
+            end += 1
+        }
+        ranges.replaceSubrange(low..<end, with: CollectionOfOne(merged))
+    }
+
     package mutating func remove(_ key: Int64) {
         let i = search(key)
         guard i < ranges.count, ranges[i].lowerBound <= key else { return }
