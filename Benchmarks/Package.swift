@@ -66,6 +66,16 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // The steady state: commit rates per window on large files, file size under readers in
+        // other processes and two writer processes (the steady-state issue).
+        .executableTarget(
+            name: "SteadyStateSideBySide",
+            dependencies: [
+                "EngineWorkloads",
+                .product(name: "OpenRealm", package: "OpenRealm"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,7 +5,7 @@ enum Commands {
         let store = try Store.open(path: path, options: StoreOptions(create: false, readOnly: true))
         let report = try store.verify()
         print("\(path): OK — version \(report.version.value), \(report.tables) tables, \(report.objects) objects, "
-              + "\(report.nodes) nodes, \(report.reachableBytes) bytes reachable, \(report.freeBytes) bytes free")
+              + "\(report.nodes) nodes, \(report.reachableBytes) bytes reachable, \(report.freeBytes) bytes free in \(report.freeExtents) extents")
     }
 
     static func inspect(_ path: String) throws {

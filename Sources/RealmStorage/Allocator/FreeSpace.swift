@@ -15,13 +15,14 @@
 //      before the newest is reused while the reader still holds its version (realm-core calls
 //      this back-dating; LMDB's reader table makes the same argument about its free pages).
 //
-// In the file, the free list is one node (kind freeList):
-//   16  4   entry count n
-//   20  4   reserved, 0
-//   24  32n entries: u64 offset, u64 length, u64 first version, u64 end version
-//           (first = end = 0 for extents free for good)
-// The node is allocated last in a commit, from space that leaves the list no longer, so the
-// list it holds is exactly the free space of the new version (Commit.swift).
+// In the file, the free list of a version is a chain of nodes (FreeList+Chain.swift): a full
+// list, then deltas, each naming the node before it. A commit writes one delta holding only
+// the extents it changed, or, once the deltas have grown to half the full list, a new full
+// list. Writing the whole list at every commit made a small commit's cost grow with the
+// file: on a million-object file the list was 42 KiB, most of a one-object commit's bytes,
+// and too large for the commit's run to fit the free space after the last one (issue 23).
+// The nodes are allocated last in a commit, from space that leaves the list no longer, so the
+// list they hold is exactly the free space of the new version (CommitWriter.swift).
 
 package struct FreeExtent: Equatable, Sendable {
     package var offset: UInt64
@@ -57,6 +58,22 @@ package struct FreeSpace: Equatable, Sendable {
     /// perf).
     /// Not part of equality.
     private var bySize: [UInt128]?
+    /// The nodes in the file holding this list: a full list, then the deltas on top of it,
+    /// oldest first (FreeList+Chain.swift). Empty for a list never written. Not part of
+    /// equality.
+    package internal(set) var chain: [FreeListNode] = []
+    /// Spans of the file whose extents changed since `beginDelta`, in no order: the next
+    /// delta lists every extent inside them. An extent changed in any way (created, grown,
+    /// shrunk, retagged, merged, removed) has its span before and after the change in here, so
+    /// an extent that is not wholly inside them is one this delta leaves as it was.
+    /// Not part of equality.
+    var touched: [(low: UInt64, high: UInt64)] = []
+    /// Free-for-good extents may have free-for-good neighbours (`releaseUnreachable` merges).
+    private var needsMerge = false
+    #if DEBUG
+    /// The list at `beginDelta`: debug builds check that the delta turns it into this one.
+    var deltaBase: [FreeExtent]?
+    #endif
 
     package static func == (a: FreeSpace, b: FreeSpace) -> Bool {
         a.extents == b.extents && a.logicalSize == b.logicalSize
@@ -65,9 +82,25 @@ package struct FreeSpace: Equatable, Sendable {
     package init(extents: [FreeExtent], logicalSize: UInt64) {
         self.extents = extents
         self.logicalSize = logicalSize
+        // A list read from a file may hold free-for-good neighbours: merged at the first commit.
+        needsMerge = true
     }
 
     package var freeBytes: UInt64 { extents.reduce(0) { $0 + $1.length } }
+
+    /// Starts recording the changes the next delta holds (a commit's first step).
+    package mutating func beginDelta() {
+        touched.removeAll(keepingCapacity: true)
+        #if DEBUG
+        deltaBase = extents
+        #endif
+    }
+
+    /// Records that the extents in `low ..< high` changed.
+    @inline(__always)
+    private mutating func touch(_ low: UInt64, _ high: UInt64) {
+        touched.append((low, high))
+    }
 
     /// Adds space no longer reachable from the version being written.
     ///
@@ -77,16 +110,21 @@ package struct FreeSpace: Equatable, Sendable {
     /// together, so the list stays a few entries per commit instead of one per node.
     package mutating func release(offset: UInt64, length: UInt64, firstVersion: UInt64, endVersion: UInt64) {
         // Tagged space never merges with space free for good: only the latter changes `bySize`.
-        if endVersion == 0 { bySize = nil }
+        if endVersion == 0 {
+            bySize = nil
+            needsMerge = true
+        }
         var low = 0, high = extents.count
         while low < high {
             let mid = (low + high) >> 1
             if extents[mid].offset < offset { low = mid + 1 } else { high = mid }
         }
         if low > 0, extents[low - 1].end == offset, extents[low - 1].endVersion == endVersion, endVersion != 0 {
+            touch(extents[low - 1].offset, offset + length)
             extents[low - 1].length += length
             extents[low - 1].firstVersion = min(extents[low - 1].firstVersion, firstVersion)
             if low < extents.count, extents[low].offset == offset + length, extents[low].endVersion == endVersion {
+                touch(extents[low].offset, extents[low].end)
                 extents[low - 1].length += extents[low].length
                 extents[low - 1].firstVersion = min(extents[low - 1].firstVersion, extents[low].firstVersion)
                 extents.remove(at: low)
@@ -94,11 +132,13 @@ package struct FreeSpace: Equatable, Sendable {
             return
         }
         if low < extents.count, extents[low].offset == offset + length, extents[low].endVersion == endVersion, endVersion != 0 {
+            touch(offset, extents[low].end)
             extents[low].offset = offset
             extents[low].length += length
             extents[low].firstVersion = min(extents[low].firstVersion, firstVersion)
             return
         }
+        touch(offset, offset + length)
         extents.insert(FreeExtent(offset: offset, length: length, firstVersion: firstVersion, endVersion: endVersion), at: low)
     }
 
@@ -115,23 +155,32 @@ package struct FreeSpace: Equatable, Sendable {
             if extents[i].endVersion <= floor && !Self.isPinned(pinned, from: extents[i].firstVersion, to: extents[i].endVersion) {
                 extents[i].firstVersion = 0
                 extents[i].endVersion = 0
+                touch(extents[i].offset, extents[i].end)
+                needsMerge = true
             }
         }
-        var merged = [FreeExtent]()
-        merged.reserveCapacity(extents.count)
-        for extent in extents {
-            if let last = merged.last, last.isFreeForGood, extent.isFreeForGood, last.end == extent.offset {
-                merged[merged.count - 1].length += extent.length
-            } else {
-                merged.append(extent)
+        // Only a change to space free for good can leave two such neighbours: the pass over
+        // the whole list (and its copy) is skipped otherwise.
+        if needsMerge {
+            needsMerge = false
+            var merged = [FreeExtent]()
+            merged.reserveCapacity(extents.count)
+            for extent in extents {
+                if let last = merged.last, last.isFreeForGood, extent.isFreeForGood, last.end == extent.offset {
+                    touch(last.offset, extent.end)
+                    merged[merged.count - 1].length += extent.length
+                } else {
+                    merged.append(extent)
+                }
             }
+            extents = merged
         }
         // Free space at the very end gives the file back its tail.
-        while let last = merged.last, last.isFreeForGood, last.end == logicalSize {
+        while let last = extents.last, last.isFreeForGood, last.end == logicalSize {
+            touch(last.offset, last.end)
             logicalSize = last.offset
-            merged.removeLast()
+            extents.removeLast()
         }
-        extents = merged
     }
 
     /// Whether any pinned version lies in first ..< end.
@@ -189,6 +238,7 @@ package struct FreeSpace: Equatable, Sendable {
             guard low < extents.count, extents[low].isFreeForGood, extents[low].offset <= offset,
                   offset + length <= extents[low].end else { return false }
             let extent = extents[low]
+            touch(extent.offset, extent.end)
             extents.remove(at: low)
             if offset + length < extent.end {
                 extents.insert(FreeExtent(offset: offset + length, length: extent.end - offset - length, firstVersion: 0, endVersion: 0), at: low)
@@ -271,6 +321,7 @@ package struct FreeSpace: Equatable, Sendable {
     /// Takes `length` bytes from the start of extent `i` (free for good), in both lists.
     private mutating func takeFront(of i: Int, _ length: UInt64) {
         let extent = extents[i]
+        touch(extent.offset, extent.end)
         if bySize != nil {
             bySize!.remove(at: Self.lowerBound(bySize!, Self.sizeKey(extent.length, extent.offset)))
             if extent.length > length {
@@ -309,17 +360,24 @@ package struct FreeSpace: Equatable, Sendable {
         return low < extents.count && extents[low].offset == offset ? low : nil
     }
 
-    // MARK: The free list node
+    // MARK: The full list node (its layout: FreeList+Chain.swift)
 
     package static func nodeSize(entries: Int) -> Int { 24 + entries * 32 }
 
-    /// The node holding the list, padded to `size` bytes (reserved before the list was final).
+    /// The full list node, padded to `size` bytes (reserved before the list was final).
     package func encoded(version: VersionID, size: Int) -> [UInt8] {
         var w = NodeWriter(capacity: size)
         w.u32(UInt32(extents.count))
         w.u32(0)
-        // The entries stored straight into one reservation (four fields per extent, once per
-        // commit: a call per field was most of this function).
+        Self.store(extents[...], into: &w)
+        precondition(w.count <= size, "free list grew after its node was reserved")
+        w.zeros(size - w.count)
+        return w.finish(kind: .freeList, version: version)
+    }
+
+    /// Stores `extents` as 32-byte entries (four fields each) into one reservation: a call per
+    /// field was most of encoding a list.
+    static func store(_ extents: ArraySlice<FreeExtent>, into w: inout NodeWriter) {
         extents.withUnsafeBufferPointer { extents in
             w.reserve(extents.count * 32) { out in
                 for (i, e) in extents.enumerated() {
@@ -331,27 +389,5 @@ package struct FreeSpace: Equatable, Sendable {
                 }
             }
         }
-        precondition(w.count <= size, "free list grew after its node was reserved")
-        w.zeros(size - w.count)
-        return w.finish(kind: .freeList, version: version)
-    }
-
-    package static func decode(_ node: NodeView, logicalSize: UInt64) throws(StorageError) -> FreeSpace {
-        var r = node.reader()
-        let count = try r.count(elementSize: 32)
-        _ = try r.u32()
-        var extents = [FreeExtent]()
-        extents.reserveCapacity(count)
-        var previousEnd = UInt64(FileHeader.size)
-        for _ in 0..<count {
-            let e = FreeExtent(offset: try r.u64(), length: try r.u64(), firstVersion: try r.u64(), endVersion: try r.u64())
-            guard e.offset >= previousEnd, e.length > 0, e.length & 7 == 0, e.offset & 7 == 0,
-                  e.length <= logicalSize, e.offset <= logicalSize - e.length, e.firstVersion <= e.endVersion else {
-                throw StorageError(.fileCorrupted, "free list \(node.ref) has an invalid extent at \(e.offset)+\(e.length)")
-            }
-            previousEnd = e.end
-            extents.append(e)
-        }
-        return FreeSpace(extents: extents, logicalSize: logicalSize)
     }
 }

@@ -67,7 +67,11 @@ package enum FileHeader {
     package static let magic: [UInt8] = Array("ORealm\0\u{1}".utf8)
     /// 2: chained roots (run headers, a slot's next run). Files of format 1 are read as format 2
     /// files without chains, and become format 2 at their first commit.
-    package static let formatVersion: UInt32 = 2
+    /// 3: free list deltas (FreeList+Chain.swift). Files of format 2 are read as they are, and
+    /// become format 3 when a root slot is next written; their commits write full lists until then.
+    package static let formatVersion: UInt32 = 3
+    /// The first format whose free lists may hold deltas.
+    package static let freeListDeltaFormat: UInt32 = 3
     package static let formatVersionOffset = 8
     package static let pageSize: UInt32 = 4096
     package static let selectorOffset = 16

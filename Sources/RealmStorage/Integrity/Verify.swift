@@ -20,6 +20,8 @@ package struct VerifyReport: Sendable, Equatable {
     package var nodes: Int = 0
     package var reachableBytes: UInt64 = 0
     package var freeBytes: UInt64 = 0
+    /// Entries of the free list: what a commit's allocator works through.
+    package var freeExtents: Int = 0
     package var logicalSize: UInt64 = 0
 }
 
@@ -46,8 +48,8 @@ extension ReadTransaction {
         try walker.claim(slot.topRef, .top)
         try walker.claim(slot.commitRecordRef, .commitRecord)
         if !slot.runHeader.isNone { try walker.claim(slot.runHeader, .runHeader) }
-        let freeNode = try walker.claim(slot.freeListRef, .freeList)
-        let free = try FreeSpace.decode(freeNode, logicalSize: slot.logicalSize)
+        let free = try FreeSpace.decode(head: slot.freeListRef, mapping: context.base, logicalSize: slot.logicalSize)
+        for node in free.chain { try walker.claim(node.ref, node.kind) }
         if !top.schemaBlob.isNone { _ = try BlobNode.decode(try walker.claim(top.schemaBlob, .blob)) }
         for entry in top.history where !entry.ref.isNone {
             _ = try ChangeSet.decode(try walker.claim(entry.ref, .changeSet))
@@ -60,6 +62,7 @@ extension ReadTransaction {
         report.nodes = walker.extents.count
         report.reachableBytes = walker.extents.reduce(0) { $0 + $1.length }
         report.freeBytes = free.freeBytes
+        report.freeExtents = free.extents.count
         try walker.checkCoverage(free: free)
         return report
     }

@@ -32,6 +32,8 @@ package enum NodeKind: UInt8, Sendable {
     case blob = 10
     /// A version's root at the start of its commit's run (FileHeader.swift, format 2).
     case runHeader = 11
+    /// The changes one commit made to the free list (FreeList+Chain.swift, format 3).
+    case freeListDelta = 12
 }
 
 package enum NodeLayout {

@@ -67,6 +67,7 @@ final class CommitWriter: NodeSink {
     init(version: VersionID, free: FreeSpace) {
         self.version = version
         self.free = free
+        self.free.beginDelta()
         // A small commit places about five nodes (leaf, index leaf, inner nodes, top): room
         // for them up front instead of growing the array three times.
         nodes.reserveCapacity(8)
@@ -167,7 +168,13 @@ final class CommitWriter: NodeSink {
     /// `nonce`: the writing history's (see above).
     func finish(topRef: Ref, reusing buffer: consuming [UInt8] = [], carrying: [RecordedExtent] = [], coveredFrom: UInt64? = nil,
                 link: UInt64 = 0, nonce: UInt64 = .random(in: .min ... .max)) -> Prepared {
-        let freeListSize = NodeLayout.aligned(FreeSpace.nodeSize(entries: free.extents.count))
+        // A delta on the base's list unless the chain was released (or there is none): then a
+        // full list. Either is sized for the list as it stands plus what the allocations still
+        // to come can change (FreeList+Chain.swift).
+        let previous = free.chain.last?.ref
+        let freeListSize = previous == nil
+            ? NodeLayout.aligned(FreeSpace.nodeSize(entries: free.extents.count))
+            : free.deltaNodeSize(spare: 2)
         let freeListOffset = free.allocate(UInt64(freeListSize))
 
         // The queued nodes and the free list's reservation by offset: usually in order already,
@@ -193,7 +200,12 @@ final class CommitWriter: NodeSink {
 
         let recordSize = NodeLayout.aligned(32 + (carrying.count + runs.count) * 24)
         let recordOffset = free.allocate(UInt64(recordSize))
-        pieces[freeListIndex].bytes = free.encoded(version: version, size: freeListSize)
+        if let previous {
+            pieces[freeListIndex].bytes = free.encodedDelta(version: version, previous: previous, size: freeListSize)
+        } else {
+            pieces[freeListIndex].bytes = free.encoded(version: version, size: freeListSize)
+        }
+        free.wrote(FreeListNode(ref: Ref(freeListOffset), length: UInt64(freeListSize), version: version.value, isFull: previous == nil))
 
         // Taken over, not copied: a borrowed buffer is shared with the caller's variable, so
         // emptying it allocated a new one of the same size at every commit (and a large

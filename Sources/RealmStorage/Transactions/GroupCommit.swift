@@ -62,6 +62,9 @@ extension Store {
         var nonce = UInt64.random(in: .min ... .max)
         /// Roots of failed versions (a slot, run headers) still to be zeroed, as (offset, length).
         var pendingInvalidation: [(offset: UInt64, length: Int)] = []
+        /// The file is durably of a format whose free lists may hold deltas (FreeList+Chain.swift):
+        /// commits may write them.
+        var freeListDeltas = false
 
         init(durableFree: FreeSpace, durableFreeVersion: UInt64, durableCoveredFrom: UInt64, head: (version: UInt64, slotIndex: Int)) {
             self.durableFree = durableFree

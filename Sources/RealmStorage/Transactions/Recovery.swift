@@ -126,8 +126,7 @@ enum Recovery {
 
     /// The free list of the version `slot` names.
     static func decodeFreeSpace(of slot: RootSlot, mapping: Mapping) throws(StorageError) -> FreeSpace {
-        try FreeSpace.decode(try NodeView(ref: slot.freeListRef, mapping: mapping.base, limit: slot.logicalSize, expecting: .freeList),
-                             logicalSize: slot.logicalSize)
+        try FreeSpace.decode(head: slot.freeListRef, mapping: mapping.base, logicalSize: slot.logicalSize)
     }
 
     /// How many versions back the commit record of `slot` reaches, without checking its extents

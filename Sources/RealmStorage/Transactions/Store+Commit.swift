@@ -34,6 +34,7 @@ extension Store {
         let (pins, spacePins, carried, durable, floor, head, chainBytes, nonce) = try groupPins(for: transaction)
         let writer = CommitWriter(version: version, free: free)
         let context = transaction.context
+        let deltasAllowed = stateLock.withLock { group.freeListDeltas }
 
         func release(_ ref: Ref, _ kind: NodeKind) throws(StorageError) {
             guard !ref.isNone else { return }
@@ -46,7 +47,17 @@ extension Store {
             writer.free.release(offset: entry.ref.offset, length: entry.length, firstVersion: entry.version, endVersion: version.value)
         }
         try release(base.slot.topRef, .top)
-        try release(base.slot.freeListRef, .freeList)
+        // The base's free list stays reachable when this version writes a delta on top of it;
+        // a full list releases the whole chain (FreeList+Chain.swift).
+        assert(writer.free.chain.last?.ref ?? base.slot.freeListRef == base.slot.freeListRef,
+               "the allocator's free list is not the base version's")
+        if !deltasAllowed || writer.free.wantsFullList {
+            if writer.free.chain.isEmpty {
+                try release(base.slot.freeListRef, .freeList)
+            } else {
+                writer.free.releaseChain(endVersion: version.value)
+            }
+        }
         try release(base.slot.commitRecordRef, .commitRecord)
         try release(base.slot.runHeader, .runHeader)
         if transaction.newSchemaBlob != nil { try release(top.schemaBlob, .blob) }
@@ -225,6 +236,7 @@ extension Store {
             try file.write(withUnsafeBytes(of: FileHeader.formatVersion.littleEndian, Array.init), at: UInt64(FileHeader.formatVersionOffset))
             if options.durability == .full { try file.sync() }
             fileFormat = FileHeader.formatVersion
+            stateLock.withLock { group.freeListDeltas = true }
         }
         try CommitWriter.Prepared.writeSlot(slot, to: file, slotIndex: index)
     }

@@ -147,6 +147,7 @@ package final class Store: @unchecked Sendable {
         group = GroupState(durableFree: recovered.free, durableFreeVersion: recovered.slot.version.value,
                            durableCoveredFrom: recovered.coveredFrom, head: recovered.head)
         fileFormat = recovered.format
+        group.freeListDeltas = recovered.format >= FileHeader.freeListDeltaFormat
         committedFreeBytes = recovered.free.freeBytes
         physicalSize = recovered.physicalSize
         if !alone { try startFromPublishedDurable() }
