@@ -8,9 +8,11 @@
 //   W5s  the first 100 by name, each name read
 //
 // Each query is built anew per run (OpenRealm results keep their keys until the data
-// changes; a server answers new requests). Prints queries per second and the ratio.
+// changes; a server answers new requests). Prints queries per second and the ratio: with
+// `--repeat N`, N timed seconds per engine taken in turn, and the medians (with the range of
+// the ratios), since one second of a query of a few milliseconds moves by a fifth here.
 //
-//   swift run -c release --package-path Benchmarks QuerySideBySide [--rows N] [--openrealm-only] [--only W4]
+//   swift run -c release --package-path Benchmarks QuerySideBySide [--rows N] [--openrealm-only] [--only W4] [--repeat N]
 
 import EngineWorkloads
 import Foundation
@@ -28,12 +30,14 @@ final class Person: Object {
 var rows = 1_000_000
 var openRealmOnly = false
 var only: String?
+var repeats = 1
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--rows": rows = Int(arguments.next()!)!
     case "--openrealm-only": openRealmOnly = true
     case "--only": only = arguments.next()!
+    case "--repeat": repeats = Int(arguments.next()!)!
     default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
     }
 }
@@ -100,17 +104,23 @@ let workloads = [
              grdb: { try pool.read { db in try PersonRecord.order(name).limit(100).fetchAll(db).reduce(0) { $0 + $1.name.utf8.count } } }),
 ]
 
-print("\(rows) objects; queries per second, best of one timed second each\n")
-print("| workload | OpenRealm (/s) | GRDB (/s) | ratio |")
-print("|---|---:|---:|---:|")
+print("\(rows) objects; queries per second, " + (repeats == 1 ? "one timed second each\n" : "median of \(repeats) timed seconds each, the engines in turn\n"))
+print("| workload | OpenRealm (/s) | GRDB (/s) | ratio | ratios seen |")
+print("|---|---:|---:|---:|---:|")
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 for w in workloads where only == nil || only == w.name {
-    var answer = 0
-    let ours = try runsPerSecond { answer = try w.openRealm() }
-    var theirs = 0.0
-    if !openRealmOnly {
-        var peer = 0
-        theirs = try runsPerSecond { peer = try w.grdb() }
-        precondition(answer == peer, "\(w.name): OpenRealm answered \(answer), GRDB \(peer)")
+    var ours: [Double] = [], theirs: [Double] = []
+    for _ in 0..<repeats {
+        var answer = 0
+        ours.append(try runsPerSecond { answer = try w.openRealm() })
+        if !openRealmOnly {
+            var peer = 0
+            theirs.append(try runsPerSecond { peer = try w.grdb() })
+            precondition(answer == peer, "\(w.name): OpenRealm answered \(answer), GRDB \(peer)")
+        }
     }
-    print("| \(w.name) \(w.description) | \(String(format: "%.1f", ours)) | \(String(format: "%.1f", theirs)) | \(openRealmOnly ? "-" : String(format: "%.1f×", ours / theirs)) |")
+    let ratios = zip(ours, theirs).map { $0 / $1 }
+    let seen = ratios.isEmpty ? "-" : String(format: "%.1f–%.1f×", ratios.min()!, ratios.max()!)
+    print("| \(w.name) \(w.description) | \(String(format: "%.1f", median(ours))) | \(theirs.isEmpty ? "-" : String(format: "%.1f", median(theirs))) | "
+          + "\(theirs.isEmpty ? "-" : String(format: "%.1f×", median(ours) / median(theirs))) | \(seen) |")
 }

@@ -167,10 +167,10 @@ func runChild(_ role: String) throws {
     case "reader":
         // Reads once, then stays open and idle (no refresh) until the parent says stop.
         precondition(realm.objects(Person.self).count > 0)
-        FileManager.default.createFile(atPath: path + ".ready", contents: Data())
+        _ = FileManager.default.createFile(atPath: path + ".ready", contents: Data())
         while !FileManager.default.fileExists(atPath: path + ".stop") { usleep(10_000) }
     case "writer":
-        FileManager.default.createFile(atPath: path + ".ready", contents: Data())
+        _ = FileManager.default.createFile(atPath: path + ".ready", contents: Data())
         try updates(realm, count: Int(Settings.options["--count"]!)!, seed: 2, report: nil)
     default:
         preconditionFailure("unknown child role \(role)")
@@ -223,7 +223,7 @@ func sizeRun(_ setting: String) throws -> (sizes: [(Int, UInt64)], rate: Double)
     }
     if setting == "two writers" { child?.waitUntilExit() }
     let elapsed = now() - start
-    FileManager.default.createFile(atPath: path + ".stop", contents: Data())
+    _ = FileManager.default.createFile(atPath: path + ".stop", contents: Data())
     child?.waitUntilExit()
     sizes.append((Settings.updates, fileSize(path)))
     return (sizes, Double(Settings.updates) / elapsed)
