@@ -99,49 +99,64 @@ import Darwin
 
     /// The issue's setting: the parent and a child both append in a loop (the append with the
     /// count read inside the transaction, whose unique index refuses two writers on one
-    /// version); the lock file goes while they do. Each goes on until it is refused, counting
-    /// what was acknowledged; a second child, started then, tries to open and append and is
-    /// refused. After everyone has closed, the file holds exactly the acknowledged appends of
-    /// both, numbered without a gap.
+    /// version); the lock file goes while they do, and a newcomer that was waiting for that
+    /// opens the realm and appends: it is refused. The two writers go on until they are
+    /// refused, counting what was acknowledged. After everyone has closed, the file holds
+    /// exactly the acknowledged appends of both, numbered without a gap.
+    ///
+    /// The children wait only on each other and on the parent's thread, started before them:
+    /// while an exit test runs, Swift Testing blocks a pool thread reading its pipes, and the
+    /// pool has as many threads as cores.
     @Test(arguments: Change.allCases)
     func everyAcknowledgedCommitOfTwoWritersSurvivesTheirLockFileGoing(change: Change) async throws {
         let directory = TemporaryDirectory()
         let path = directory.path()
-        let writing = MultiProcessTests.marker(path, "writing"), acknowledged = MultiProcessTests.marker(path, "acknowledged")
-        var parentAcknowledged = 0
+        let writing = MultiProcessTests.marker(path, "writing"), changed = MultiProcessTests.marker(path, "changed")
+        let done = MultiProcessTests.marker(path, "done"), acknowledged = MultiProcessTests.marker(path, "acknowledged")
+        var parentAcknowledged = 1
         do {
             let store = try Store.open(path: path)
             try MultiProcessTests.append(store, writer: 1)
-            parentAcknowledged = 1
-            async let child = #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-                [path = path as String, writing = writing as String, acknowledged = acknowledged as String] in
-                LockFileReplacementTests.appendUntilRefused(path: path, writing: writing, acknowledged: acknowledged)
-            }
-            parentAcknowledged += try await onThread {
-                var appended = 0, changed = false
-                let deadline = Date().addingTimeInterval(900)
-                while Date() < deadline {
-                    if !changed && FileManager.default.fileExists(atPath: writing) {
+            let parent = ThreadWork { () throws -> (appended: Int, refused: Bool) in
+                var appended = 0, afterChange = 0
+                while true {
+                    if !FileManager.default.fileExists(atPath: changed) && FileManager.default.fileExists(atPath: writing) {
                         try Self.apply(change, at: path)
-                        changed = true
+                        MultiProcessTests.touch(changed)
                     }
                     do {
                         try MultiProcessTests.append(store, writer: 1)
                         appended += 1
-                    } catch where changed && Self.isRefusal(error) {
-                        return appended
+                    } catch where FileManager.default.fileExists(atPath: changed) && Self.isRefusal(error) {
+                        return (appended, true)
+                    }
+                    // Not refused: a broken build. Ends the test instead of writing on.
+                    if FileManager.default.fileExists(atPath: changed) {
+                        afterChange += 1
+                        if afterChange == 200 {
+                            MultiProcessTests.touch(done)
+                            return (appended, false)
+                        }
                     }
                 }
-                throw StorageError(.ioFailure, "gave up waiting for the refusal")
             }
-            if let result = await child, result.exitStatus != .exitCode(0) {
-                Issue.record("the first child said: \(String(decoding: result.standardErrorContent, as: UTF8.self).suffix(3000))")
+            async let child = #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+                [path = path as String, writing = writing as String, done = done as String, acknowledged = acknowledged as String] in
+                LockFileReplacementTests.appendUntilRefused(path: path, writing: writing, done: done, acknowledged: acknowledged)
             }
-            let late = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { [path = path as String] in
+            async let newcomer = #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+                [path = path as String, changed = changed as String] in
+                try MultiProcessTests.waitUntil("the lock file's change") { FileManager.default.fileExists(atPath: changed) }
                 LockFileReplacementTests.openAndAppendExpectingRefusal(path: path)
             }
-            if let late, late.exitStatus != .exitCode(0) {
-                Issue.record("the late child opened the realm or failed otherwise: \(String(decoding: late.standardErrorContent, as: UTF8.self))")
+            let (appended, refused) = try await parent.value()
+            parentAcknowledged += appended
+            #expect(refused, "the parent went on writing after its lock file went")
+            if let result = await child, result.exitStatus != .exitCode(0) {
+                Issue.record("the writing child said: \(String(decoding: result.standardErrorContent, as: UTF8.self).suffix(3000))")
+            }
+            if let result = await newcomer, result.exitStatus != .exitCode(0) {
+                Issue.record("the newcomer opened the realm or failed otherwise: \(String(decoding: result.standardErrorContent, as: UTF8.self))")
             }
         }
         let childAcknowledged = try #require(Int(String(contentsOfFile: acknowledged, encoding: .utf8)))
@@ -154,24 +169,33 @@ import Darwin
         try reopened.verify()
     }
 
-    /// The first child of the two-writer test: appends until refused, says once it has made a
-    /// few appends (`writing`), and writes how many were acknowledged (`acknowledged`).
-    static func appendUntilRefused(path: String, writing: String, acknowledged: String) -> Never {
+    /// The writing child of the two-writer test: appends until refused (or until one append
+    /// after `done`), says once it has made a few appends (`writing`), and writes how many were
+    /// acknowledged (`acknowledged`). Exits 0 when refused as it must be.
+    static func appendUntilRefused(path: String, writing: String, done: String, acknowledged: String) -> Never {
         var appended = 0
+        func report(_ status: Int32) -> Never {
+            guard (try? String(appended).write(toFile: acknowledged, atomically: true, encoding: .utf8)) != nil else { exit(5) }
+            exit(status)
+        }
         do {
             let store = try Store.open(path: path)
             while true {
+                let last = FileManager.default.fileExists(atPath: done)
                 try MultiProcessTests.append(store, writer: 2)
                 appended += 1
                 if appended == 10 { MultiProcessTests.touch(writing) }
+                if last {
+                    FileHandle.standardError.write(Data("never refused: \(appended) appends\n".utf8))
+                    report(7)
+                }
             }
         } catch {
             guard isRefusal(error) else {
                 FileHandle.standardError.write(Data("unexpected after \(appended) appends: \(error)\n".utf8))
-                exit(4)
+                report(4)
             }
-            guard (try? String(appended).write(toFile: acknowledged, atomically: true, encoding: .utf8)) != nil else { exit(5) }
-            exit(appended >= 10 ? 0 : 6)
+            report(appended >= 10 ? 0 : 6)
         }
     }
 
@@ -184,23 +208,57 @@ import Darwin
         let directory = TemporaryDirectory()
         let path = directory.path()
         let opened = MultiProcessTests.marker(path, "opened"), go = MultiProcessTests.marker(path, "go")
-        async let child = #expect(processExitsWith: .signal(SIGKILL)) { [path = path as String, opened = opened as String, go = go as String] in
+        // The child waits for this thread, not for the test's task (see the two-writer test).
+        let parent = ThreadWork { () throws -> (openLooked: Bool, refusal: String) in
+            try MultiProcessTests.waitUntil("the child's commits") { FileManager.default.fileExists(atPath: opened) }
+            defer { MultiProcessTests.touch(go) }
+            try FileManager.default.removeItem(atPath: path + ".lock")
+            let openLooked = Store.isOpenByAnyProcess(path: path)
+            do {
+                _ = try Store.open(path: path)
+                return (openLooked, "none")
+            } catch {
+                return (openLooked, Self.isRefusal(error) ? "" : "\(error)")
+            }
+        }
+        await #expect(processExitsWith: .signal(SIGKILL)) { [path = path as String, opened = opened as String, go = go as String] in
             let store = try Store.open(path: path)
             for _ in 0..<3 { try MultiProcessTests.append(store, writer: 2) }
             MultiProcessTests.touch(opened)
             try MultiProcessTests.waitUntil("the parent") { FileManager.default.fileExists(atPath: go) }
             withExtendedLifetime(store) { _ = kill(getpid(), SIGKILL) }
         }
-        try await onThread { try MultiProcessTests.waitUntil("the child's commits") { FileManager.default.fileExists(atPath: opened) } }
-        try FileManager.default.removeItem(atPath: path + ".lock")
-        #expect(Store.isOpenByAnyProcess(path: path))
-        #expect { try Store.open(path: path) } throws: { Self.isRefusal($0) }
-        MultiProcessTests.touch(go)
-        _ = await child
+        let (openLooked, refusal) = try await parent.value()
+        #expect(openLooked, "the realm did not look open while the child had it open")
+        #expect(refusal.isEmpty, "opening beside the child was not refused: \(refusal)")
         #expect(!Store.isOpenByAnyProcess(path: path))
         let store = try Store.open(path: path)
         #expect(try MultiProcessTests.count(store) == 3)
         #expect(try MultiProcessTests.append(store, writer: 1) == 3)
         try store.verify()
+    }
+}
+
+/// Blocking work started on a thread of its own at once (`onThread` starts it only when its
+/// task runs, which needs a free pool thread).
+final class ThreadWork<T: Sendable>: @unchecked Sendable {
+    // @unchecked: `result` is written once, by the thread, before `finished` is signalled, and
+    // read only after it.
+    private var result: Result<T, any Error>?
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(_ body: @escaping @Sendable () throws -> T) {
+        Thread.detachNewThread {
+            self.result = Result { try body() }
+            self.finished.signal()
+        }
+    }
+
+    /// The work's result, once it has ended.
+    func value() async throws -> T {
+        try await onThread {
+            self.finished.wait()
+            return try self.result!.get()
+        }
     }
 }
