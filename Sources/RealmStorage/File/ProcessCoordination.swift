@@ -21,6 +21,9 @@ import Darwin
 //                 or whose commits are not yet durable (Store+Process.swift)
 //   lock byte 64+i  held exclusively by the owner of reader slot i
 //
+// One byte of the realm file itself is locked too, against lock files deleted or replaced
+// (below).
+//
 // The shared table (4,096 bytes, mapped by every process):
 //
 //   0    8   magic "ORLock\0\u{1}"
@@ -79,22 +82,25 @@ import Darwin
 //      the realm-file byte (with F_OFD_GETLK: a read-only opener could not take it
 //      exclusively); if somebody does, a process has the realm open through a lock file
 //      that is no longer at the path, and the opener refuses (`incompatibleLockFile`)
-//      before it recovers or writes anything;
+//      before it recovers or writes anything in the realm file (the fresh table it wrote
+//      is in a lock file no live process uses);
 //   3. check that the lock file at the path is still the one this process opened (same
 //      device and inode); if not, refuse likewise.
 //
 // Why two processes on different lock files never both have the realm open. Say P opened
-// lock file Lp before Q opened Lq (each was at the path when it was opened, so Lp had left
-// the path by the time Lq was there; a file that left does not come back). P checked (3)
-// that Lp was at the path, so P took the realm-file byte (1) before Lq reached the path, and
-// holds it until it closes. The first process that joined Lq found itself alone in it (every
-// later one waited for that one's opening byte, and found it or its successors present), and
-// made check (2) after it opened Lq: while P had the realm open, that check failed. A process
-// that got past (2) while P was still joining took the byte before P's check (3), which
-// then found Lq at the path and refused P. A process that closes drops the realm-file byte
-// before its lock-file bytes, so one leaving never makes an opener of the same lock file
-// refuse; one killed while a forked child shares its descriptors keeps both until the child
-// execs, which the short wait in (2) covers.
+// lock file Lp before Q opened Lq. Each was at the path when it was opened, so Lp had left
+// the path before Lq was opened (a file that left does not come back). Q got into Lq only
+// after the first process X of Lq, the one alone in it, passed check (2): later joiners wait
+// for X's opening byte and find X, or those that joined after it, present. X made that check
+// after it opened Lq, so after Lp left the path. If P had taken the realm-file byte (1) by
+// then, X found it and refused (P holds it until it closes); if not, P's check (3), later
+// still, found Lp gone and P refused. A process that closes drops the realm-file byte before
+// its lock-file bytes, so one leaving never makes an opener of the same lock file, who finds
+// it gone from the lock file, refuse; one killed while a forked child shares its descriptors
+// keeps both until the child execs, which the short wait in (2) covers. A read-only process
+// without a table never counts as alone: it makes checks (1) and (3) only, and never writes.
+// Compaction (Realm.swift) replaces the realm file only while it holds openers off and no
+// other process is present; its own store, and with it the old file's byte, is gone first.
 //
 // The process still on the old lock file checks (3) again whenever it takes the write lock
 // (`checkLockFileIsAtItsPath`) and refuses the write with `incompatibleLockFile`, leaving
