@@ -95,6 +95,52 @@ import Darwin
         try reopened.verify()
     }
 
+    // MARK: Joining, step by step
+
+    /// The header's argument with two coordinations in this process standing in for two
+    /// processes (each has its own descriptors, and so its own locks): the older opens a lock
+    /// file that is then deleted, the newer the one created after it; both find themselves
+    /// alone. If the older takes the realm file's byte before its lock file goes, the newer is
+    /// refused; if after, the older is (and the newer opens).
+    @Test(arguments: [true, false])
+    func ofTwoOpenersOnDifferentLockFilesOnlyOneOpens(olderJoinsFirst: Bool) throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        _ = try Store.open(path: path)  // creates the realm file, and closes it
+        do {
+            let older = try ProcessCoordination(path: path, readOnly: false)
+            if olderJoinsFirst { try older.joinRealmFile() }
+            try FileManager.default.removeItem(atPath: path + ".lock")
+            let newer = try ProcessCoordination(path: path, readOnly: false)
+            #expect(older.openedAlone && newer.openedAlone)
+            if olderJoinsFirst {
+                #expect { try newer.joinRealmFile() } throws: { Self.isRefusal($0) }
+            } else {
+                try newer.joinRealmFile()
+                #expect { try older.joinRealmFile() } throws: { Self.isRefusal($0) }
+            }
+        }
+        try Store.open(path: path).verify()
+    }
+
+    /// Check (3) of the header alone: nobody else has the realm open, but the lock file this
+    /// opener joined was replaced before it took the realm file's byte.
+    @Test func anOpenerWhoseLockFileIsReplacedWhileItJoinsIsRefused() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        _ = try Store.open(path: path)
+        do {
+            let coordination = try ProcessCoordination(path: path, readOnly: false)
+            try Self.apply(.replacedByACopy, at: path)
+            #expect {
+                try coordination.joinRealmFile()
+            } throws: {
+                Self.isRefusal($0) && ($0 as? StorageError)?.message.contains("while this process opened the realm") == true
+            }
+        }
+        try Store.open(path: path).verify()
+    }
+
     // MARK: Two writing processes
 
     /// The setting: the parent and a child both append in a loop (the append with the
