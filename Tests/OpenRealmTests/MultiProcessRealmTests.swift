@@ -71,4 +71,37 @@ import OpenRealm
         _ = realm.refresh()
         #expect(Array(realm.objects(Dog.self).map(\.name)) == ["Rex", "Late"])
     }
+
+    /// The lock file deleted while a realm is open (issue 23): its writes throw
+    /// `incompatibleLockFile` instead of trapping or writing, it reads on, another process
+    /// cannot open the realm meanwhile, and after it has closed the realm opens with every
+    /// acknowledged write and takes new ones.
+    @Test @TestActor func aRealmWhoseLockFileWasDeletedRefusesToWriteAndKeepsItsData() async throws {
+        let folder = TestFolder()
+        let path = try #require(folder.configuration().fileURL).path
+        let refused: @Sendable (any Swift.Error) -> Bool = { ($0 as? Realm.Error)?.code == .incompatibleLockFile }
+        do {
+            let realm = try Realm(configuration: Self.configuration(path))
+            try realm.write { realm.add(Self.dog("Rex")) }
+            try FileManager.default.removeItem(atPath: path + ".lock")
+            #expect { try realm.write { realm.add(Self.dog("Fido")) } } throws: { refused($0) }
+            await #expect { try await realm.asyncWrite { realm.add(Self.dog("Fido")) } } throws: { refused($0) }
+            #expect(!realm.isInWriteTransaction)
+            #expect(Array(realm.objects(Dog.self).map(\.name)) == ["Rex"])
+            await #expect(processExitsWith: .success) { [path = path as String] in
+                do {
+                    _ = try Realm(configuration: MultiProcessRealmTests.configuration(path))
+                    exit(3)
+                } catch let error as Realm.Error where error.code == .incompatibleLockFile {
+                    exit(0)
+                }
+            }
+            #expect { try Realm.deleteFiles(for: Self.configuration(path)) } throws: { ($0 as? Realm.Error)?.code == .alreadyOpen }
+        }
+        let realm = try Realm(configuration: Self.configuration(path))
+        #expect(Array(realm.objects(Dog.self).map(\.name)) == ["Rex"])
+        try realm.write { realm.add(Self.dog("Bella")) }
+        #expect(Array(realm.objects(Dog.self).map(\.name)) == ["Rex", "Bella"])
+        try RoundTripTests.verify(folder)
+    }
 }

@@ -208,7 +208,8 @@ public final class EngineStore: Sendable {
     ///
     /// - Throws: `EngineError` with `invalidDatabase`, `fileCorrupted`, `fileNotFound`,
     ///   `permissionDenied` or `incompatibleLockFile` (another process opened it with a
-    ///   different lock file layout). Other processes may have it open too.
+    ///   different lock file layout, or has it open through a lock file deleted or replaced
+    ///   since). Other processes may have it open too.
     public init(path: String, durability: EngineDurability = .full) throws(EngineError) {
         let engineDurability: Durability
         switch durability {

@@ -22,6 +22,11 @@ extension Realm {
             public static let fileNotFound = Code(rawValue: "fileNotFound")
             public static let filePermissionDenied = Code(rawValue: "filePermissionDenied")
             public static let alreadyOpen = Code(rawValue: "alreadyOpen")
+            /// The realm's lock file (`<name>.lock`) cannot be shared with the processes that
+            /// have the realm open: another build made it, or it was deleted or replaced while
+            /// they had the realm open. Then the realm cannot be opened, and a process whose
+            /// lock file went cannot write (it still reads), until every process that has the
+            /// realm open has closed it.
             public static let incompatibleLockFile = Code(rawValue: "incompatibleLockFile")
             public static let invalidDatabase = Code(rawValue: "invalidDatabase")
             public static let fileCorrupted = Code(rawValue: "fileCorrupted")

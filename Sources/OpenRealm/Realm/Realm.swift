@@ -84,7 +84,8 @@ public final class Realm {
     ///
     /// - Throws: `Realm.Error`: `fileNotFound` (read-only and missing), `invalidDatabase`,
     ///   `fileCorrupted`, `incompatibleLockFile` (another process opened it with a different
-    ///   lock file layout), `schemaMismatch`, `invalidSchema`,
+    ///   lock file layout, or has it open through a lock file deleted or replaced since),
+    ///   `schemaMismatch`, `invalidSchema`,
     ///   `unsupported` (an encryption key).
     public convenience init(configuration: Configuration, isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(configuration: configuration, confinement: .of(isolation))
@@ -421,8 +422,10 @@ public final class Realm {
     /// }
     /// ```
     ///
-    /// - Throws: `Realm.Error` from the commit (`outOfDiskSpace`, `fileAccess`, …) or
-    ///   `alreadyInWriteTransaction`, and whatever `block` throws.
+    /// - Throws: `Realm.Error` from the commit (`outOfDiskSpace`, `fileAccess`, …),
+    ///   `alreadyInWriteTransaction`, `incompatibleLockFile` (the lock file was deleted or
+    ///   replaced while the realm was open: nothing is written, reads go on), and whatever
+    ///   `block` throws.
     @discardableResult
     public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws -> Result {
         try beginWrite()

@@ -22,7 +22,9 @@ package struct StorageError: Error, Sendable, CustomStringConvertible, Equatable
         /// Another process holds the file open in a way that excludes this opener.
         case alreadyOpen
         /// The lock file beside the realm was written by something else (another build's
-        /// layout, or not a lock file at all) while a process that made it has the file open.
+        /// layout, or not a lock file at all) while a process that made it has the file open;
+        /// or it was deleted or replaced while processes had the file open: they no longer
+        /// meet in one lock file, so opening and writing are refused until they have closed.
         case incompatibleLockFile
         case outOfDiskSpace
         /// Any other failure of a read, write, sync or truncate.

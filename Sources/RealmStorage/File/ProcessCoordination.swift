@@ -21,6 +21,9 @@ import Darwin
 //                 or whose commits are not yet durable (Store+Process.swift)
 //   lock byte 64+i  held exclusively by the owner of reader slot i
 //
+// One byte of the realm file itself is locked too, against lock files deleted or replaced
+// (below).
+//
 // The shared table (4,096 bytes, mapped by every process):
 //
 //   0    8   magic "ORLock\0\u{1}"
@@ -58,13 +61,68 @@ import Darwin
 // A read-only process that cannot open the lock file for writing cannot publish a floor.
 // It holds the write lock shared instead, for as long as it has the file open: writers in
 // other processes wait until it closes.
+//
+// A lock file deleted or replaced under live processes. Everything above holds only while
+// every process with the realm open meets in the same lock file. Delete `<name>.lock`, or
+// rename another file over it, and the next opener creates or finds a file nobody holds
+// locks in: it would find itself alone, recover the realm (zeroing root slots another
+// process is writing) and write beside the processes still on the old lock file, each
+// reusing space the other's commits reach (issue 23: acknowledged commits lost). So each
+// process also holds a lock on the realm file itself, which no operation on the lock file
+// touches:
+//
+//   realm file byte 2^62   held shared by every process with the realm open, whichever
+//                          lock file it joined through (past any data: a lock does not need
+//                          its byte to exist, and no file grows that far)
+//
+// Joining (`joinRealmFile`, called once the realm file exists and before it is read):
+//
+//   1. take the realm-file byte shared;
+//   2. the process that found itself alone in its lock file checks that nobody else holds
+//      the realm-file byte (with F_OFD_GETLK: a read-only opener could not take it
+//      exclusively); if somebody does, a process has the realm open through a lock file
+//      that is no longer at the path, and the opener refuses (`incompatibleLockFile`)
+//      before it recovers or writes anything in the realm file (the fresh table it wrote
+//      is in a lock file no live process uses);
+//   3. check that the lock file at the path is still the one this process opened (same
+//      device and inode); if not, refuse likewise.
+//
+// Why two processes on different lock files never both have the realm open. Say P opened
+// lock file Lp before Q opened Lq. Each was at the path when it was opened, so Lp had left
+// the path before Lq was opened (a file that left does not come back). Q got into Lq only
+// after the first process X of Lq, the one alone in it, passed check (2): later joiners wait
+// for X's opening byte and find X, or those that joined after it, present. X made that check
+// after it opened Lq, so after Lp left the path. If P had taken the realm-file byte (1) by
+// then, X found it and refused (P holds it until it closes); if not, P's check (3), later
+// still, found Lp gone and P refused. A process that closes drops the realm-file byte before
+// its lock-file bytes, so one leaving never makes an opener of the same lock file, who finds
+// it gone from the lock file, refuse; one killed while a forked child shares its descriptors
+// keeps both until the child execs, which the short wait in (2) covers. A read-only process
+// without a table never counts as alone: it makes checks (1) and (3) only, and never writes.
+// Compaction (Realm.swift) replaces the realm file only while it holds openers off and no
+// other process is present; its own store, and with it the old file's byte, is gone first.
+//
+// The process still on the old lock file checks (3) again whenever it takes the write lock
+// (`checkLockFileIsAtItsPath`) and refuses the write with `incompatibleLockFile`, leaving
+// the file as it was: the argument above already keeps newcomers out, but a process whose lock
+// file is gone can no longer be joined, so every later open fails until it closes, and it is
+// the one to tell. It reads on. The check is one stat(2) of the lock file's path when the
+// write lock is taken (not for the commits of a group that keeps it), a few microseconds
+// beside a durable commit's hundreds, and it reads another file than the realm's, whose inode
+// a commit's sync writes. A folder renamed under an open realm looks the same (the path names
+// nothing): that process stops writing too, and writes again once reopened at the new path.
 
 /// This process's part in the lock file of one realm.
 final class ProcessCoordination: @unchecked Sendable {
     // @unchecked: the table is shared memory, read and written only through the atomic
-    // helpers; everything else is immutable after init.
+    // helpers; `realmFD` is set once, by `joinRealmFile` in the store's init, before the store
+    // is shared; everything else is immutable after init.
     private let fd: Int32
     private let path: String
+    /// The device and inode of the lock file this process joined.
+    private let lockFile: (device: UInt64, inode: UInt64)
+    /// A descriptor of the realm file that holds its lock byte; -1 until `joinRealmFile`.
+    private var realmFD: Int32 = -1
     /// The mapped table; nil for a read-only process without write access to the lock file.
     private let table: UnsafeMutableRawPointer?
     private let slot: Int
@@ -84,6 +142,8 @@ final class ProcessCoordination: @unchecked Sendable {
     private static let presenceByte: Int64 = 1
     private static let writerByte: Int64 = 2
     private static let slotLockBase: Int64 = 64
+    /// The byte of the realm file (not the lock file) every process with the realm open holds.
+    static let realmFileByte: Int64 = 1 << 62
     private static let durableOffset = 16
     private static let lastWriterOffset = 24
     private static let syncedOffset = 32
@@ -107,6 +167,13 @@ final class ProcessCoordination: @unchecked Sendable {
             throw StorageError.system("opening the lock file", path: lockPath, errno: err)
         }
         self.fd = fd
+        var status = stat()
+        guard fstat(fd, &status) == 0 else {
+            let err = errno
+            close(fd)
+            throw StorageError.system("reading the lock file's status", path: lockPath, errno: err)
+        }
+        lockFile = (UInt64(status.st_dev), UInt64(status.st_ino))
         guard writable else {
             // Readers without a table: they keep writers of other processes out instead.
             try Self.lock(fd, Self.presenceByte, mode: 1, path: lockPath)
@@ -178,8 +245,71 @@ final class ProcessCoordination: @unchecked Sendable {
             openrealm_shared_store(Self.slotField(table, slot, 2), 0)
             munmap(table, Self.tableSize)
         }
+        // The realm file's byte before the lock file's: one present in the lock file then
+        // always holds it (see the header).
+        if realmFD >= 0 {
+            Self.unlockAll(realmFD)
+            close(realmFD)
+        }
         Self.unlockAll(fd)
         close(fd)
+    }
+
+    // MARK: The realm file's lock
+
+    /// Takes this process's share of the realm file's lock byte, then makes the checks of the
+    /// header: nobody else holds it, for a process alone in its lock file; and the lock file
+    /// is still the one at the path. Called once, by the store's init, when the realm file
+    /// exists and before anything reads or writes it.
+    ///
+    /// - Throws: `incompatibleLockFile` when a process has the realm open through a lock file
+    ///   that was deleted or replaced since, or this one's was meanwhile; `ioFailure`.
+    func joinRealmFile() throws(StorageError) {
+        let realm = systemOpen(path, O_RDONLY | O_CLOEXEC)
+        guard realm >= 0 else { throw StorageError.system("opening the realm file to lock it", path: path, errno: errno) }
+        realmFD = realm
+        // Nobody takes this byte exclusively, so a shared lock is granted at once.
+        let err = openrealm_range_lock(realm, Self.realmFileByte, 1, 1, 0)
+        guard err == 0 else { throw StorageError.system("locking the realm file", path: path, errno: err) }
+        if openedAlone {
+            var attempts = 0
+            while true {
+                // Locks through other descriptions only: ours is not reported.
+                let held = openrealm_range_is_locked(realm, Self.realmFileByte, 1)
+                if held == 0 { break }
+                guard held > 0 else { throw StorageError.system("testing the realm file's lock", path: path, errno: -held) }
+                // A process killed while a child it forked shares its descriptors holds the
+                // byte until the child execs, a little after its lock-file bytes went.
+                guard attempts < 40 else {
+                    throw StorageError(.incompatibleLockFile,
+                                       "another process has the realm open, but not through the lock file at \(path).lock: that "
+                                       + "file was deleted or replaced while it had the realm open. Close the other processes "
+                                       + "that have the realm open, then open it again", path: path)
+                }
+                usleep(5_000)
+                attempts += 1
+            }
+        }
+        try checkLockFileIsAtItsPath(doing: "opened the realm")
+    }
+
+    /// Refuses when the lock file at the path is not (any longer) the one this process
+    /// joined: deleted, or another file renamed over it (see the header). `doing` ends the
+    /// sentence "... while this process ...".
+    ///
+    /// - Throws: `incompatibleLockFile`, or `ioFailure` when the path cannot be examined.
+    func checkLockFileIsAtItsPath(doing: String = "had the realm open") throws(StorageError) {
+        let lockPath = path + ".lock"
+        var status = stat()
+        if stat(lockPath, &status) == 0 {
+            if UInt64(status.st_dev) == lockFile.device && UInt64(status.st_ino) == lockFile.inode { return }
+        } else if errno != ENOENT {
+            throw StorageError.system("examining the lock file", path: lockPath, errno: errno)
+        }
+        throw StorageError(.incompatibleLockFile,
+                           "the lock file \(lockPath) was deleted or replaced while this process \(doing), so other processes "
+                           + "can no longer coordinate their writes with it; nothing was written. Close every process that has "
+                           + "the realm open, this one included, then open it again", path: path)
     }
 
     /// Drops every lock held through `fd`'s open file description, then the caller closes it.
@@ -361,14 +491,18 @@ final class ProcessCoordination: @unchecked Sendable {
         return OpeningHold(fd: fd)
     }
 
-    /// Whether a process has the realm at `path` open (false when no lock file exists).
+    /// Whether a process has the realm at `path` open, through the lock file at the path or
+    /// one deleted or replaced since (the realm file's byte: see the header).
     static func isOpenByAnyProcess(path: String) -> Bool {
-        let fd = systemOpen(path + ".lock", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        // Any process holding the byte shows, this one included (fcntl's F_GETLK reports
+        // Any process holding a byte shows, this one included (fcntl's F_GETLK reports
         // locks of other open files; ours is one).
-        return openrealm_range_is_locked(fd, presenceByte, 1) == 1
+        func held(_ file: String, _ byte: Int64) -> Bool {
+            let fd = systemOpen(file, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            return openrealm_range_is_locked(fd, byte, 1) == 1
+        }
+        return held(path + ".lock", presenceByte) || held(path, realmFileByte)
     }
 }
 

@@ -35,7 +35,8 @@ extension Store {
     /// thread for other processes, and catches up with what they committed.
     ///
     /// - Throws: `ioFailure` (locking failed), `fileCorrupted` (the newest version in the file
-    ///   does not decode); the caller then still holds the lane and nothing else.
+    ///   does not decode), `incompatibleLockFile` (the lock file was deleted or replaced while
+    ///   this process had the file open); the caller then still holds the lane and nothing else.
     func enterWrite() throws(StorageError) {
         guard let coordination, beginProcessHold() else { return }
         do throws(StorageError) {
@@ -106,6 +107,9 @@ extension Store {
 
     private func lockedForWriting() throws(StorageError) {
         stateLock.withLock { processHold.locked = true }
+        // Only here, where the write lock is taken, not for each commit of a group that keeps
+        // it: a stat of the lock file's path (ProcessCoordination.swift).
+        try coordination?.checkLockFileIsAtItsPath()
         // When this process had the last turn, nobody wrote since, and nothing is to be done
         // (looking cost a stat and a walk of the chain at every commit).
         guard coordination?.tookOverFromOther ?? false else { return }

@@ -91,7 +91,8 @@ package final class Store: @unchecked Sendable {
     /// - Throws: `invalidDatabase` for anything that is not a realm file (empty, truncated,
     ///   foreign, a directory), `unsupportedFormatVersion`, `fileCorrupted` when no root slot
     ///   verifies, `fileNotFound`, `permissionDenied`, `incompatibleLockFile` (a lock file another
-    ///   process made with a different layout), `alreadyOpen` (the lock file has no free reader
+    ///   process made with a different layout, or another process has the file open through a
+    ///   lock file deleted or replaced since), `alreadyOpen` (the lock file has no free reader
     ///   slot: 126 processes have the file open).
     package static func open(path: String, options: StoreOptions = StoreOptions()) throws(StorageError) -> Store {
         try StoreRegistry.shared.open(path: path, options: options)
@@ -122,6 +123,9 @@ package final class Store: @unchecked Sendable {
             }
             let posix = try PosixFile(path: path, mode: options.readOnly ? .readOnly : .openExisting)
             file = options.fileWrapper?(posix) ?? posix
+            // Before anything reads or settles the file: a process that has it open through a
+            // lock file deleted or replaced since is refused here (ProcessCoordination.swift).
+            try coordination?.joinRealmFile()
         }
         self.coordination = coordination
         self.file = file
@@ -256,7 +260,10 @@ package final class Store: @unchecked Sendable {
 
     /// Begins the write transaction, waiting (this thread) for the write lane.
     ///
-    /// - Throws: `permissionDenied` when the store was opened read-only.
+    /// - Throws: `permissionDenied` when the store was opened read-only;
+    ///   `incompatibleLockFile` when the lock file was deleted or replaced while this process
+    ///   had the file open (nothing is written; reads go on); what catching up with other
+    ///   processes throws (`enterWrite`).
     package func beginWrite() throws(StorageError) -> WriteTransaction {
         guard !options.readOnly else {
             throw StorageError(.permissionDenied, "the realm was opened read-only", path: path)
@@ -275,7 +282,7 @@ package final class Store: @unchecked Sendable {
     /// write lane is free; writers are served in arrival order.
     ///
     /// - Throws: `permissionDenied` (read-only), `cancelled` (the task was cancelled while it
-    ///   waited; it then holds nothing).
+    ///   waited; it then holds nothing), `incompatibleLockFile` and the rest as `beginWrite`.
     package func beginWriteAsync() async throws(StorageError) -> sending WriteTransaction {
         guard !options.readOnly else {
             throw StorageError(.permissionDenied, "the realm was opened read-only", path: path)
