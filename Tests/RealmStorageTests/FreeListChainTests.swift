@@ -247,3 +247,34 @@ import Testing
         #expect(sawDelta)
     }
 }
+
+extension FreeListChainTests {
+    /// A format 2 reader knows no deltas: a format 2 file's commits write full lists until a
+    /// root slot is written, which makes the file format 3 first (durably), then deltas.
+    @Test func aFormatTwoFileWritesFullListsUntilItBecomesFormatThree() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path("old.realm")
+        try FileManager.default.copyItem(atPath: GoldenFileTests.path(format: 2), toPath: path)
+        func format() throws -> UInt32 {
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            return bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: FileHeader.formatVersionOffset, as: UInt32.self) }
+        }
+        let store = try Store.open(path: path)
+        var chains: [(format: UInt32, length: Int)] = []
+        for n in 0..<(2 * StoreOptions().chainLength + 2) {
+            let transaction = try store.beginWrite()
+            let things = try #require(try transaction.table(named: "Thing")).key
+            try transaction.set(things, ObjectKey(Int64(7 * n + 1)), ColumnKey(1), .string("changed \(n)"))
+            try transaction.commit()
+            chains.append((try format(), store.free.chain.count))
+        }
+        // Every commit while the file was format 2 wrote a full list; deltas came after.
+        #expect(chains.allSatisfy { $0.format == 3 || $0.length == 1 })
+        #expect(chains.first?.format == 2)
+        #expect(chains.last?.format == 3)
+        #expect(chains.contains { $0.length > 1 })
+        try store.verify()
+        _ = consume store
+        try Store.open(path: path).verify()
+    }
+}
