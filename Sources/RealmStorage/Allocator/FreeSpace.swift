@@ -14,6 +14,16 @@
 //      reader from stopping all reuse: space written after that reader's version and freed
 //      before the newest is reused while the reader still holds its version (realm-core calls
 //      this back-dating; LMDB's reader table makes the same argument about its free pages).
+//      It holds for readers in other processes too: the lock file publishes each version
+//      they pin (ProcessCoordination.swift), and only a process pinning more distinct versions
+//      than its slot holds has some summarised as a range, every version of which counts.
+//   4. Tagged neighbours that the same pinned versions reach become one extent, reachable
+//      from the earlier first version to the later end: the wider range holds no other pinned
+//      version, and no version in it can be pinned later (invariant 1: new pins are of the
+//      newest version, which the range includes only if it is pinned already), so the merged
+//      extent is reusable exactly when each part would have been. A reader that holds one
+//      version for long keeps its old nodes from reuse, a few extents rather than one per
+//      node freed since.
 //
 // In the file, the free list is one node (kind freeList):
 //   16  4   entry count n
@@ -102,28 +112,40 @@ package struct FreeSpace: Equatable, Sendable {
         extents.insert(FreeExtent(offset: offset, length: length, firstVersion: firstVersion, endVersion: endVersion), at: low)
     }
 
-    /// Clears the tags of extents no pinned version can reach (invariant 1) and merges
-    /// neighbours that are free for good. `pinned` must be sorted. Every version from `floor`
-    /// on counts as pinned too: that is all a writer knows of readers in other processes
-    /// (ProcessCoordination.swift).
-    package mutating func releaseUnreachable(pinned: [UInt64], floor: UInt64 = .max) {
+    /// Clears the tags of extents no pinned version can reach (invariant 1), merges tagged
+    /// neighbours the same pinned versions reach (invariant 4) and neighbours that are free for
+    /// good. `pinned` must be sorted; every version in each of `ranges` counts as pinned too
+    /// (summaries of other processes' pins, ProcessCoordination.swift).
+    package mutating func releaseUnreachable(pinned: [UInt64], ranges: [ClosedRange<UInt64>] = []) {
         // A new commit's allocations start afresh (`beginRun`), not where the last one ended.
         cursor = nil
         runAtEnd = false
         bySize = nil
-        for i in extents.indices where !extents[i].isFreeForGood {
-            if extents[i].endVersion <= floor && !Self.isPinned(pinned, from: extents[i].firstVersion, to: extents[i].endVersion) {
-                extents[i].firstVersion = 0
-                extents[i].endVersion = 0
-            }
-        }
         var merged = [FreeExtent]()
         merged.reserveCapacity(extents.count)
-        for extent in extents {
-            if let last = merged.last, last.isFreeForGood, extent.isFreeForGood, last.end == extent.offset {
+        // The pinned versions the last extent of `merged` holds, as positions in `pinned`
+        // (nil: free for good, or reached by a range, which is left as it is).
+        var lastReach: Range<Int>?
+        for var extent in extents {
+            var reach: Range<Int>?
+            if !extent.isFreeForGood {
+                let inRange = ranges.contains { $0.lowerBound < extent.endVersion && $0.upperBound >= extent.firstVersion }
+                let held = Self.pinnedRange(pinned, from: extent.firstVersion, to: extent.endVersion)
+                if !inRange && held.isEmpty {
+                    extent.firstVersion = 0
+                    extent.endVersion = 0
+                } else if !inRange {
+                    reach = held
+                }
+            }
+            if let last = merged.last, last.end == extent.offset,
+               (last.isFreeForGood && extent.isFreeForGood) || (reach != nil && reach == lastReach) {
                 merged[merged.count - 1].length += extent.length
+                merged[merged.count - 1].firstVersion = min(last.firstVersion, extent.firstVersion)
+                merged[merged.count - 1].endVersion = max(last.endVersion, extent.endVersion)
             } else {
                 merged.append(extent)
+                lastReach = reach
             }
         }
         // Free space at the very end gives the file back its tail.
@@ -132,6 +154,20 @@ package struct FreeSpace: Equatable, Sendable {
             merged.removeLast()
         }
         extents = merged
+    }
+
+    /// The positions in `pinned` (sorted) of the versions in first ..< end.
+    static func pinnedRange(_ pinned: [UInt64], from first: UInt64, to end: UInt64) -> Range<Int> {
+        func lowerBound(_ value: UInt64) -> Int {
+            var low = 0, high = pinned.count
+            while low < high {
+                let mid = (low + high) >> 1
+                if pinned[mid] < value { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
+        let low = lowerBound(first)
+        return low..<max(low, lowerBound(end))
     }
 
     /// Whether any pinned version lies in first ..< end.
