@@ -87,6 +87,8 @@ import Darwin
         }
         await child
         let size = try store.spaceUsage().fileSize
+        // Printed for the record (issue 23 quotes such sizes); the bound is the test.
+        print("SteadyStateSizeTests: \(Self.commits) commits, \(alone) bytes alone, \(size) with an idle reader in another process")
         #expect(size <= 2 * alone + live, "\(size) bytes with the reader, \(alone) without, the pinned version reaches \(live)")
         try store.verify()
     }
@@ -123,6 +125,7 @@ import Darwin
         }
         await child
         let size = try store.spaceUsage().fileSize
+        print("SteadyStateSizeTests: \(Self.commits) commits, \(alone) bytes alone, \(size) with two writer processes")
         #expect(size <= 2 * alone + live, "\(size) bytes with two writers, \(alone) with one, a version reaches \(live)")
         let read = store.beginRead()
         #expect(try Self.contents(read).count == Int(Self.rows))
