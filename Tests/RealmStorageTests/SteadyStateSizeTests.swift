@@ -25,8 +25,14 @@ import Darwin
         "row \(id) round \(round) " + String(repeating: "s", count: 40 + Int(id % 60))
     }
 
+    /// Rounds of commits each writer process makes before the other's turn.
+    static let turn = 50
+    static let counterName = "Counter"
+
     static func setUp(_ store: Store) throws {
         let transaction = try store.beginWrite()
+        let counter = try transaction.createTable(counterName, columns: [ColumnSpec(name: "round", type: .int)])
+        try transaction.insert(counter, key: ObjectKey(0), values: [.int(0)])
         let table = try transaction.createTable(tableName, columns: columns)
         for id in 0..<rows {
             try transaction.insert(table, key: ObjectKey(id), values: [.int(id), .string(payload(id, round: 0))])
@@ -34,7 +40,7 @@ import Darwin
         try transaction.commit()
     }
 
-    /// Commit `round` rewrites five of the rows, the next five each time.
+    /// Commit `round` rewrites five of the rows, the next five each time, and counts the round.
     static func update(_ store: Store, round: Int) throws {
         let transaction = try store.beginWrite()
         let table = try #require(try transaction.table(named: tableName)).key
@@ -42,7 +48,15 @@ import Darwin
             let id = Int64((round * 5 + k) % Int(rows))
             try transaction.set(table, ObjectKey(id), ColumnKey(1), .string(payload(id, round: round)))
         }
+        let counter = try #require(try transaction.table(named: counterName)).key
+        try transaction.set(counter, ObjectKey(0), ColumnKey(0), .int(Int64(round)))
         try transaction.commit()
+    }
+
+    static func lastRound(_ store: Store) throws -> Int {
+        let counter = try #require(try store.beginRead().table(named: counterName))
+        guard case .int(let round) = try counter.row(ObjectKey(0))?.values()[0] else { return -1 }
+        return Int(round)
     }
 
     static func contents(_ read: ReadTransaction) throws -> [[Value]] {
@@ -107,10 +121,10 @@ import Darwin
 
     // MARK: Two writer processes
 
-    /// This process and a child each rewrite the rows 1,000 times, taking turns at the write
-    /// lock as it comes, and each holds a read of its newest version as a live realm does:
-    /// the file stays within twice the size of one writer's 2,000 commits plus a version's
-    /// bytes.
+    /// This process and a child each rewrite the rows 1,000 times, in turns of 50 commits,
+    /// and each holds a read of its newest version as a live realm does: the file stays within
+    /// twice the size of one writer's 2,000 commits plus a version's bytes. (With a floor per
+    /// process, everything the other freed during a turn was kept from reuse.)
     @Test func twoWriterProcessesTakingTurnsStayNearOneWritersSize() async throws {
         let directory = TemporaryDirectory()
         let (alone, live) = try await onThread { try Self.baseline(directory) }
@@ -121,7 +135,7 @@ import Darwin
         async let child: Void = Self.secondWriter(path: path, ready: ready)
         try await onThread {
             try MultiProcessTests.waitUntil("the other writer") { FileManager.default.fileExists(atPath: ready) }
-            try Self.writeHoldingReads(store, rounds: stride(from: 1, through: Self.commits, by: 2))
+            try Self.writeTakingTurns(store, writer: 1)
         }
         await child
         let size = try store.spaceUsage().fileSize
@@ -132,10 +146,12 @@ import Darwin
         try store.verify()
     }
 
-    /// Rewrites rows for each of `rounds`, holding a read of the newest version between commits.
-    static func writeHoldingReads(_ store: Store, rounds: some Sequence<Int>) throws {
+    /// Commits writer `writer`'s rounds (1 or 2: alternate blocks of `turn`), each once the
+    /// round before it is in, holding a read of the newest version it saw between commits.
+    static func writeTakingTurns(_ store: Store, writer: Int) throws {
         var reader = store.beginRead()
-        for round in rounds {
+        for round in 1...commits where ((round - 1) / turn) % 2 == writer - 1 {
+            try MultiProcessTests.waitUntil("round \(round - 1)") { try lastRound(store) == round - 1 }
             try update(store, round: round)
             reader = store.beginRead()
         }
@@ -146,7 +162,7 @@ import Darwin
         await #expect(processExitsWith: .success) { [path = path as String, ready = ready as String] in
             let store = try Store.open(path: path)
             MultiProcessTests.touch(ready)
-            try SteadyStateSizeTests.writeHoldingReads(store, rounds: stride(from: 2, through: SteadyStateSizeTests.commits, by: 2))
+            try SteadyStateSizeTests.writeTakingTurns(store, writer: 2)
             try store.verify()
         }
     }
