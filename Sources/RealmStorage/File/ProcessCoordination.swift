@@ -77,6 +77,17 @@ import Darwin
 // this of every pin, not only of a process's oldest: each distinct version is published as
 // it is pinned, before the check (VersionRegistry.swift).
 //
+// The writer's own process needs no slot: its registry knows its readers' pins exactly, and
+// it pins every version written and not yet durable, and the chain of run headers after the
+// head, itself (GroupCommit.swift, `groupPins`). Those are the only versions newer than the
+// durable one, and another process can only read them while they are pinned so.
+//
+// Two writer processes: each collects the other's pins at each commit, so the versions the
+// other's live realm and readers hold (its newest, typically) are all it keeps of the other's
+// turn; space freed in between is reused in the next commit. With the floor (layout 1) a
+// turn of k commits kept everything it freed from reuse until the other process moved on,
+// and the free list it handed over only grew while the other's oldest reader stayed.
+//
 // A slot whose owner died keeps its pins until someone claims the slot. Writers skip it: the
 // pins count only while the slot's lock byte is held (checked after the loads, and only for
 // slots with something to count). A claimer takes the lock byte before it clears the slot,
@@ -363,6 +374,10 @@ final class ProcessCoordination: @unchecked Sendable {
         guard let table else { return pinned }
         var entries = [UInt64](repeating: 0, count: Self.pinEntries)
         for i in 0..<Self.slotCount where i != slot {
+            // A slot without an owner holds nothing. A claimer clears its slot, then stores its
+            // pid, then publishes pins: a pid loaded as 0 precedes all of them, and a pin stored
+            // after this scan began is the reader table's case (see the header).
+            guard openrealm_shared_load(Self.slotField(table, i, 0)) != 0 else { continue }
             // The entries first, then the range (rule 1), then whether the owner lives.
             var any = false
             for e in 0..<Self.pinEntries {
