@@ -209,6 +209,49 @@ import Testing
         space.releaseUnreachable(pinned: [9])
         #expect(space.allocate(64) == 4096)
     }
+
+    /// Another process's summarised pins (ProcessCoordination.swift) hold every version in
+    /// their range, and only those.
+    @Test func aPinnedRangeHoldsEveryExtentItReaches() {
+        var space = FreeSpace(extents: [], logicalSize: 10_000)
+        space.release(offset: 4096, length: 64, firstVersion: 3, endVersion: 6)
+        space.release(offset: 5000, length: 64, firstVersion: 7, endVersion: 9)
+        space.release(offset: 6000, length: 64, firstVersion: 10, endVersion: 12)
+        space.releaseUnreachable(pinned: [], ranges: [5...8])
+        // [3,6) holds 5; [7,9) holds 7 and 8; [10,12) holds none of 5...8.
+        #expect(space.extents.map(\.isFreeForGood) == [false, false, true])
+        space.releaseUnreachable(pinned: [], ranges: [1...2, 9...9])
+        #expect(space.extents.map(\.isFreeForGood) == [true, true, true])
+    }
+
+    /// Tagged neighbours the same pinned versions reach become one extent (invariant 4), so that
+    /// a reader holding one version for long keeps a few extents, not one per node freed since;
+    /// neighbours other versions reach stay apart, and the merged extent is reused once its
+    /// versions go.
+    @Test func taggedNeighboursHeldByTheSameVersionsMerge() {
+        var space = FreeSpace(extents: [], logicalSize: 4416)
+        // Side by side: two nodes only version 4 reaches (freed by 6 and 8), one that 4 and 8
+        // reach, one that 4, 8 and 10 reach, and one only the newest (10) reaches.
+        space.release(offset: 4096, length: 64, firstVersion: 2, endVersion: 6)
+        space.release(offset: 4160, length: 64, firstVersion: 4, endVersion: 8)
+        space.release(offset: 4224, length: 64, firstVersion: 3, endVersion: 9)
+        space.release(offset: 4288, length: 64, firstVersion: 4, endVersion: 11)
+        space.release(offset: 4352, length: 64, firstVersion: 10, endVersion: 12)
+        space.releaseUnreachable(pinned: [4, 8, 10])
+        #expect(space.extents == [
+            FreeExtent(offset: 4096, length: 128, firstVersion: 2, endVersion: 8),
+            FreeExtent(offset: 4224, length: 64, firstVersion: 3, endVersion: 9),
+            FreeExtent(offset: 4288, length: 64, firstVersion: 4, endVersion: 11),
+            FreeExtent(offset: 4352, length: 64, firstVersion: 10, endVersion: 12),
+        ])
+        // Versions 8 and 10 go: the reader's 4 alone reaches the first four, which become one.
+        space.releaseUnreachable(pinned: [4])
+        #expect(space.extents == [FreeExtent(offset: 4096, length: 256, firstVersion: 2, endVersion: 11)])
+        #expect(space.logicalSize == 4352, "free space at the end gives the file back its tail")
+        space.releaseUnreachable(pinned: [12])
+        #expect(space.extents.isEmpty)
+        #expect(space.logicalSize == 4096)
+    }
 }
 
 @Suite struct HistoryTests {

@@ -199,17 +199,17 @@ import Darwin
         #expect(try store.spaceUsage().fileSize == size)
     }
 
-    static func rewrite(_ store: Store, round: Int) throws {
+    static func rewrite(_ store: Store, round: Int, rows: Int64 = 400) throws {
         let transaction = try store.beginWrite()
         let table = try #require(try transaction.table(named: tableName)).key
-        for id in Int64(0)..<400 { try transaction.set(table, ObjectKey(id), ColumnKey(2), .string(payload(id, round: round))) }
+        for id in Int64(0)..<rows { try transaction.set(table, ObjectKey(id), ColumnKey(2), .string(payload(id, round: round))) }
         try transaction.commit()
     }
 
     // MARK: Processes that die
 
     /// A process killed while it holds the write lock and pins an old version keeps nobody
-    /// out: its locks go with it, and its floor no longer counts.
+    /// out: its locks go with it, and its pins no longer count.
     @Test func aProcessKilledInAWriteKeepsNobodyOut() async throws {
         let directory = TemporaryDirectory()
         let path = directory.path()
@@ -223,7 +223,7 @@ import Darwin
             try transaction.insert(table, key: ObjectKey(1), values: [.int(1), .int(2), .string("never committed")])
             _ = withExtendedLifetime(reader) { kill(getpid(), SIGKILL) }
         }
-        #expect(store.coordination?.othersFloor() == nil, "a dead process's readers still count")
+        #expect(store.coordination?.othersPins().isEmpty == true, "a dead process's readers still count")
         #expect(!store.otherProcessesHaveTheFile)
         #expect(try Self.append(store, writer: 1) == 1)
         try store.verify()
@@ -273,6 +273,54 @@ import Darwin
         #expect(try KillTests.checkCommittedPrefix(path: path, context: "after the rounds") == childObjects)
         let reopened = try Store.open(path: path)
         #expect(try Self.rows(reopened.beginRead()).count == parentObjects)
+    }
+
+    /// A version this process pins while another process commits and is SIGKILLed mid-commit,
+    /// round after round: the other process's allocator keeps that version's space only
+    /// because of the pin published in the lock file, so the version must read the same after
+    /// every round, and after this process's own commits reused what the dead one freed; every
+    /// batch the killed writer committed is whole after reopening.
+    @Test func aWriterKilledMidCommitNeverOverwritesAVersionAnotherProcessPins() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        let store = try Store.open(path: path, options: StoreOptions(limits: TreeLimits(leafCapacity: 8, innerCapacity: 4)))
+        let setup = try store.beginWrite()
+        let table = try setup.createTable(Self.tableName, columns: Self.columns)
+        for id in Int64(0)..<200 {
+            try setup.insert(table, key: ObjectKey(id), values: [.int(id), .int(1), .string(Self.payload(id))])
+        }
+        try setup.commit()
+        var pinned: (read: ReadTransaction, rows: [[Value]], children: Int)?
+        var childObjects = 0
+        for round in 0..<4 {
+            let seed = ReplayableRandom.derive(0x919_C0DE, round)
+            await #expect(processExitsWith: .signal(SIGKILL), "round \(round), seed \(seed)") { [path = path as String, seed = seed as UInt64] in
+                try KillTests.commitUntilKilled(path: path, seed: seed, durability: .full, killAfterFirstCommit: true)
+            }
+            if let pinned {
+                #expect(try Self.rows(pinned.read) == pinned.rows, "round \(round): the pinned version changed under its reader")
+                #expect(try pinned.read.table(named: KillTests.tableName)?.count() == pinned.children, "round \(round)")
+            }
+            // This process's own commits, which take what the killed writer freed first.
+            for r in 1...3 { try Self.rewrite(store, round: 10 * round + r, rows: 200) }
+            if let pinned {
+                #expect(try Self.rows(pinned.read) == pinned.rows, "round \(round): the pinned version changed under this process's commits")
+            } else {
+                // Pinned from the first round on: the killed writers' tree is in it too.
+                let read = store.beginRead()
+                pinned = (read, try Self.rows(read), try #require(try read.table(named: KillTests.tableName)).count())
+            }
+            let children = try #require(try store.beginRead().table(named: KillTests.tableName)).count()
+            #expect(children >= childObjects + KillTests.batch, "round \(round): \(children) after \(childObjects)")
+            childObjects = children
+        }
+        try store.verify()
+        pinned = nil
+        _ = consume store
+        #expect(try KillTests.checkCommittedPrefix(path: path, context: "after the rounds") == childObjects)
+        let reopened = try Store.open(path: path)
+        #expect(try Self.rows(reopened.beginRead()).map { $0[2] } == (Int64(0)..<200).map { .string(Self.payload($0, round: 33)) })
+        try reopened.verify()
     }
 
     // MARK: Opening

@@ -21,8 +21,12 @@ import Testing
         }
     }
 
-    /// `chainLength` 3: the writers cross the ends of chains the other started.
-    static func run(crashingAt n: Int, path: String, chainLength: Int) throws -> (state: CrashSimulatingFile.CrashState, acknowledged: Int)? {
+    /// `chainLength` 3: the writers cross the ends of chains the other started. `pinAt`: the
+    /// first store begins a read before that commit and holds it to the end, so that the
+    /// second one's allocator keeps its version from reuse only through the pin the first
+    /// published (ProcessCoordination.swift): the version must read the same at the end.
+    static func run(crashingAt n: Int, path: String, chainLength: Int, pinAt: Int? = nil) throws
+        -> (state: CrashSimulatingFile.CrashState, acknowledged: Int)? {
         let box = WrappedFileBox<CrashSimulatingFile>()
         let limits = TreeLimits(leafCapacity: 4, innerCapacity: 4)
         let first = try Store(path: path, options: StoreOptions(limits: limits, fileWrapper: box.wrapper {
@@ -33,7 +37,12 @@ import Testing
         #expect(second.otherProcessesHaveTheFile)
         let stores = [first, second]
         var acknowledged = 0
+        var reader: (read: ReadTransaction, rows: [[Value]])?
         for i in 0..<commits {
+            if i == pinAt {
+                let read = first.beginRead()
+                reader = (read, try rows(read))
+            }
             do {
                 let transaction = try stores[i % 2].beginWrite()
                 let table = try transaction.table(named: tableName)?.key ?? transaction.createTable(tableName, columns: MultiProcessTests.columns)
@@ -48,13 +57,18 @@ import Testing
                 break
             }
         }
+        if let reader {
+            #expect(try rows(reader.read) == reader.rows, "the version the first store holds was overwritten (crash at sync \(n))")
+        }
         guard let state = disk.crashState else { return nil }
         #expect(acknowledged == n - 1, "commit i is made durable by sync i + 1")
         return (state, acknowledged)
     }
 
-    static func rows(_ store: Store) throws -> [[Value]] {
-        guard let view = try store.beginRead().table(named: tableName) else { return [] }
+    static func rows(_ store: Store) throws -> [[Value]] { try rows(store.beginRead()) }
+
+    static func rows(_ read: ReadTransaction) throws -> [[Value]] {
+        guard let view = try read.table(named: tableName) else { return [] }
         var rows: [[Value]] = []
         try view.forEachRow { (row) throws(StorageError) -> Bool in
             rows.append(try row.values())
@@ -65,10 +79,21 @@ import Testing
 
     @Test(arguments: [3, StoreOptions().chainLength])
     func everyCrashRecoversTheAcknowledgedCommits(chainLength: Int) throws {
+        try Self.crashAtEverySync(chainLength: chainLength, pinAt: nil)
+    }
+
+    /// The same with a version of the first writer's pinned throughout (from commit 4 on):
+    /// the free lists in the images hold extents that pin keeps tagged, merged and not.
+    @Test func everyCrashRecoversTheAcknowledgedCommitsWhileTheOtherProcessPinsAVersion() throws {
+        try Self.crashAtEverySync(chainLength: 3, pinAt: 4)
+    }
+
+    static func crashAtEverySync(chainLength: Int, pinAt: Int?) throws {
         let directory = TemporaryDirectory()
         var crashes = 0
         for n in 1...(Self.commits + 1) {
-            guard let (state, k) = try Self.run(crashingAt: n, path: directory.path("work-\(n).realm"), chainLength: chainLength) else { continue }
+            guard let (state, k) = try Self.run(crashingAt: n, path: directory.path("work-\(n).realm"), chainLength: chainLength, pinAt: pinAt)
+            else { continue }
             crashes += 1
             let policies = CrashInjectionTests.policies(for: state, seed: 0x2_3417E5 &+ UInt64(n), randomCount: 6)
             for (i, policy) in policies.enumerated() {

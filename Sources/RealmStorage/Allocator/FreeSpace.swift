@@ -14,6 +14,16 @@
 //      reader from stopping all reuse: space written after that reader's version and freed
 //      before the newest is reused while the reader still holds its version (realm-core calls
 //      this back-dating; LMDB's reader table makes the same argument about its free pages).
+//      It holds for readers in other processes too: the lock file publishes each version
+//      they pin (ProcessCoordination.swift), and only a process pinning more distinct versions
+//      than its slot holds has some summarised as a range, every version of which counts.
+//   4. Tagged neighbours that the same pinned versions reach become one extent, reachable
+//      from the earlier first version to the later end: the wider range holds no other pinned
+//      version, and no version in it can be pinned later (invariant 1: new pins are of the
+//      newest version, which the range includes only if it is pinned already), so the merged
+//      extent is reusable exactly when each part would have been. A reader that holds one
+//      version for long keeps its old nodes from reuse, a few extents rather than one per
+//      node freed since.
 //
 // In the file, the free list of a version is a chain of nodes (FreeList+Chain.swift): a full
 // list, then deltas, each naming the node before it. A commit writes one delta holding only
@@ -68,8 +78,6 @@ package struct FreeSpace: Equatable, Sendable {
     /// an extent that is not wholly inside them is one this delta leaves as it was.
     /// Not part of equality.
     var touched: [(low: UInt64, high: UInt64)] = []
-    /// Free-for-good extents may have free-for-good neighbours (`releaseUnreachable` merges).
-    private var needsMerge = false
     #if DEBUG
     /// The list at `beginDelta`: debug builds check that the delta turns it into this one.
     var deltaBase: [FreeExtent]?
@@ -82,8 +90,6 @@ package struct FreeSpace: Equatable, Sendable {
     package init(extents: [FreeExtent], logicalSize: UInt64) {
         self.extents = extents
         self.logicalSize = logicalSize
-        // A list read from a file may hold free-for-good neighbours: merged at the first commit.
-        needsMerge = true
     }
 
     package var freeBytes: UInt64 { extents.reduce(0) { $0 + $1.length } }
@@ -110,10 +116,7 @@ package struct FreeSpace: Equatable, Sendable {
     /// together, so the list stays a few entries per commit instead of one per node.
     package mutating func release(offset: UInt64, length: UInt64, firstVersion: UInt64, endVersion: UInt64) {
         // Tagged space never merges with space free for good: only the latter changes `bySize`.
-        if endVersion == 0 {
-            bySize = nil
-            needsMerge = true
-        }
+        if endVersion == 0 { bySize = nil }
         var low = 0, high = extents.count
         while low < high {
             let mid = (low + high) >> 1
@@ -142,45 +145,65 @@ package struct FreeSpace: Equatable, Sendable {
         extents.insert(FreeExtent(offset: offset, length: length, firstVersion: firstVersion, endVersion: endVersion), at: low)
     }
 
-    /// Clears the tags of extents no pinned version can reach (invariant 1) and merges
-    /// neighbours that are free for good. `pinned` must be sorted. Every version from `floor`
-    /// on counts as pinned too: that is all a writer knows of readers in other processes
-    /// (ProcessCoordination.swift).
-    package mutating func releaseUnreachable(pinned: [UInt64], floor: UInt64 = .max) {
+    /// Clears the tags of extents no pinned version can reach (invariant 1), merges tagged
+    /// neighbours the same pinned versions reach (invariant 4) and neighbours that are free for
+    /// good. `pinned` must be sorted; every version in each of `ranges` counts as pinned too
+    /// (summaries of other processes' pins, ProcessCoordination.swift).
+    package mutating func releaseUnreachable(pinned: [UInt64], ranges: [ClosedRange<UInt64>] = []) {
         // A new commit's allocations start afresh (`beginRun`), not where the last one ended.
         cursor = nil
         runAtEnd = false
         bySize = nil
-        for i in extents.indices where !extents[i].isFreeForGood {
-            if extents[i].endVersion <= floor && !Self.isPinned(pinned, from: extents[i].firstVersion, to: extents[i].endVersion) {
-                extents[i].firstVersion = 0
-                extents[i].endVersion = 0
-                touch(extents[i].offset, extents[i].end)
-                needsMerge = true
-            }
-        }
-        // Only a change to space free for good can leave two such neighbours: the pass over
-        // the whole list (and its copy) is skipped otherwise.
-        if needsMerge {
-            needsMerge = false
-            var merged = [FreeExtent]()
-            merged.reserveCapacity(extents.count)
-            for extent in extents {
-                if let last = merged.last, last.isFreeForGood, extent.isFreeForGood, last.end == extent.offset {
-                    touch(last.offset, extent.end)
-                    merged[merged.count - 1].length += extent.length
-                } else {
-                    merged.append(extent)
+        var merged = [FreeExtent]()
+        merged.reserveCapacity(extents.count)
+        // The pinned versions the last extent of `merged` holds, as positions in `pinned`
+        // (nil: free for good, or reached by a range, which is left as it is).
+        var lastReach: Range<Int>?
+        for var extent in extents {
+            var reach: Range<Int>?
+            if !extent.isFreeForGood {
+                let inRange = ranges.contains { $0.lowerBound < extent.endVersion && $0.upperBound >= extent.firstVersion }
+                let held = Self.pinnedRange(pinned, from: extent.firstVersion, to: extent.endVersion)
+                if !inRange && held.isEmpty {
+                    extent.firstVersion = 0
+                    extent.endVersion = 0
+                    touch(extent.offset, extent.end)
+                } else if !inRange {
+                    reach = held
                 }
             }
-            extents = merged
+            if let last = merged.last, last.end == extent.offset,
+               (last.isFreeForGood && extent.isFreeForGood) || (reach != nil && reach == lastReach) {
+                touch(last.offset, extent.end)
+                merged[merged.count - 1].length += extent.length
+                merged[merged.count - 1].firstVersion = min(last.firstVersion, extent.firstVersion)
+                merged[merged.count - 1].endVersion = max(last.endVersion, extent.endVersion)
+            } else {
+                merged.append(extent)
+                lastReach = reach
+            }
         }
+        extents = merged
         // Free space at the very end gives the file back its tail.
         while let last = extents.last, last.isFreeForGood, last.end == logicalSize {
             touch(last.offset, last.end)
             logicalSize = last.offset
             extents.removeLast()
         }
+    }
+
+    /// The positions in `pinned` (sorted) of the versions in first ..< end.
+    static func pinnedRange(_ pinned: [UInt64], from first: UInt64, to end: UInt64) -> Range<Int> {
+        func lowerBound(_ value: UInt64) -> Int {
+            var low = 0, high = pinned.count
+            while low < high {
+                let mid = (low + high) >> 1
+                if pinned[mid] < value { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
+        let low = lowerBound(first)
+        return low..<max(low, lowerBound(end))
     }
 
     /// Whether any pinned version lies in first ..< end.

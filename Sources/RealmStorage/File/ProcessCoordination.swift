@@ -24,41 +24,84 @@ import Darwin
 // One byte of the realm file itself is locked too, against lock files deleted or replaced
 // (below).
 //
-// The shared table (4,096 bytes, mapped by every process):
+// The shared table (16,384 bytes, mapped by every process):
 //
 //   0    8   magic "ORLock\0\u{1}"
-//   8    4   layout version (1)
-//   12   4   slot count
+//   8    4   layout version (2)
+//   12   4   slot count (127)
 //   16   8   the newest durable version, written by the process that made it durable
 //   24   8   the slot of the process that took the write lock last (also how a writer knows
 //            nobody wrote since its own last turn, Store+Process.swift)
 //   32   8   the newest version known synced to the disk (a store without syncs publishes
 //            durable versions for readers, but not this): read by the next first opener
-//   64   32n slots: u64 owner pid (for humans), u64 floor, u64 waiting for the write lock
-//            (1 or 0), u64 reserved
+//   64   128n slots, one per process:
+//          0    8   owner pid (for humans)
+//          8    8   waiting for the write lock (1 or 0)
+//          16   8   floor: every version from it on counts as pinned (0: none); only while
+//                   the process opens the realm (Store.swift)
+//          24   8   overflow low  } every version in low ... high counts as pinned
+//          32   8   overflow high } (none while low > high)
+//          40   88  11 entries: a version this process pins (0: none)
 //
-// A process's floor is the oldest version any of its readers pins (0: none). A writer in
-// another process treats every version from that floor on as pinned (FreeSpace.swift), a
-// coarser rule than the exact one it applies to its own readers.
+// Publication. Every distinct version a process's readers pin (VersionRegistry knows them)
+// takes an entry of its slot when it is first pinned and leaves it when its last reader
+// goes; a writer in another process collects the entries of every live slot and treats
+// exactly those versions as pinned (FreeSpace.swift): a reader that holds one version for an
+// hour keeps the space that version reaches, and nothing written after it (issue 23: with
+// the floor the table held before, every version after the reader's counted as pinned, and a
+// reader idle in another process grew the file by everything the writer freed).
+//
+// When a process pins more distinct versions than it has entries, the oldest are summarised
+// by the overflow range, conservatively: every version between the oldest and the newest
+// of them counts as pinned. Its rules, numbered for the code that relies on them:
+//
+//   1. Every store is one 64-bit atomic (sequentially consistent) store; a writer loads the
+//      entries first, then the overflow words.
+//   2. A pin never moves between entries while it is live. It only moves from an entry to the
+//      overflow (when a newer version needs the entry): the range is widened to cover it
+//      first, and the entry is overwritten after. A writer that loads the entry before the
+//      overwrite sees the pin there; one that loads it after loads the widened range after
+//      too (rule 1). Overflowed pins never move back.
+//   3. Each overflow word bounds every overflowed pin at every moment: widening lowers low
+//      and raises high, and when an overflowed pin goes the range narrows to the ones left
+//      (or none). So a writer that loads low and high at different moments, each from a
+//      different update, still gets a range that covers every pin overflowed before it
+//      began, and a pin being widened for is still in its entry (rule 2).
+//   4. An entry is cleared, or the range narrowed, only when the version's last reader in the
+//      process has gone.
 //
 // Why a reader in another process never reads reused space (the argument of LMDB's reader
-// table): a reader publishes its floor, then loads the durable version, and reads that version
-// only if it has not changed meanwhile. A writer stores the durable version when it makes one,
-// and loads the floors afterwards, when it decides what may be reused. Both sides use
-// sequentially consistent operations, so either the writer sees the floor, or the reader sees
-// the newer durable version and starts again on it. The newest durable version is never
-// reused by anyone (FreeSpace.swift, invariant 2).
+// table): a reader publishes its pin, then loads the durable version, and reads that version
+// only if it has not changed meanwhile (Store.swift, `beginRead`). A writer stores the durable
+// version when it makes one, and loads the pins afterwards, when it decides what may be
+// reused. Both sides use sequentially consistent operations, so either the writer sees the
+// pin, or the reader sees the newer durable version and starts again on it. The newest
+// durable version is never reused by anyone (FreeSpace.swift, invariant 2). Exact pins need
+// this of every pin, not only of a process's oldest: each distinct version is published as
+// it is pinned, before the check (VersionRegistry.swift).
 //
-// A slot whose owner died keeps its floor until someone claims the slot. Writers skip it: a
-// floor counts only while its slot's lock byte is held. A claimer takes the lock byte before
-// it writes its floor, so a floor written by a live process is never skipped.
+// The writer's own process needs no slot: its registry knows its readers' pins exactly, and
+// it pins every version written and not yet durable, and the chain of run headers after the
+// head, itself (GroupCommit.swift, `groupPins`). Those are the only versions newer than the
+// durable one, and another process can only read them while they are pinned so.
+//
+// Two writer processes: each collects the other's pins at each commit, so the versions the
+// other's live realm and readers hold (its newest, typically) are all it keeps of the other's
+// turn; space freed in between is reused in the next commit. With the floor (layout 1) a
+// turn of k commits kept everything it freed from reuse until the other process moved on,
+// and the free list it handed over only grew while the other's oldest reader stayed.
+//
+// A slot whose owner died keeps its pins until someone claims the slot. Writers skip it: the
+// pins count only while the slot's lock byte is held (checked after the loads, and only for
+// slots with something to count). A claimer takes the lock byte before it clears the slot,
+// so a pin written by a live process is never skipped.
 //
 // Taking turns. File locks are not fair: a process that commits in a loop would take the
 // write lock again before a process woken from waiting for it can. So a process that finds
 // the lock free but took it last, while a live process says it is waiting, lets that one go
 // first (`lockWriter`).
 //
-// A read-only process that cannot open the lock file for writing cannot publish a floor.
+// A read-only process that cannot open the lock file for writing cannot publish its pins.
 // It holds the write lock shared instead, for as long as it has the file open: writers in
 // other processes wait until it closes.
 //
@@ -115,8 +158,10 @@ import Darwin
 /// This process's part in the lock file of one realm.
 final class ProcessCoordination: @unchecked Sendable {
     // @unchecked: the table is shared memory, read and written only through the atomic
-    // helpers; `realmFD` is set once, by `joinRealmFile` in the store's init, before the store
-    // is shared; everything else is immutable after init.
+    // helpers; `entries` and `overflowed` are only touched under the lock of the registry
+    // that publishes the pins (VersionRegistry.swift); `realmFD` is set once, by
+    // `joinRealmFile` in the store's init, before the store is shared; everything else is
+    // immutable after init or belongs to the write lock's holder.
     private let fd: Int32
     private let path: String
     /// The device and inode of the lock file this process joined.
@@ -133,11 +178,23 @@ final class ProcessCoordination: @unchecked Sendable {
     /// this one may have been written and never synced (Store.swift, `settle`).
     private(set) var previousSynced: UInt64?
 
-    static let tableSize = 4096
+    /// This process's entries as it last stored them (0: free), and the versions the overflow
+    /// range summarises (sorted): the owner's side of its slot (see the header).
+    private var entries = [UInt64](repeating: 0, count: ProcessCoordination.pinEntries)
+    private var overflowed: [UInt64] = []
+
+    static let tableSize = 16384
     static let magic: [UInt8] = Array("ORLock\0\u{1}".utf8)
-    static let layoutVersion: UInt32 = 1
-    static let slotSize = 32
+    static let layoutVersion: UInt32 = 2
+    static let slotSize = 128
     static let slotCount = (tableSize - 64) / slotSize
+    /// Pin entries per slot: 40 bytes of fields, then entries to the end of the slot.
+    static let pinEntries = (slotSize - 40) / 8
+    private static let waitingField = 1
+    private static let floorField = 2
+    private static let overflowLowField = 3
+    private static let overflowHighField = 4
+    private static let firstEntryField = 5
     private static let openingByte: Int64 = 0
     private static let presenceByte: Int64 = 1
     private static let writerByte: Int64 = 2
@@ -241,8 +298,7 @@ final class ProcessCoordination: @unchecked Sendable {
 
     deinit {
         if let table {
-            openrealm_shared_store(Self.slotField(table, slot, 1), 0)
-            openrealm_shared_store(Self.slotField(table, slot, 2), 0)
+            Self.clearSlot(table, slot)
             munmap(table, Self.tableSize)
         }
         // The realm file's byte before the lock file's: one present in the lock file then
@@ -359,19 +415,25 @@ final class ProcessCoordination: @unchecked Sendable {
     /// Takes the first reader slot no live process owns.
     private static func claimSlot(_ fd: Int32, _ table: UnsafeMutableRawPointer) -> Int? {
         for i in 0..<slotCount where openrealm_range_lock(fd, slotLockBase + Int64(i), 1, 2, 0) == 0 {
-            // A dead owner's floor is still there: ours replaces it only now that we hold the
-            // lock byte, so writers skip the slot until then (see the header).
+            // A dead owner's pins are still there: cleared only now that we hold the lock
+            // byte, so writers skip the slot until then (see the header).
+            clearSlot(table, i)
             openrealm_shared_store(slotField(table, i, 0), UInt64(getpid()))
-            openrealm_shared_store(slotField(table, i, 1), 0)
-            openrealm_shared_store(slotField(table, i, 2), 0)
             return i
         }
         return nil
     }
 
+    /// Clears every field of slot `i`: no pins, an empty overflow range, not waiting.
+    private static func clearSlot(_ table: UnsafeMutableRawPointer, _ i: Int) {
+        for field in 0..<(firstEntryField + pinEntries) {
+            openrealm_shared_store(slotField(table, i, field), field == overflowLowField ? .max : 0)
+        }
+    }
+
     // MARK: The table
 
-    /// Field `field` (0 pid, 1 floor, 2 waiting) of slot `slot`.
+    /// Field `field` of slot `slot` (0 pid, then the `...Field` constants, then the entries).
     private static func slotField(_ table: UnsafeMutableRawPointer, _ slot: Int, _ field: Int) -> UnsafeMutableRawPointer {
         table + 64 + slot * slotSize + field * 8
     }
@@ -390,22 +452,80 @@ final class ProcessCoordination: @unchecked Sendable {
         if synced { openrealm_shared_store(table + Self.syncedOffset, version) }
     }
 
-    /// Publishes the oldest version this process's readers pin (0: none).
-    func publishFloor(_ version: UInt64) {
-        if let table { openrealm_shared_store(Self.slotField(table, slot, 1), version) }
+    /// Counts every version from `version` on as pinned by this process (0: stops), for the
+    /// moments before its registry knows what it reads (Store.swift, opening).
+    func pinEverything(from version: UInt64) {
+        if let table { openrealm_shared_store(Self.slotField(table, slot, Self.floorField), version) }
     }
 
-    /// The oldest version readers of other live processes pin, or nil when they pin none.
-    func othersFloor() -> UInt64? {
-        guard let table else { return nil }
-        var floor: UInt64?
-        for i in 0..<Self.slotCount where i != slot {
-            let value = openrealm_shared_load(Self.slotField(table, i, 1))
-            guard value != 0, value < (floor ?? .max) else { continue }
-            // Only after the load: a live claimer held the byte before it wrote (see the header).
-            if openrealm_range_is_locked(fd, Self.slotLockBase + Int64(i), 1) != 0 { floor = value }
+    /// Publishes `version`, which this process's readers have just begun to pin (it pinned no
+    /// reader of it before). Under the registry's lock; returns once a writer that loads the
+    /// slot after it sees the pin (see the header, rules 1-3).
+    func publishPin(_ version: UInt64) {
+        guard let table else { return }
+        if let free = entries.firstIndex(of: 0) {
+            entries[free] = version
+            openrealm_shared_store(Self.slotField(table, slot, Self.firstEntryField + free), version)
+            return
         }
-        return floor
+        // The entries are full: the oldest of them and `version` is summarised (readers pin the
+        // newest version, so an old pin is the one likely to stay, and the range stays short).
+        let oldest = entries.indices.min { entries[$0] < entries[$1] }!
+        let summarised = min(version, entries[oldest])
+        overflowed.insert(summarised, at: overflowed.firstIndex { $0 > summarised } ?? overflowed.count)
+        // Widened first (rule 2); each word on its own still bounds every overflowed pin (rule 3).
+        openrealm_shared_store(Self.slotField(table, slot, Self.overflowLowField), overflowed.first!)
+        openrealm_shared_store(Self.slotField(table, slot, Self.overflowHighField), overflowed.last!)
+        if summarised != version {
+            entries[oldest] = version
+            openrealm_shared_store(Self.slotField(table, slot, Self.firstEntryField + oldest), version)
+        }
+    }
+
+    /// Withdraws `version`, whose last reader in this process has gone (rule 4). Under the
+    /// registry's lock.
+    func withdrawPin(_ version: UInt64) {
+        guard let table else { return }
+        if let entry = entries.firstIndex(of: version) {
+            entries[entry] = 0
+            openrealm_shared_store(Self.slotField(table, slot, Self.firstEntryField + entry), 0)
+        } else if let index = overflowed.firstIndex(of: version) {
+            overflowed.remove(at: index)
+            // Narrowed to the pins left, low first; an empty range is low > high (rule 3).
+            openrealm_shared_store(Self.slotField(table, slot, Self.overflowLowField), overflowed.first ?? .max)
+            openrealm_shared_store(Self.slotField(table, slot, Self.overflowHighField), overflowed.last ?? 0)
+        }
+    }
+
+    /// The versions readers of other live processes pin (see the header). Loaded by a writer
+    /// after the durable version it protects was published.
+    func othersPins() -> PinnedElsewhere {
+        var pinned = PinnedElsewhere()
+        guard let table else { return pinned }
+        var entries = [UInt64](repeating: 0, count: Self.pinEntries)
+        for i in 0..<Self.slotCount where i != slot {
+            // A slot without an owner holds nothing. A claimer clears its slot, then stores its
+            // pid, then publishes pins: a pid loaded as 0 precedes all of them, and a pin stored
+            // after this scan began is the reader table's case (see the header).
+            guard openrealm_shared_load(Self.slotField(table, i, 0)) != 0 else { continue }
+            // The entries first, then the range (rule 1), then whether the owner lives.
+            var any = false
+            for e in 0..<Self.pinEntries {
+                entries[e] = openrealm_shared_load(Self.slotField(table, i, Self.firstEntryField + e))
+                any = any || entries[e] != 0
+            }
+            let low = openrealm_shared_load(Self.slotField(table, i, Self.overflowLowField))
+            let high = openrealm_shared_load(Self.slotField(table, i, Self.overflowHighField))
+            let floor = openrealm_shared_load(Self.slotField(table, i, Self.floorField))
+            guard any || low <= high || floor != 0 else { continue }
+            // Only after the loads: a live claimer held the byte before it wrote (see the header).
+            guard openrealm_range_is_locked(fd, Self.slotLockBase + Int64(i), 1) != 0 else { continue }
+            pinned.versions += entries.lazy.filter { $0 != 0 }
+            if low <= high { pinned.ranges.append(low...high) }
+            if floor != 0 { pinned.ranges.append(floor...UInt64.max) }
+        }
+        pinned.versions.sort()
+        return pinned
     }
 
     // MARK: The write lock
@@ -434,7 +554,7 @@ final class ProcessCoordination: @unchecked Sendable {
             tookOverFromOther = true
             return try Self.lock(fd, Self.writerByte, mode: 2, path: path + ".lock")
         }
-        let waiting = Self.slotField(table, slot, 2)
+        let waiting = Self.slotField(table, slot, Self.waitingField)
         openrealm_shared_store(waiting, 1)
         defer { openrealm_shared_store(waiting, 0) }
         if openrealm_shared_load(table + Self.lastWriterOffset) == UInt64(slot) {
@@ -462,7 +582,7 @@ final class ProcessCoordination: @unchecked Sendable {
     /// Whether a live process other than this one waits for the write lock.
     private func othersWaiting() -> Bool {
         guard let table else { return false }
-        for i in 0..<Self.slotCount where i != slot && openrealm_shared_load(Self.slotField(table, i, 2)) != 0 {
+        for i in 0..<Self.slotCount where i != slot && openrealm_shared_load(Self.slotField(table, i, Self.waitingField)) != 0 {
             if openrealm_range_is_locked(fd, Self.slotLockBase + Int64(i), 1) != 0 { return true }
         }
         return false
@@ -513,5 +633,23 @@ package final class OpeningHold: Sendable {
     deinit {
         ProcessCoordination.unlockAll(fd)
         close(fd)
+    }
+}
+
+/// What readers of other live processes pin, as a writer collected it from the lock file.
+struct PinnedElsewhere: Equatable {
+    /// Exact pins, sorted (a version pinned in two processes appears twice).
+    var versions: [UInt64] = []
+    /// Every version in each of these counts as pinned: overflow summaries, and the floors of
+    /// processes opening the realm.
+    var ranges: [ClosedRange<UInt64>] = []
+
+    var isEmpty: Bool { versions.isEmpty && ranges.isEmpty }
+
+    /// Whether a version in first ..< end counts as pinned.
+    func reaches(from first: UInt64, to end: UInt64) -> Bool {
+        guard first < end else { return false }
+        if FreeSpace.isPinned(versions, from: first, to: end) { return true }
+        return ranges.contains { $0.lowerBound < end && $0.upperBound >= first }
     }
 }

@@ -86,22 +86,22 @@ extension Store {
         let done: @Sendable (Result<VersionID, StorageError>) -> Void
     }
 
-    /// For a commit about to be encoded: the versions readers and unsynced records need
-    /// (sorted), the versions its allocator must not overwrite (those and the chain after the
-    /// head, sorted), the unsynced extents its record must list, the durable version, and the
-    /// head its chain follows.
+    /// For a commit about to be encoded: the versions this process's readers and unsynced
+    /// records need (sorted), the versions its allocator must not overwrite (those, the chain
+    /// after the head and the versions readers of other processes pin, sorted, with the ranges
+    /// that summarise some of the latter), the unsynced extents its record must list, the
+    /// durable version, and the head its chain follows.
     ///
     /// - Throws: `ioFailure` when the transaction began on versions whose sync failed.
-    /// `floor`: every version from it on is pinned by a reader in another process.
     func groupPins(for transaction: WriteTransaction) throws(StorageError)
-        -> (pins: [UInt64], spacePins: [UInt64], carried: [RecordedExtent], durable: UInt64, floor: UInt64, head: UInt64, chainBytes: UInt64,
-            nonce: UInt64) {
+        -> (pins: [UInt64], spacePins: [UInt64], spaceRanges: [ClosedRange<UInt64>], carried: [RecordedExtent], durable: UInt64, head: UInt64,
+            chainBytes: UInt64, nonce: UInt64) {
         try stateLock.withLock { () throws(StorageError) in
             try checkLineage(transaction.lineage)
             let durable = committed.slot.version.value
             // Loaded after the durable version they protect was published, under the lock that
             // publishing takes (the reader table's argument, ProcessCoordination.swift).
-            let floor = coordination?.othersFloor() ?? .max
+            let elsewhere = coordination?.othersPins() ?? PinnedElsewhere()
             let pinned = registry.pinned(including: committed.slot.version)
             let newest = transaction.base.slot.version.value
             // `pinned` and the range, merged in order (both are sorted; a set and a sort of the
@@ -118,9 +118,27 @@ extension Store {
             // Every version after the head stays whole while the head is the newest durable one
             // (invariant 5): recovery walks their run headers and records from it. Only space
             // needs that; the change history follows the readers.
-            return (including(after: lowest), including(after: min(lowest, group.head.version)),
-                    group.extents.filter { $0.version > durable }, durable, floor, group.head.version, group.chainBytes, group.nonce)
+            let space = including(after: min(lowest, group.head.version))
+            return (including(after: lowest), elsewhere.versions.isEmpty ? space : Self.merged(space, elsewhere.versions), elsewhere.ranges,
+                    group.extents.filter { $0.version > durable }, durable, group.head.version, group.chainBytes, group.nonce)
         }
+    }
+
+    /// Two sorted lists as one.
+    static func merged(_ a: [UInt64], _ b: [UInt64]) -> [UInt64] {
+        var all: [UInt64] = []
+        all.reserveCapacity(a.count + b.count)
+        var i = 0, j = 0
+        while i < a.count || j < b.count {
+            if j == b.count || (i < a.count && a[i] <= b[j]) {
+                all.append(a[i])
+                i += 1
+            } else {
+                all.append(b[j])
+                j += 1
+            }
+        }
+        return all
     }
 
     private func checkLineage(_ lineage: UInt64) throws(StorageError) {

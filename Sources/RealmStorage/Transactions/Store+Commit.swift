@@ -31,7 +31,7 @@ extension Store {
         let base = transaction.base
         let version = transaction.version
         var top = transaction.top
-        let (pins, spacePins, carried, durable, floor, head, chainBytes, nonce) = try groupPins(for: transaction)
+        let (pins, spacePins, spaceRanges, carried, durable, head, chainBytes, nonce) = try groupPins(for: transaction)
         let writer = CommitWriter(version: version, free: free)
         let context = transaction.context
         let deltasAllowed = stateLock.withLock { group.freeListDeltas }
@@ -61,7 +61,7 @@ extension Store {
         try release(base.slot.commitRecordRef, .commitRecord)
         try release(base.slot.runHeader, .runHeader)
         if transaction.newSchemaBlob != nil { try release(top.schemaBlob, .blob) }
-        writer.free.releaseUnreachable(pinned: spacePins, floor: floor)
+        writer.free.releaseUnreachable(pinned: spacePins, ranges: spaceRanges)
         // The run header first, where the base version reserved it (FileHeader.swift), unless
         // this version starts a new chain: when the chain is long, or its versions wrote (and
         // so keep from reuse) 256 KiB. Chains pay off for small commits, whose sync is mostly

@@ -18,7 +18,7 @@ import Dispatch
 // and the allocator of the older version are dropped.
 //
 // Reads. A reader begins on the newest durable version any process made: when the lock file's
-// durable version is newer than this process's, the reader pins it (publishing its floor),
+// durable version is newer than this process's, the reader pins it (publishing the pin),
 // checks that it is still the newest, and loads its root (`catchUpForReading`).
 
 /// Why this process holds the write lock of its file. Guarded by the store's `stateLock`.

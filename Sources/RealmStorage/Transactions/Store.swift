@@ -93,7 +93,7 @@ package final class Store: @unchecked Sendable {
     ///   verifies, `fileNotFound`, `permissionDenied`, `incompatibleLockFile` (a lock file another
     ///   process made with a different layout, or another process has the file open through a
     ///   lock file deleted or replaced since), `alreadyOpen` (the lock file has no free reader
-    ///   slot: 126 processes have the file open).
+    ///   slot: 127 processes have the file open).
     package static func open(path: String, options: StoreOptions = StoreOptions()) throws(StorageError) -> Store {
         try StoreRegistry.shared.open(path: path, options: options)
     }
@@ -133,8 +133,8 @@ package final class Store: @unchecked Sendable {
         let alone = coordination?.openedAlone ?? true
         // With other processes writing, every version counts as pinned while this one reads
         // the newest (the reader table's argument, ProcessCoordination.swift).
-        if !alone { coordination?.publishFloor(1) }
-        defer { if !alone { coordination?.publishFloor(0) } }
+        if !alone { coordination?.pinEverything(from: 1) }
+        defer { if !alone { coordination?.pinEverything(from: 0) } }
         let recovered = try Recovery.open(file: file, path: path, minimumMapping: options.minimumMapping)
         // Known on the disk: created just now, or what the processes before named synced in
         // the lock file. Else synced here (`settle`), when this store syncs at all.
