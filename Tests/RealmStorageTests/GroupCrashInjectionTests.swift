@@ -79,6 +79,9 @@ import Testing
             gate.open()
             answers.waitFor(groupSizes[g - 1])
         }
+        // Every thread answered: a thread leader hands the lead on before it answers its group,
+        // so the next group's sync may fail (and its threads be answered) before that.
+        threads.wait()
         guard let failed, let state = crashFile.crashState else { return nil }
         // Everything answered before the crash succeeded; the crashed group failed.
         let firstFailed = failed <= 1 ? 0 : groupSizes[1..<failed].reduce(0, +)
