@@ -41,6 +41,29 @@ extension Realm.Configuration {
     mutating func holdSyncs(at gate: SyncGate) {
         fileWrapper = { SyncHookFile(wrapping: $0) { _ in gate.pass() } }
     }
+
+    /// Holds each sync of the file for as long as `hold()` says so (asked every 100 µs).
+    mutating func holdSyncs(while hold: @escaping @Sendable () -> Bool) {
+        fileWrapper = { SyncHookFile(wrapping: $0) { _ in while hold() { usleep(100) } } }
+    }
+}
+
+/// Group commit's counts of a realm's store (`Store.groupCommitCounts`), readable from any
+/// thread, a sync hook's too: from when a realm of the file is attached.
+final class GroupCommitProbe: @unchecked Sendable {
+    // @unchecked: `store` is guarded by `lock`; the store is Sendable.
+    private let lock = NSLock()
+    private var store: Store?
+
+    func attach(_ realm: Realm) { lock.withLock { store = realm.store } }
+
+    private var counts: Store.GroupCommitCounts? { lock.withLock { store }?.groupCommitCounts }
+
+    /// Sync steps that made commits durable, and those commits, since the file was opened.
+    var syncsAndCommits: (syncs: Int, commits: Int) { counts.map { ($0.syncs, $0.versions) } ?? (0, 0) }
+
+    /// Threads waiting in `realm.write` for their commits to be durable, now.
+    var waitingThreads: Int { counts?.waitingThreads ?? 0 }
 }
 
 /// A switch tests flip from any thread.

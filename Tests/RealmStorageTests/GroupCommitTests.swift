@@ -40,6 +40,30 @@ import Testing
     /// Waits until every commit so far is written: the lane comes back only after that.
     static func barrier(_ store: Store) throws { try store.beginWrite().rollback() }
 
+    /// Commits row `id` on a thread of its own, which waits there until the commit is durable
+    /// (`commitWaiting`, as `realm.write {}` does), and records the answer. `threads` is left
+    /// when the thread is done.
+    static func insertOnThread(_ store: Store, _ table: TableKey, _ id: Int, _ answers: Answers, _ threads: DispatchGroup) {
+        threads.enter()
+        Thread.detachNewThread {
+            defer { threads.leave() }
+            let result: Result<VersionID, StorageError>
+            do throws(StorageError) {
+                let transaction = try store.beginWrite()
+                try transaction.insert(table, values: [.int(Int64(id)), .string("row \(id)")])
+                result = .success(try transaction.commit())
+            } catch {
+                result = .failure(error)
+            }
+            answers.record(id)(result)
+        }
+    }
+
+    /// Waits until `count` threads wait for their written commits to be durable.
+    static func waitUntilThreadsWait(_ store: Store, _ count: Int) {
+        while store.groupCommitCounts.waitingThreads < count { usleep(100) }
+    }
+
     static func ids(_ read: ReadTransaction) throws -> [Int]? {
         guard let view = try read.table(named: "Row") else { return nil }
         var ids: [Int] = []
@@ -150,6 +174,112 @@ import Testing
         let reopened = try Store.open(path: path)
         try reopened.verify()
         #expect(try Self.ids(reopened.beginRead()) == [1])
+    }
+
+    /// Threads (GroupCommit+Threads.swift): a lone thread syncs at once; the threads that
+    /// commit while it syncs wait, and share the next sync, which one of them leads.
+    @Test func threadsThatCommitDuringASyncShareTheNextOneAndWaitForIt() throws {
+        let directory = TemporaryDirectory()
+        let box = WrappedFileBox<GatedSyncFile>()
+        let store = try Store.open(path: directory.path(), options: StoreOptions(fileWrapper: box.wrapper { GatedSyncFile(wrapping: $0) }))
+        let gate = try #require(box.file)
+        let answers = Answers()
+        let threads = DispatchGroup()
+
+        let table = try Self.createTable(store)
+        gate.waitForSyncAtGate()                       // sync 1: the table
+        gate.open()
+        Self.insertOnThread(store, table, 0, answers, threads)
+        gate.waitForSyncAtGate()                       // sync 2: the lone thread's, at once
+        for id in 1...10 {
+            Self.insertOnThread(store, table, id, answers, threads)
+            Self.waitUntilThreadsWait(store, id + 1)
+        }
+        #expect(answers.count == 0, "nobody may be answered before the sync")
+        #expect(try Self.ids(store.beginRead()) == [], "readers must not see what is not durable")
+        gate.open()
+        answers.waitFor(1)
+        #expect((try? answers[0]?.get()) != nil, "the lone thread's commit is durable: \(String(describing: answers[0]))")
+        gate.waitForSyncAtGate()                       // sync 3: the ten threads', led by one of them
+        #expect(answers.count == 1, "the ten must wait for their own sync")
+        gate.open()
+        answers.waitFor(10)
+        threads.wait()
+        #expect(gate.syncCount == 3, "ten threads that committed during one sync must share the next")
+        for id in 0...10 { #expect((try? answers[id]?.get()) != nil, "commit \(id): \(String(describing: answers[id]))") }
+        let counts = store.groupCommitCounts
+        #expect(counts.syncs == 3 && counts.versions == 12 && counts.waitingThreads == 0, "\(counts)")
+        #expect(try Self.ids(store.beginRead()) == Array(0...10))
+        try store.verify()
+    }
+
+    /// A failed sync led by a thread fails its followers too, and everything built on them;
+    /// the next thread to commit leads anew.
+    @Test func aFailedSyncFailsEveryThreadThatWaitedForIt() throws {
+        let directory = TemporaryDirectory()
+        let box = WrappedFileBox<GatedSyncFile>()
+        let store = try Store.open(path: directory.path(), options: StoreOptions(fileWrapper: box.wrapper { GatedSyncFile(wrapping: $0) }))
+        let gate = try #require(box.file)
+        let answers = Answers()
+        let threads = DispatchGroup()
+
+        let table = try Self.createTable(store)
+        gate.waitForSyncAtGate()
+        gate.open()                                    // sync 1 (the table) succeeds
+        Self.insertOnThread(store, table, 1, answers, threads)
+        gate.waitForSyncAtGate()                       // sync 2 (thread 1's) will fail
+        gate.fail(sync: 2)
+        for id in 2...5 {
+            Self.insertOnThread(store, table, id, answers, threads)
+            Self.waitUntilThreadsWait(store, id)
+        }
+        gate.open()
+        gate.waitForSyncAtGate()                       // sync 3: the failed roots are zeroed
+        gate.open()
+        answers.waitFor(5)
+        threads.wait()
+        for id in 1...5 {
+            #expect(throws: StorageError.self, "commit \(id) must fail with its group") { try answers[id]?.get() }
+        }
+        #expect(store.groupCommitCounts.waitingThreads == 0)
+        #expect(try Self.ids(store.beginRead()) == [], "nothing of the failed group may be visible")
+
+        Self.insertOnThread(store, table, 6, answers, threads)
+        gate.waitForSyncAtGate()                       // sync 4: led at once
+        gate.open()
+        answers.waitFor(1)
+        threads.wait()
+        #expect((try? answers[6]?.get()) != nil)
+        #expect(try Self.ids(store.beginRead()) == [6])
+        try store.verify()
+    }
+
+    /// Threads and tasks committing at once on one store: the sync queue and the leading
+    /// threads take turns, and every commit lands.
+    @Test func threadsAndTasksCommittingTogetherAllLand() async throws {
+        let directory = TemporaryDirectory()
+        let store = try Store.open(path: directory.path())
+        let table = try Self.createTable(store)
+        try Self.barrier(store)
+        let answers = Answers()
+        let threads = DispatchGroup()
+        let perKind = 48
+        for id in 0..<perKind { Self.insertOnThread(store, table, id, answers, threads) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for id in perKind..<(2 * perKind) {
+                group.addTask {
+                    let transaction = try await store.beginWriteAsync()
+                    try transaction.insert(table, values: [.int(Int64(id)), .string("row \(id)")])
+                    try await transaction.commitAsync()
+                }
+            }
+            try await group.waitForAll()
+        }
+        await withCheckedContinuation { continuation in threads.notify(queue: .global()) { continuation.resume() } }
+        for id in 0..<perKind { #expect((try? answers[id]?.get()) != nil, "thread commit \(id): \(String(describing: answers[id]))") }
+        #expect(try Self.ids(store.beginRead()) == Array(0..<(2 * perKind)))
+        #expect(store.groupCommitCounts.waitingThreads == 0)
+        try store.verify()
     }
 
     @Test func tasksCommittingTogetherAllLand() async throws {

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 @testable import RealmStorage
@@ -9,7 +10,17 @@ import Testing
 /// must recover, verify, and hold the acknowledged groups and a prefix of the group in flight
 /// (each member is a transaction of its own: those whose writes all arrived may be recovered,
 /// in order), all of it when everything arrived; then take new commits.
+///
+/// The commits of a group come from tasks (`commit(then:)`, synced by the sync queue) or from
+/// threads that wait for them (`commit()`, synced by one of the waiting threads:
+/// GroupCommit+Threads.swift), one thread per commit, each started once the one before has
+/// written its commit, so that the rows are in commit order.
 @Suite struct GroupCrashInjectionTests {
+    enum Committers: String, CaseIterable, CustomTestStringConvertible {
+        case tasks, threads
+        var testDescription: String { rawValue }
+    }
+
     /// Group 0 creates the table; the others insert this many rows each.
     static let groupSizes = [1, 3, 1, 4, 2, 5, 1]
 
@@ -26,7 +37,7 @@ import Testing
 
     /// Runs the grouped workload on a file that loses power at sync `n`.
     /// `chainLength` 2 puts a version that starts a new chain inside most groups.
-    static func run(crashingAt n: Int, path: String, chainLength: Int) throws -> Crash? {
+    static func run(crashingAt n: Int, path: String, chainLength: Int, committers: Committers = .tasks) throws -> Crash? {
         let box = WrappedFileBox<GatedSyncFile>()
         let store = try Store.open(path: path, options: StoreOptions(limits: TreeLimits(leafCapacity: 4, innerCapacity: 4), fileWrapper: box.wrapper {
             GatedSyncFile(wrapping: CrashSimulatingFile(wrapping: $0, crashAtSync: n), passAfterFailure: true, gateAfterSync: true)
@@ -39,6 +50,9 @@ import Testing
         try setup.commit(then: answers.record(-1))
         var next = 0
         var failed: Int?
+        let threads = DispatchGroup()
+        // Every committing thread is done before the store goes (a failed group's too).
+        defer { threads.wait() }
         for g in 1...groupSizes.count {
             // Sync g (of group g-1) has synced and waits, or has crashed.
             gate.waitForSyncAtGate()
@@ -48,8 +62,16 @@ import Testing
             }
             // Written after that sync: pending until sync g+1, which makes them durable.
             if g < groupSizes.count {
-                for _ in 0..<groupSizes[g] {
-                    try GroupCommitTests.insert(store, table, next, answers)
+                // Group g-1's threads wait for sync g meanwhile (group 0 is the task's table).
+                let waiting = committers == .threads && g >= 2 ? groupSizes[g - 1] : 0
+                for member in 0..<groupSizes[g] {
+                    switch committers {
+                    case .tasks:
+                        try GroupCommitTests.insert(store, table, next, answers)
+                    case .threads:
+                        GroupCommitTests.insertOnThread(store, table, next, answers, threads)
+                        GroupCommitTests.waitUntilThreadsWait(store, waiting + member + 1)
+                    }
                     next += 1
                 }
                 try GroupCommitTests.barrier(store)
@@ -57,6 +79,9 @@ import Testing
             gate.open()
             answers.waitFor(groupSizes[g - 1])
         }
+        // Every thread answered: a thread leader hands the lead on before it answers its group,
+        // so the next group's sync may fail (and its threads be answered) before that.
+        threads.wait()
         guard let failed, let state = crashFile.crashState else { return nil }
         // Everything answered before the crash succeeded; the crashed group failed.
         let firstFailed = failed <= 1 ? 0 : groupSizes[1..<failed].reduce(0, +)
@@ -70,12 +95,13 @@ import Testing
         return before + (before.count..<(before.count + members))
     }
 
-    @Test(arguments: [2, StoreOptions().chainLength])
-    func everyCrashRecoversAPrefixOfTheGroupInFlight(chainLength: Int) throws {
+    @Test(arguments: [2, StoreOptions().chainLength], Committers.allCases)
+    func everyCrashRecoversAPrefixOfTheGroupInFlight(chainLength: Int, committers: Committers) throws {
         let directory = TemporaryDirectory()
         var crashes = 0
         for n in 1...(Self.groupSizes.count + 1) {
-            guard let crash = try Self.run(crashingAt: n, path: directory.path("work-\(n).realm"), chainLength: chainLength) else { continue }
+            guard let crash = try Self.run(crashingAt: n, path: directory.path("work-\(n).realm"), chainLength: chainLength,
+                                           committers: committers) else { continue }
             crashes += 1
             let before = Self.rows(throughGroup: crash.group - 1), after = Self.rows(throughGroup: crash.group)
             let policies = CrashInjectionTests.policies(for: crash.state, seed: 0x6C0_0C0 &+ UInt64(n), randomCount: 6)
@@ -118,13 +144,14 @@ import Testing
     /// attempt's versions are still in the file (run headers, records, nodes), and the retries
     /// write the same rows as the same versions; none of them may come back, whole or in part:
     /// every image holds exactly the rows acknowledged, perhaps with the one in flight.
-    @Test(arguments: [2, StoreOptions().chainLength])
-    func rerunningTheLostTransactionsAfterACrashBringsNothingBack(chainLength: Int) throws {
+    @Test(arguments: [2, StoreOptions().chainLength], Committers.allCases)
+    func rerunningTheLostTransactionsAfterACrashBringsNothingBack(chainLength: Int, committers: Committers) throws {
         let directory = TemporaryDirectory()
         let total = Self.groupSizes.reduce(0, +) - 1
         var checked = 0, openCrashes = 0
         for n in 1...(Self.groupSizes.count + 1) {
-            guard let crash = try Self.run(crashingAt: n, path: directory.path("work-\(n).realm"), chainLength: chainLength) else { continue }
+            guard let crash = try Self.run(crashingAt: n, path: directory.path("work-\(n).realm"), chainLength: chainLength,
+                                           committers: committers) else { continue }
             let firstPolicies: [CrashPolicy] = [.dropAll, .keepAll, .random(seed: 0x2E_2E &+ UInt64(n)), .random(seed: 0x2F_2F &+ UInt64(n))]
             for (p, policy) in firstPolicies.enumerated() {
                 for m in 1...3 {

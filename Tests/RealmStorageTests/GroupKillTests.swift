@@ -7,16 +7,20 @@ import Glibc
 import Darwin
 #endif
 
-/// Real processes killed with SIGKILL while many tasks commit at once, so that commits share
-/// syncs (group commit). Each task numbers its objects; a task's commits build on each other,
-/// so after any kill each task's objects must be a prefix of its numbers, and never shorter
-/// than what the child had acknowledged (logged after each commit returned).
+/// Real processes killed with SIGKILL while many tasks, or many threads, commit at once, so
+/// that commits share syncs (group commit: the sync queue's for tasks, the waiting threads'
+/// own for threads, GroupCommit+Threads.swift). Each committer numbers its objects; its
+/// commits build on each other, so after any kill each committer's objects must be a prefix
+/// of its numbers, and never shorter than what the child had acknowledged (logged after each
+/// commit returned).
 @Suite struct GroupKillTests {
     static let tasks = 12
     static let rounds = 8
     static let stride: Int64 = 1_000_000
 
-    static func commitUntilKilled(path: String, log: String, delay: UInt32) async throws {
+    /// `threads`: the committers are threads that wait for their commits (`commit()`), one
+    /// per task number, instead of tasks.
+    static func commitUntilKilled(path: String, log: String, delay: UInt32, threads: Bool = false) async throws {
         let store = try Store.open(path: path, options: StoreOptions(limits: TreeLimits(leafCapacity: 8, innerCapacity: 4)))
         let setup = try await store.beginWriteAsync()
         let table = try setup.table(named: KillTests.tableName)?.info.key ?? setup.createTable(KillTests.tableName, columns: KillTests.columns)
@@ -30,6 +34,29 @@ import Darwin
         Thread.detachNewThread {
             usleep(delay)
             kill(getpid(), SIGKILL)
+        }
+        if threads {
+            for t in 0..<tasks {
+                Thread.detachNewThread {
+                    var count = starts[t]
+                    while true {
+                        do throws(StorageError) {
+                            let transaction = try store.beginWrite()
+                            let id = Int64(t) * stride + count
+                            try transaction.insert(table, key: ObjectKey(id), values: KillTests.values(id))
+                            try transaction.commit()
+                        } catch {
+                            // Not the kill the parent expects: it sees another exit.
+                            fatalError("thread \(t) failed to commit: \(error)")
+                        }
+                        count += 1
+                        logLock.withLock { handle.write(Data("\(t) \(count)\n".utf8)) }
+                    }
+                }
+            }
+            // The threads commit until the kill.
+            try await Task.sleep(for: .seconds(600))
+            return
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for t in 0..<tasks {
@@ -49,14 +76,16 @@ import Darwin
         }
     }
 
-    @Test func acknowledgedGroupedCommitsSurviveSIGKILL() async throws {
+    @Test(arguments: [false, true])
+    func acknowledgedGroupedCommitsSurviveSIGKILL(threads: Bool) async throws {
         let directory = TemporaryDirectory()
         let path = directory.path(), log = directory.path("acknowledged.log")
         var recovered = 0
         for round in 0..<Self.rounds {
             let delay = UInt32(20_000 + 15_000 * (round % 4))
-            await #expect(processExitsWith: .signal(SIGKILL), "round \(round)") { [path = path as String, log = log as String, delay = delay as UInt32] in
-                try await GroupKillTests.commitUntilKilled(path: path, log: log, delay: delay)
+            await #expect(processExitsWith: .signal(SIGKILL), "round \(round)") { [path = path as String, log = log as String, delay = delay as UInt32,
+                                                                                     threads = threads as Bool] in
+                try await GroupKillTests.commitUntilKilled(path: path, log: log, delay: delay, threads: threads)
             }
             let store = try Store.open(path: path, options: StoreOptions(create: false))
             try store.verify()

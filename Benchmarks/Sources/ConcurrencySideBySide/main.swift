@@ -3,18 +3,25 @@
 //   W2   sequential 1-object durable commits (`realm.write { add }`);
 //   W2g  64 tasks each committing 1-object durable writes (`RealmActor.write`, GRDB's async
 //        `pool.write`): commits queued together share a sync (group commit);
+//   W2t  16 threads, each with a realm of its own, committing 1-object durable writes
+//        (`realm.write { add }`, GRDB's synchronous `pool.write`): the threads that commit
+//        while a sync runs share the next one; reported with W2t / W2g, the rate of
+//        threads against tasks;
 //   W6   primary-key lookups on a reader thread, alone and while a writer thread commits
 //        1-object durable writes; the share of its rate the reader keeps.
 //
-//   swift run -c release --package-path Benchmarks ConcurrencySideBySide [--seconds N] [--tasks N] [--openrealm-only] [--only W2|W2g|W6] [--shared-ids]
+//   swift run -c release --package-path Benchmarks ConcurrencySideBySide [--seconds N] [--tasks N] [--threads N] [--openrealm-only] [--only W2|W2g|W2t|W6] [--shared-ids]
+//
+// `--only W2g` runs W2 (for W2g / W2), W2g and W2t; `--only W2t` runs W2g and W2t.
 //
 // W2g's tasks insert ids in ranges of their own (task × 10,000,000 + n), so the writes merged
 // into one commit land in as many cluster leaves; `--shared-ids` takes every id from one
 // counter instead (an auto-increment key), so that they land in one.
 //
-// `--commits N` makes W2 (and each of W2g's tasks, N / tasks) stop after N commits instead of
-// after the time, so that instruction counts (`valgrind --tool=callgrind … --only W2
-// --openrealm-only --commits 5000`) compare between builds.
+// `--commits N` makes W2 (and each of W2g's tasks, N / tasks, and of W2t's threads,
+// N / threads) stop after N commits instead of after the time, so that instruction counts
+// (`valgrind --tool=callgrind … --only W2 --openrealm-only --commits 5000`) compare between
+// builds.
 
 import EngineWorkloads
 import Foundation
@@ -37,7 +44,7 @@ enum Settings {
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
         while let argument = arguments.next() {
             switch argument {
-            case "--seconds", "--tasks", "--only", "--commits": options[argument] = arguments.next()!
+            case "--seconds", "--tasks", "--threads", "--only", "--commits": options[argument] = arguments.next()!
             case "--openrealm-only", "--shared-ids": options[argument] = "yes"
             default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
             }
@@ -46,6 +53,7 @@ enum Settings {
     }()
     static let duration = Double(options["--seconds"] ?? "3")!
     static let taskCount = Int(options["--tasks"] ?? "64")!
+    static let threadCount = Int(options["--threads"] ?? "16")!
     static let openRealmOnly = options["--openrealm-only"] != nil
     static let only = options["--only"]
     static let commitLimit = options["--commits"].map { Int($0)! }
@@ -178,6 +186,66 @@ func w2gGRDB() async throws -> Double {
     return Double(commits) / (now() - start)
 }
 
+// MARK: W2t
+
+/// Runs `commit(thread, n)` on `Settings.threadCount` threads of their own until the time (or
+/// each thread's share of `--commits`) is up, all starting together once each has set up
+/// (`open`, on its thread); returns commits per second.
+func onThreads<Context>(open: @escaping @Sendable () throws -> Context, commit: @escaping @Sendable (Context, Int, Int) throws -> Void) -> Double {
+    let threads = Settings.threadCount
+    let ready = DispatchGroup(), done = DispatchGroup()
+    let go = DispatchSemaphore(value: 0)
+    let startBits = Atomic<UInt64>(0), commits = Atomic<Int>(0)
+    for thread in 0..<threads {
+        ready.enter()
+        done.enter()
+        Thread.detachNewThread {
+            defer { done.leave() }
+            // Opened here: a realm is confined to the thread that opened it.
+            let context = try! open()
+            ready.leave()
+            go.wait()
+            // Read after `go`, which the store of `startBits` happens before.
+            let start = Double(bitPattern: startBits.load(ordering: .relaxed))
+            let limit = Settings.commitLimit.map { $0 / threads }
+            var n = 0
+            while limit.map({ n < $0 }) ?? (now() - start < Settings.duration) {
+                try! commit(context, thread, n)
+                n += 1
+            }
+            commits.wrappingAdd(n, ordering: .relaxed)
+        }
+    }
+    ready.wait()
+    let start = now()
+    startBits.store(start.bitPattern, ordering: .relaxed)
+    for _ in 0..<threads { go.signal() }
+    done.wait()
+    return Double(commits.load(ordering: .relaxed)) / (now() - start)
+}
+
+func w2tOpenRealm() throws -> Double {
+    let dir = folder()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let configuration = realmConfiguration(dir)
+    // Creates the schema, so that the threads' realms open without writing, and keeps the
+    // file open between them.
+    let realm = try Realm(configuration: configuration)
+    defer { withExtendedLifetime(realm) {} }
+    return onThreads(open: { try Realm(configuration: configuration) }) { realm, thread, n in
+        try realm.write { realm.add(person(thread * 10_000_000 + n)) }
+    }
+}
+
+func w2tGRDB() throws -> Double {
+    let dir = folder()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let pool = try grdbPool(dir)
+    return onThreads(open: { pool }) { pool, thread, n in
+        try pool.write { db in try record(thread * 10_000_000 + n).insert(db) }
+    }
+}
+
 // MARK: W6
 
 struct ReaderResult { var alone = 0.0, withWriter = 0.0, writer = 0.0 }
@@ -294,10 +362,17 @@ if only == nil || only == "W2" || only == "W2g" {
     w2Rate = realm
     if only != "W2g" { row("W2 sequential 1-object durable commits (/s)", realm, openRealmOnly ? nil : try w2GRDB()) }
 }
-if only == nil || only == "W2g" {
+var w2gRate: Double?
+if only == nil || only == "W2g" || only == "W2t" {
     let realm = try await w2gOpenRealm()
+    w2gRate = realm
     row("W2g \(taskCount) tasks, 1-object durable commits (/s)", realm, openRealmOnly ? nil : try await w2gGRDB())
     if let w2Rate { print("| W2g / W2 (OpenRealm) | \(String(format: "%.1f×", realm / w2Rate)) | | |") }
+}
+if only == nil || only == "W2g" || only == "W2t" {
+    let realm = try w2tOpenRealm()
+    row("W2t \(Settings.threadCount) threads, 1-object durable commits (/s)", realm, openRealmOnly ? nil : try w2tGRDB())
+    if let w2gRate { print("| W2t / W2g (OpenRealm) | \(String(format: "%.2f×", realm / w2gRate)) | | |") }
 }
 if only == nil || only == "W6" {
     let realm = try w6OpenRealm()

@@ -8,6 +8,9 @@ import Dispatch
 // The sync queue then writes the root slot of the newest tip and syncs: one sync makes every
 // version written since the last one durable. Only then are those committers answered and
 // their versions published to readers (`committed`), so nobody sees data that is not durable.
+// Committers that wait on their own threads (`commitWaiting`) sync on them instead, one
+// leading for the others at a time (GroupCommit+Threads.swift); a sync step is the same
+// wherever it runs (`syncGroup`).
 //
 // Why a crash cannot lose or tear anything (FileHeader.swift, invariants 1-3):
 //   - Every version written since the durable one is pinned (`groupPins`), so no commit of a
@@ -52,6 +55,13 @@ extension Store {
         var allocatorStale = false
         /// Whether a sync job is queued and has not yet taken its group.
         var syncScheduled = false
+        /// A committing thread leads: it syncs, or is about to, for the threads that wait
+        /// (GroupCommit+Threads.swift).
+        var threadLeads = false
+        /// Threads whose versions are written, waiting while another leads, oldest first.
+        var followers: [DurabilityWaiter] = []
+        /// `Store.groupCommitCounts`.
+        var counts = GroupCommitCounts()
         /// The newest durable version in a root slot, and that slot: the head the chain of
         /// run headers after it starts from (FileHeader.swift, invariants 4-6).
         var head: (version: UInt64, slotIndex: Int)
@@ -83,6 +93,9 @@ extension Store {
         let needsSlot: Bool
         /// Bytes its commit wrote (`GroupState.chainBytes`).
         let bytes: UInt64
+        /// The thread that waits for it, when a thread does (`commitWaiting`): its sync step
+        /// marks it settled. Then the version needs no sync queue job.
+        let waiter: DurabilityWaiter?
         let done: @Sendable (Result<VersionID, StorageError>) -> Void
     }
 
@@ -148,19 +161,19 @@ extension Store {
         }
     }
 
-    /// Makes a written version the tip and queues it for the next sync (unless `leading`: then
-    /// the committer syncs itself, see `syncAsLeader`).
-    func enqueueUnsynced(_ state: Committed, _ prepared: PreparedCommit, leading: Bool = false,
+    /// Makes a written version the tip and queues it for the next sync (unless a thread waits
+    /// for it, `waiter`: then the waiting threads sync it, see `awaitDurable`).
+    func enqueueUnsynced(_ state: Committed, _ prepared: PreparedCommit, waiter: DurabilityWaiter? = nil,
                          _ done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) throws(StorageError) {
         let schedule = try stateLock.withLock { () throws(StorageError) -> Bool in
             try checkLineage(prepared.lineage)
             group.tip = state
             let bytes = UInt64(prepared.commit.data.count)
             group.unsynced.append(Unsynced(state: state, free: prepared.free, coveredFrom: prepared.coveredFrom,
-                                           needsSlot: prepared.needsSlot, bytes: bytes, done: done))
+                                           needsSlot: prepared.needsSlot, bytes: bytes, waiter: waiter, done: done))
             group.chainBytes += bytes
             group.extents += prepared.commit.recorded
-            guard !leading else { return false }
+            guard waiter == nil else { return false }
             let schedule = !group.syncScheduled
             group.syncScheduled = true
             return schedule
@@ -175,16 +188,9 @@ extension Store {
         }
     }
 
-    /// For a committer that waits on its own thread anyway: syncs what is written (its own
-    /// commit and any others) right here, saving the two thread switches of a sync on the
-    /// sync queue (the larger part of a small commit's time when syncs are fast).
-    func syncAsLeader() {
-        syncGroup(fromQueue: false).give()
-    }
-
     /// Makes every version written so far durable with one slot write and one sync, and
     /// publishes the newest. Runs on the sync queue, or on a waiting committer's thread
-    /// (`syncAsLeader`); `syncing` keeps them one at a time. Returns the answers to give the
+    /// (`awaitDurable`); `syncing` keeps them one at a time. Returns the answers to give the
     /// committers, to be given once the caller no longer holds the store: a committer that
     /// closes the file right after its answer must find it closed.
     func syncGroup(fromQueue: Bool = true) -> SyncAnswers {
@@ -218,6 +224,7 @@ extension Store {
                 let late = Self.roots(of: Array(failed.dropFirst(known.count)))
                 group.pendingInvalidation += (zeroed ? [] : roots) + late
                 group.chainBytes -= min(group.chainBytes, failed.reduce(0) { $0 + $1.bytes })
+                for version in failed { version.waiter?.settled = true }
                 group.unsynced = []
                 group.extents = []
                 group.tip = nil
@@ -243,6 +250,9 @@ extension Store {
             group.durableCoveredFrom = last.coveredFrom
             coordination?.publishDurable(state.slot.version.value, synced: options.durability == .full)
             group.unsynced.removeFirst(batch.count)
+            for version in batch { version.waiter?.settled = true }
+            group.counts.syncs += 1
+            group.counts.versions += batch.count
             if group.unsynced.isEmpty { group.tip = nil }
             let stillListed = group.unsynced.map(\.coveredFrom).min() ?? state.slot.version.value
             group.extents.removeAll { $0.version <= stillListed }
@@ -299,24 +309,5 @@ extension Store {
                                path: path)
         }
         stateLock.withLock { group.pendingInvalidation.removeFirst(pending.count) }
-    }
-}
-
-/// Blocks a committing thread until the sync queue answers.
-final class DurabilityWaiter: @unchecked Sendable {
-    // @unchecked: `result` is written once before `signal` and read after `wait`.
-    private let semaphore = DispatchSemaphore(value: 0)
-    private var result: Result<VersionID, StorageError>?
-
-    var deliver: @Sendable (Result<VersionID, StorageError>) -> Void {
-        { result in
-            self.result = result
-            self.semaphore.signal()
-        }
-    }
-
-    func wait() throws(StorageError) -> VersionID {
-        semaphore.wait()
-        return try result!.get()
     }
 }

@@ -99,10 +99,11 @@ extension Store {
     }
 
     /// Writes a prepared commit's nodes (not its slot) and makes it the version the next
-    /// writer builds on; the sync queue makes it durable and then calls `done`. With the lane
+    /// writer builds on; the sync queue makes it durable and then calls `done` (or, when a
+    /// thread waits for it, `waiter`'s, the waiting threads do: `awaitDurable`). With the lane
     /// held; releases it when `groupable`, else only once this commit is durable (so no other
     /// transaction shares its sync). On a throw the caller still holds the lane.
-    func writeAndPublish(_ prepared: consuming PreparedCommit, groupable: Bool, leading: Bool = false,
+    func writeAndPublish(_ prepared: consuming PreparedCommit, groupable: Bool, waiter: DurabilityWaiter? = nil,
                          done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) throws(StorageError) {
         // Kept for the next commit unless it was huge; set first, while the lane is surely
         // held (after `lane.release()` the next writer may already be swapping it out).
@@ -111,7 +112,7 @@ extension Store {
         try growFile(to: prepared.commit.slot.logicalSize)
         let mapping: Mapping
         do throws(StorageError) {
-            try prepared.commit.writeNodes(to: file, startWriteback: leading && options.durability == .full)
+            try prepared.commit.writeNodes(to: file, startWriteback: waiter != nil && options.durability == .full)
             mapping = try self.mapping(prepared.base.mapping, covering: prepared.commit.slot.logicalSize)
         } catch {
             // Its run header may be whole in the file: zeroed now (the lane and the write lock
@@ -143,18 +144,19 @@ extension Store {
         // resets the allocator and, being on another lineage, ignores the leaves.
         free = prepared.free
         decodedLeaves = prepared.written
-        try enqueueUnsynced(state, prepared, leading: leading, finish)
+        try enqueueUnsynced(state, prepared, waiter: waiter, finish)
         // Written: `commitBuffer` becomes the only reference to the bytes before the next
         // writer can take the lane, so that its commit fills the same storage.
         prepared.commit.data = []
         if groupable { releaseLane() }
     }
 
-    /// Commits with the lane held and waits on this thread until the commit is durable.
+    /// Commits with the lane held and waits on this thread until the commit is durable: the
+    /// thread syncs it, or another committing thread does (GroupCommit+Threads.swift).
     func commitWaiting(_ transaction: WriteTransaction, groupable: Bool = true) throws(StorageError) -> VersionID {
         let durable = DurabilityWaiter()
         do throws(StorageError) {
-            try writeAndPublish(prepareCommit(transaction), groupable: groupable, leading: true, done: durable.deliver)
+            try writeAndPublish(prepareCommit(transaction), groupable: groupable, waiter: durable, done: durable.deliver)
         } catch {
             releaseLane()
             throw error
@@ -162,8 +164,7 @@ extension Store {
         // The device is writing the commit already (`startWriteback`, where the system has
         // it): the trees are freed meanwhile, not after the sync.
         transaction.discardEdits()
-        syncAsLeader()
-        return try durable.wait()
+        return try awaitDurable(durable)
     }
 
     /// Commits with the lane held: encodes on the caller, writes on the write queue, and

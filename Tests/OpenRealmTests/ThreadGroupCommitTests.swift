@@ -1,0 +1,104 @@
+import Foundation
+@testable import OpenRealm
+import Synchronization
+import Testing
+
+/// Threads committing through `realm.write {}` at the same time share syncs
+/// (GroupCommit+Threads.swift): the threads whose commits are written while a sync runs are
+/// made durable by the next one, led by one of them.
+@Suite struct ThreadGroupCommitTests {
+    /// How many threads commit at once, and how many commits each makes.
+    static let threads = 16
+    static let commitsPerThread = 12
+
+    /// A count that threads change.
+    final class Count: Sendable {
+        private let value = Atomic<Int>(0)
+        var current: Int { value.load(ordering: .sequentiallyConsistent) }
+        func set(_ n: Int) { value.store(n, ordering: .sequentiallyConsistent) }
+        func increment() { value.add(1, ordering: .sequentiallyConsistent) }
+        func decrement() { value.subtract(1, ordering: .sequentiallyConsistent) }
+    }
+
+    /// Problems seen on the committing threads, for the test to report.
+    final class Problems: @unchecked Sendable {
+        // @unchecked: `list` is guarded by `lock`.
+        private let lock = NSLock()
+        private var list: [String] = []
+        func add(_ problem: String) { lock.withLock { list.append(problem) } }
+        var all: [String] { lock.withLock { list } }
+    }
+
+    /// 16 threads, each with a realm of its own, make 12 durable one-object commits each. Each
+    /// sync is held until every thread still committing has written a commit and waits for
+    /// it, so that the threads that can share a sync are there whatever the machine's speed:
+    /// the syncs then alternate between the threads one sync answered and the others, about 8
+    /// commits each. Threads that each led a sync of their own (1-2 commits per sync before
+    /// this design) would stay below 3.
+    @Test func sixteenThreadsCommittingAtOnceShareTheirSyncs() throws {
+        let folder = TestFolder()
+        var configuration = folder.configuration([Person.self])
+        let probe = GroupCommitProbe()
+        let opened = Count(), committing = Count(), holding = Count()
+        configuration.holdSyncs(while: { holding.current == 1 && probe.waitingThreads < committing.current })
+        let realm = try Realm(configuration: configuration)
+        probe.attach(realm)
+        let threadConfiguration = configuration
+        let problems = Problems()
+        let ready = DispatchGroup(), done = DispatchGroup()
+        let go = DispatchSemaphore(value: 0)
+        for thread in 0..<Self.threads {
+            ready.enter()
+            done.enter()
+            Thread.detachNewThread {
+                defer { done.leave() }
+                let threadRealm: Realm
+                do {
+                    threadRealm = try Realm(configuration: threadConfiguration)
+                    opened.increment()
+                    ready.leave()
+                } catch {
+                    problems.add("thread \(thread) could not open the realm: \(error)")
+                    ready.leave()
+                    return
+                }
+                go.wait()
+                defer { committing.decrement() }
+                for n in 0..<Self.commitsPerThread {
+                    let person = Person()
+                    person.id = thread * 1_000 + n
+                    person.name = "thread \(thread), commit \(n)"
+                    do {
+                        try threadRealm.write { threadRealm.add(person) }
+                    } catch {
+                        problems.add("thread \(thread), commit \(n): \(error)")
+                        return
+                    }
+                    // Answered only once durable: the thread's realm is at its own commit.
+                    if threadRealm.object(ofType: Person.self, forPrimaryKey: person.id) == nil {
+                        problems.add("thread \(thread) does not see its commit \(n)")
+                    }
+                }
+            }
+        }
+        ready.wait()
+        let before = probe.syncsAndCommits
+        committing.set(opened.current)
+        holding.set(1)
+        for _ in 0..<Self.threads { go.signal() }
+        done.wait()
+        holding.set(0)
+        let after = probe.syncsAndCommits
+        #expect(problems.all.isEmpty, "\(problems.all)")
+
+        let syncs = after.syncs - before.syncs, commits = after.commits - before.commits
+        #expect(commits == Self.threads * Self.commitsPerThread, "every commit is made durable by one sync")
+        #expect(syncs > 0 && Double(commits) / Double(syncs) >= 3,
+                "\(commits) commits in \(syncs) syncs: the threads that commit during a sync must share the next one")
+        realm.refresh()
+        let expected = Set((0..<Self.threads).flatMap { t in (0..<Self.commitsPerThread).map { t * 1_000 + $0 } })
+        #expect(Set(realm.objects(Person.self).map(\.id)) == expected)
+        #expect(realm.objects(Person.self).count == expected.count)
+        try RoundTripTests.verify(folder)
+    }
+}
