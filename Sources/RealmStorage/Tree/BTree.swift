@@ -223,8 +223,8 @@ extension TreeContext {
 
 extension BTree {
     /// Visits every leaf in key order like `forEachLeaf`, and before each child of a committed
-    /// inner node calls `ahead` with the refs of the committed siblings one and two places
-    /// after it (distance 1 and 2). A scan uses it to start loading what it will read from the
+    /// inner node calls `ahead` with the refs of the committed siblings three and two places
+    /// after it (distance 3, then 2). A scan uses it to start loading what it will read from the
     /// next leaves while it reads this one: leaves lie kilobytes apart, so the hardware
     /// prefetcher, which stops at page boundaries, cannot run ahead across them.
     package func forEachLeaf(lookahead ahead: (Ref, Int) -> Void, _ body: (LeafLocation<F>) throws(StorageError) -> Bool) throws(StorageError) {
@@ -247,8 +247,8 @@ extension BTree {
             let inner = try InnerView<F>(view.node)
             let count = inner.childCount
             for i in 0..<count {
+                if i + 3 < count { ahead(inner.child(i + 3), 3) }
                 if i + 2 < count { ahead(inner.child(i + 2), 2) }
-                if i + 1 < count { ahead(inner.child(i + 1), 1) }
                 if !(try walk(.clean(inner.child(i)), context, depth: depth + 1, lookahead: ahead, body)) { return false }
             }
             return true
