@@ -1,3 +1,5 @@
+import CStorageSupport
+
 // Leaf-at-a-time access to a table, for the query engine: a condition on one column reads
 // that column's block of each leaf (contiguous values) instead of locating every object and
 // decoding it value by value.
@@ -87,7 +89,11 @@ extension TableView {
             throw StorageError(.invalidArgument, "column \(column) is not a readable value column")
         }
         let layout = layouts[c]
-        try tree.forEachLeaf { (location) throws(StorageError) -> Bool in
+        let context = self.context
+        let width = layout.type == .float ? 4 : 8
+        try tree.forEachLeaf(lookahead: { ref, distance in
+            Self.prefetchColumn(c, width: width, of: ref, stage: distance, context)
+        }) { (location) throws(StorageError) -> Bool in
             switch location {
             case .clean(let node):
                 // Only the header fields this needs (the object count and the column's
@@ -109,6 +115,44 @@ extension TableView {
                 try body(.values(leaf.columns[c]), leaf.count)
             }
             return true
+        }
+    }
+
+    /// Starts loading column `c` of the committed cluster leaf at `ref`, a leaf the scan
+    /// reaches `stage` leaves from now: at stage 3 the lines of its header that hold the
+    /// object count and the column's offset; at stage 2, when those have arrived, the column
+    /// block (about `width` bytes an object). Measured on W5 (a sum over 1M doubles in ~3,900
+    /// leaves ~9 KB apart): without it each leaf waited on three misses in a row (its header,
+    /// the column's header, the first lines of the values), which took more time than the
+    /// additions; with stages 2 and 1 instead of 3 and 2, W5 ran ~10% slower (the profile had
+    /// the column stage waiting on the header it reads). Reads only inside the version's
+    /// bounds and never throws: a damaged leaf is reported by the read that follows, and a
+    /// prefetch of a wrong address does no harm.
+    @inline(__always)
+    static func prefetchColumn(_ c: Int, width: Int, of ref: Ref, stage: Int, _ context: TreeContext) {
+        let offset = ref.offset
+        let headerEnd = UInt64(28 + c * 4)
+        guard offset >= UInt64(FileHeader.size), offset & 7 == 0, context.limit >= headerEnd,
+              offset <= context.limit - headerEnd else { return }
+        let node = context.base + Int(offset)
+        if stage > 2 {
+            openrealm_prefetch(node)
+            openrealm_prefetch(node + 24 + c * 4)
+            return
+        }
+        guard node.load(as: UInt8.self) == NodeKind.clusterLeaf.rawValue else { return }
+        let length = UInt64(UInt32(littleEndian: node.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+        let count = Int(UInt32(littleEndian: node.loadUnaligned(fromByteOffset: 16, as: UInt32.self)))
+        let columns = Int(UInt32(littleEndian: node.loadUnaligned(fromByteOffset: 20, as: UInt32.self)))
+        guard length <= context.limit - offset, c < columns else { return }
+        let start = Int(UInt32(littleEndian: node.loadUnaligned(fromByteOffset: 24 + c * 4, as: UInt32.self)))
+        guard start > 0, UInt64(start) < length else { return }
+        // The block's headers (24 bytes when no value is null) and the values, within the node.
+        let end = min(Int(length), start + 24 + count * width)
+        var line = start
+        while line < end {
+            openrealm_prefetch(node + line)
+            line += 64
         }
     }
 
