@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import RealmStorage
 #if canImport(Glibc)
@@ -31,7 +32,13 @@ import Darwin
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         let logLock = NSLock()
+        // The delay runs from this child's first acknowledged commit, not from its start: on a
+        // loaded machine (under TSan, beside other test processes) a child could be killed
+        // before any of its commits was answered, and the parent's check that the children
+        // committed at all then failed for want of time, not of durability.
+        let acknowledged = AcknowledgedCommits()
         Thread.detachNewThread {
+            while acknowledged.count.load(ordering: .acquiring) == 0 { usleep(1_000) }
             usleep(delay)
             kill(getpid(), SIGKILL)
         }
@@ -51,6 +58,7 @@ import Darwin
                         }
                         count += 1
                         logLock.withLock { handle.write(Data("\(t) \(count)\n".utf8)) }
+                        acknowledged.count.add(1, ordering: .releasing)
                     }
                 }
             }
@@ -69,6 +77,7 @@ import Darwin
                         try await transaction.commitAsync()
                         count += 1
                         logLock.withLock { handle.write(Data("\(t) \(count)\n".utf8)) }
+                        acknowledged.count.add(1, ordering: .releasing)
                     }
                 }
             }
@@ -114,4 +123,9 @@ import Darwin
         }
         #expect(recovered >= Self.tasks, "the children must have committed (\(recovered) objects recovered)")
     }
+}
+
+/// Commits a killed child has had answered (shared by its committers and its killer thread).
+final class AcknowledgedCommits: Sendable {
+    let count = Atomic<Int>(0)
 }
