@@ -5,8 +5,9 @@
 //      (FreeSpace.swift). Nothing released by this commit is reusable by it.
 //   2. Changed nodes are encoded bottom-up; each is `place`d: given space by the allocator
 //      and queued. Then the top node.
-//   3. `finish` reserves the free list node (sized for the list as it stands: allocating can
-//      only shorten the list) and the commit record, then encodes both. Queued nodes are
+//   3. `finish` reserves the free list node (a delta of the base's list or a full list,
+//      FreeList+Chain.swift, sized for the list as it stands plus what the allocations still to
+//      come can change) and the commit record, then encodes both. Queued nodes are
 //      merged into contiguous extents; the record lists each extent with its checksum.
 //      The record: u32 extent count, u32 group depth (0, or for the last commit of a group
 //      how many versions back the extents it lists reach), u64 history nonce (flag 2; see
