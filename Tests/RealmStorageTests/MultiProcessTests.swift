@@ -52,15 +52,7 @@ import Darwin
     }
 
     /// The rows of the table, in key order.
-    static func rows(_ read: ReadTransaction) throws -> [[Value]] {
-        guard let view = try read.table(named: tableName) else { return [] }
-        var rows: [[Value]] = []
-        try view.forEachRow { (row) throws(StorageError) -> Bool in
-            rows.append(try row.values())
-            return true
-        }
-        return rows
-    }
+    static func rows(_ read: ReadTransaction) throws -> [[Value]] { try read.rowValues(ofTable: tableName) }
 
     /// Waits (polling gently: the whole suite shares two cores) until `condition` holds;
     /// throws after `seconds`, a bound for a stuck handshake, not a time the test expects.

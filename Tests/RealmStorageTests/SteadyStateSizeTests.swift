@@ -59,15 +59,7 @@ import Darwin
         return Int(round)
     }
 
-    static func contents(_ read: ReadTransaction) throws -> [[Value]] {
-        guard let view = try read.table(named: tableName) else { return [] }
-        var rows: [[Value]] = []
-        try view.forEachRow { (row) throws(StorageError) -> Bool in
-            rows.append(try row.values())
-            return true
-        }
-        return rows
-    }
+    static func contents(_ read: ReadTransaction) throws -> [[Value]] { try read.rowValues(ofTable: tableName) }
 
     /// The size of the file after the run with one writer and nothing else, and the bytes the
     /// set-up version reaches (what a reader holding it can keep from reuse at most).

@@ -67,15 +67,7 @@ import Testing
 
     static func rows(_ store: Store) throws -> [[Value]] { try rows(store.beginRead()) }
 
-    static func rows(_ read: ReadTransaction) throws -> [[Value]] {
-        guard let view = try read.table(named: tableName) else { return [] }
-        var rows: [[Value]] = []
-        try view.forEachRow { (row) throws(StorageError) -> Bool in
-            rows.append(try row.values())
-            return true
-        }
-        return rows
-    }
+    static func rows(_ read: ReadTransaction) throws -> [[Value]] { try read.rowValues(ofTable: tableName) }
 
     @Test(arguments: [3, StoreOptions().chainLength])
     func everyCrashRecoversTheAcknowledgedCommits(chainLength: Int) throws {
