@@ -67,17 +67,8 @@ func w2gID(task: Int, n: Int) -> Int {
 }
 let duration = Settings.duration, taskCount = Settings.taskCount, openRealmOnly = Settings.openRealmOnly, only = Settings.only
 
-func folder() -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("concurrency-bench-\(UUID().uuidString)")
-    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
-
-func now() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-}
+func folder() -> URL { benchmarkFolder("concurrency-bench") }
+func now() -> Double { monotonicSeconds() }
 
 func person(_ id: Int) -> Person {
     let person = Person()
@@ -88,9 +79,7 @@ func person(_ id: Int) -> Person {
     return person
 }
 
-func record(_ id: Int) -> PersonRecord {
-    PersonRecord(id: Int64(id), name: "person \(id)", age: Int64(id % 90), score: Double(id), email: nil)
-}
+func record(_ id: Int) -> PersonRecord { .numbered(id) }
 
 func realmConfiguration(_ dir: URL) -> Realm.Configuration {
     Realm.Configuration(fileURL: dir.appendingPathComponent("bench.realm"), objectTypes: [Person.self])
