@@ -141,10 +141,7 @@ import Testing
         let directory = TemporaryDirectory()
         let path = directory.path("old.realm")
         try FileManager.default.copyItem(atPath: GoldenFileTests.path(format: 1), toPath: path)
-        func format() throws -> UInt32 {
-            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-            return bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: FileHeader.formatVersionOffset, as: UInt32.self) }
-        }
+        func format() throws -> UInt32 { try GoldenFileTests.formatVersion(ofFileAt: path) }
         #expect(try format() == 1)
         do {
             let store = try Store.open(path: path)

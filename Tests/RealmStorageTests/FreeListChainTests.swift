@@ -255,10 +255,7 @@ extension FreeListChainTests {
         let directory = TemporaryDirectory()
         let path = directory.path("old.realm")
         try FileManager.default.copyItem(atPath: GoldenFileTests.path(format: 2), toPath: path)
-        func format() throws -> UInt32 {
-            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-            return bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: FileHeader.formatVersionOffset, as: UInt32.self) }
-        }
+        func format() throws -> UInt32 { try GoldenFileTests.formatVersion(ofFileAt: path) }
         let store = try Store.open(path: path)
         var chains: [(format: UInt32, length: Int)] = []
         for n in 0..<(2 * StoreOptions().chainLength + 2) {

@@ -15,6 +15,12 @@ import Testing
             .appendingPathComponent("Golden/format-\(format).realm").path  // excluded from the target in Package.swift
     }
 
+    /// The format version in the header of the file at `path`, as it is on disk.
+    static func formatVersion(ofFileAt path: String) throws -> UInt32 {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        return bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: FileHeader.formatVersionOffset, as: UInt32.self) }
+    }
+
     static let columns: [ColumnSpec] = [
         ColumnSpec(name: "id", type: .int, unique: true),
         ColumnSpec(name: "name", type: .string, indexed: true),

@@ -40,6 +40,13 @@ import Testing
     /// Waits until every commit so far is written: the lane comes back only after that.
     static func barrier(_ store: Store) throws { try store.beginWrite().rollback() }
 
+    /// A store whose syncs wait at a gate the test opens (GatedSyncFile).
+    static func gatedStore(path: String) throws -> (Store, GatedSyncFile) {
+        let box = WrappedFileBox<GatedSyncFile>()
+        let store = try Store.open(path: path, options: StoreOptions(fileWrapper: box.wrapper { GatedSyncFile(wrapping: $0) }))
+        return (store, try #require(box.file))
+    }
+
     /// Commits row `id` on a thread of its own, which waits there until the commit is durable
     /// (`commitWaiting`, as `realm.write {}` does), and records the answer. `threads` is left
     /// when the thread is done.
@@ -83,9 +90,7 @@ import Testing
 
     @Test func commitsWrittenDuringASyncShareTheNextOneAndWaitForIt() throws {
         let directory = TemporaryDirectory()
-        let box = WrappedFileBox<GatedSyncFile>()
-        let store = try Store.open(path: directory.path(), options: StoreOptions(fileWrapper: box.wrapper { GatedSyncFile(wrapping: $0) }))
-        let gate = try #require(box.file)
+        let (store, gate) = try Self.gatedStore(path: directory.path())
         let answers = Answers()
 
         let table = try Self.createTable(store)
@@ -109,9 +114,7 @@ import Testing
     @Test func aFailedSyncFailsItsGroupAndEverythingBuiltOnIt() throws {
         let directory = TemporaryDirectory()
         let path = directory.path()
-        let box = WrappedFileBox<GatedSyncFile>()
-        let store = try Store.open(path: path, options: StoreOptions(fileWrapper: box.wrapper { GatedSyncFile(wrapping: $0) }))
-        let gate = try #require(box.file)
+        let (store, gate) = try Self.gatedStore(path: path)
         let answers = Answers()
 
         let table = try Self.createTable(store)
@@ -149,9 +152,7 @@ import Testing
         let directory = TemporaryDirectory()
         let path = directory.path()
         do {
-            let box = WrappedFileBox<GatedSyncFile>()
-            let store = try Store.open(path: path, options: StoreOptions(fileWrapper: box.wrapper { GatedSyncFile(wrapping: $0) }))
-            let gate = try #require(box.file)
+            let (store, gate) = try Self.gatedStore(path: path)
             let answers = Answers()
             let table = try Self.createTable(store)
             gate.waitForSyncAtGate()
@@ -180,9 +181,7 @@ import Testing
     /// commit while it syncs wait, and share the next sync, which one of them leads.
     @Test func threadsThatCommitDuringASyncShareTheNextOneAndWaitForIt() throws {
         let directory = TemporaryDirectory()
-        let box = WrappedFileBox<GatedSyncFile>()
-        let store = try Store.open(path: directory.path(), options: StoreOptions(fileWrapper: box.wrapper { GatedSyncFile(wrapping: $0) }))
-        let gate = try #require(box.file)
+        let (store, gate) = try Self.gatedStore(path: directory.path())
         let answers = Answers()
         let threads = DispatchGroup()
 
@@ -217,9 +216,7 @@ import Testing
     /// the next thread to commit leads anew.
     @Test func aFailedSyncFailsEveryThreadThatWaitedForIt() throws {
         let directory = TemporaryDirectory()
-        let box = WrappedFileBox<GatedSyncFile>()
-        let store = try Store.open(path: directory.path(), options: StoreOptions(fileWrapper: box.wrapper { GatedSyncFile(wrapping: $0) }))
-        let gate = try #require(box.file)
+        let (store, gate) = try Self.gatedStore(path: directory.path())
         let answers = Answers()
         let threads = DispatchGroup()
 
