@@ -16,8 +16,9 @@
 //       [--only commits|size] [--objects 10000,1000000] [--commits 100000] [--window 10000] \
 //       [--updates 20000] [--openrealm-only] [--keep]
 //
-// The engines run in turn for each file size (OpenRealm, then GRDB), so that a drift of the
-// machine over minutes lands in both.
+// Both engines' files are loaded first; then their windows are taken in turn (see
+// `commitWindows`), so that a drift of the machine over minutes lands in both, and the median
+// of the per-window ratios is the figure to compare.
 
 import EngineWorkloads
 import Foundation
@@ -91,40 +92,57 @@ func mib(_ bytes: UInt64) -> String { String(format: "%.2f MiB", Double(bytes) /
 
 // MARK: commits
 
-/// The rate of each window of 1-object commits after `body` was set up for `objects` rows.
-func windows(_ commit: (Int) throws -> Void) rethrows -> [Double] {
-    var rates: [Double] = []
-    var start = now()
-    for n in 0..<Settings.commits {
-        try commit(n)
-        if (n + 1) % Settings.window == 0 {
-            let end = now()
-            rates.append(Double(Settings.window) / (end - start))
-            start = end
-        }
-    }
-    return rates
+/// One engine's file with `objects` rows bulk loaded (untimed), and its 1-object commit.
+struct CommitTarget {
+    let commit: (Int) throws -> Void
+    let close: () -> Void
 }
 
-func commitsOpenRealm(objects: Int) throws -> [Double] {
+/// The rate of one window of 1-object commits, numbered from `first`.
+func window(_ target: CommitTarget, from first: Int) throws -> Double {
+    let start = now()
+    for n in first..<(first + Settings.window) { try target.commit(n) }
+    return Double(Settings.window) / (now() - start)
+}
+
+func openRealmTarget(objects: Int) throws -> CommitTarget {
     let dir = folder()
-    // `--keep`: left for `openrealm verify` (its free list, its size).
-    defer { if Settings.options["--keep"] == nil { try? FileManager.default.removeItem(at: dir) } else { print("kept \(dir.path)") } }
     let realm = try Realm(configuration: realmConfiguration(dir.appendingPathComponent("bench.realm").path))
     for start in stride(from: 0, to: objects, by: 50_000) {
         try realm.write { for id in start..<min(start + 50_000, objects) { realm.add(person(id)) } }
     }
-    return try windows { n in try realm.write { realm.add(person(objects + n)) } }
+    return CommitTarget(commit: { n in try realm.write { realm.add(person(objects + n)) } }, close: {
+        // `--keep`: left for `openrealm verify` (its free list, its size).
+        if Settings.options["--keep"] == nil { try? FileManager.default.removeItem(at: dir) } else { print("kept \(dir.path)") }
+    })
 }
 
-func commitsGRDB(objects: Int) throws -> [Double] {
+func grdbTarget(objects: Int) throws -> CommitTarget {
     let dir = folder()
-    defer { try? FileManager.default.removeItem(at: dir) }
     let pool = try grdbPool(dir)
     for start in stride(from: 0, to: objects, by: 50_000) {
         try pool.write { db in for id in start..<min(start + 50_000, objects) { try record(id).insert(db) } }
     }
-    return try windows { n in try pool.write { db in try record(objects + n).insert(db) } }
+    return CommitTarget(commit: { n in try pool.write { db in try record(objects + n).insert(db) } },
+                        close: { try? FileManager.default.removeItem(at: dir) })
+}
+
+/// The rates of every window, the engines' windows taken in turn (the first engine alternating
+/// from window to window), so that each window's pair saw the same state of the machine: this
+/// VM's sync time moves by a factor of two within minutes, which a run of one engine's 100,000
+/// commits and then the other's turned into a ratio of the minutes, not of the engines.
+func commitWindows(objects: Int) throws -> (realm: [Double], grdb: [Double]) {
+    let realm = try openRealmTarget(objects: objects)
+    defer { realm.close() }
+    let grdb = Settings.openRealmOnly ? nil : try grdbTarget(objects: objects)
+    defer { grdb?.close() }
+    var rates: (realm: [Double], grdb: [Double]) = ([], [])
+    for (i, first) in stride(from: 0, to: Settings.commits - Settings.window + 1, by: Settings.window).enumerated() {
+        if let grdb, i % 2 == 1 { rates.grdb.append(try window(grdb, from: first)) }
+        rates.realm.append(try window(realm, from: first))
+        if let grdb, i % 2 == 0 { rates.grdb.append(try window(grdb, from: first)) }
+    }
+    return rates
 }
 
 func median(_ values: [Double]) -> Double {
@@ -136,8 +154,7 @@ func reportCommits() throws {
     print("## 1-object durable commits, rate per \(Settings.window)-commit window over \(Settings.commits) commits\n")
     var medians: [Int: Double] = [:]
     for objects in Settings.sizes {
-        let realm = try commitsOpenRealm(objects: objects)
-        let grdb = Settings.openRealmOnly ? [] : try commitsGRDB(objects: objects)
+        let (realm, grdb) = try commitWindows(objects: objects)
         medians[objects] = median(realm)
         print("### \(objects) objects in the file\n")
         print("| window | OpenRealm (/s) | GRDB (/s) | ratio |")
@@ -149,7 +166,8 @@ func reportCommits() throws {
         }
         let last = realm.last ?? 0, first = realm.first ?? 1
         print("\nmedian OpenRealm \(String(format: "%.0f", median(realm)))/s, GRDB \(grdb.isEmpty ? "–" : String(format: "%.0f", median(grdb)))/s"
-              + (grdb.isEmpty ? "" : String(format: " (%.2f×)", median(realm) / median(grdb)))
+              + (grdb.isEmpty ? "" : String(format: " (%.2f×; median of the windows' ratios %.2f×)", median(realm) / median(grdb),
+                                                median(zip(realm, grdb).map { $0 / $1 })))
               + String(format: "; last window / first: %.0f%%\n", 100 * last / first))
     }
     if let small = Settings.sizes.min(), let large = Settings.sizes.max(), small != large, let a = medians[small], let b = medians[large] {
