@@ -252,6 +252,66 @@ import Testing
         #expect(space.extents.isEmpty)
         #expect(space.logicalSize == 4096)
     }
+
+    /// The pass that clears unreachable tags looks only around the tagged extents (and at
+    /// every extent after a release free for good); whatever it skips, its result must keep
+    /// what a pass over the whole list guarantees: the same bytes free, no unreachable tag, no
+    /// two neighbours free for good, no two tagged neighbours the same pins reach. Random
+    /// commits with several readers, ranges summarising other processes' pins, releases free
+    /// for good and runs taken from the list.
+    @Test(arguments: [7, 23, 2026])
+    func releaseUnreachableKeepsTheListsInvariants(seed: Int) {
+        var random = SeededRandom(seed: UInt64(seed))
+        var space = FreeSpace(extents: [], logicalSize: 4096)
+        var live: [(offset: UInt64, length: UInt64, version: UInt64)] = []
+        var pinned: Set<UInt64> = []
+        for version in UInt64(1)...600 {
+            // A commit: frees some live nodes, takes a run, writes new ones.
+            for _ in 0..<Int.random(in: 0...6, using: &random) where !live.isEmpty {
+                let gone = live.remove(at: Int.random(in: 0..<live.count, using: &random))
+                let forGood = Int.random(in: 0..<10, using: &random) == 0
+                space.release(offset: gone.offset, length: gone.length, firstVersion: forGood ? 0 : gone.version, endVersion: forGood ? 0 : version)
+            }
+            if Int.random(in: 0..<3, using: &random) == 0 { pinned.insert(version - 1) }
+            if Int.random(in: 0..<4, using: &random) == 0, let old = pinned.randomElement(using: &random) { pinned.remove(old) }
+            let pins = (pinned.union([version - 1])).sorted()
+            let ranges: [ClosedRange<UInt64>] = version > 40 && Int.random(in: 0..<5, using: &random) == 0
+                ? [(version - 40)...(version - 30)] : []
+            let before = Self.spans(of: space)
+            space.releaseUnreachable(pinned: pins, ranges: ranges)
+            let end = space.logicalSize
+            #expect(Self.spans(of: space) == before.compactMap { $0.lowerBound < end ? $0.lowerBound..<min($0.upperBound, end) : nil },
+                    "version \(version): the pass lost or invented free bytes below the end of the file")
+            for (i, extent) in space.extents.enumerated() {
+                let reach = FreeSpace.pinnedRange(pins, from: extent.firstVersion, to: extent.endVersion)
+                let inRange = ranges.contains { $0.lowerBound < extent.endVersion && $0.upperBound >= extent.firstVersion }
+                if !extent.isFreeForGood { #expect(inRange || !reach.isEmpty, "version \(version): an unreachable extent kept its tag") }
+                guard i > 0 else { continue }
+                let previous = space.extents[i - 1]
+                #expect(previous.end <= extent.offset)
+                guard previous.end == extent.offset else { continue }
+                #expect(!(previous.isFreeForGood && extent.isFreeForGood), "version \(version): neighbours free for good left apart")
+            }
+            space.beginRun()
+            for _ in 0..<Int.random(in: 1...5, using: &random) {
+                let length = UInt64.random(in: 1...64, using: &random) * 8
+                live.append((space.allocate(length), length, version))
+            }
+        }
+    }
+
+    /// The bytes an allocator holds free, as the fewest ranges.
+    static func spans(of space: FreeSpace) -> [Range<UInt64>] {
+        var spans: [Range<UInt64>] = []
+        for extent in space.extents {
+            if let last = spans.last, last.upperBound == extent.offset {
+                spans[spans.count - 1] = last.lowerBound..<extent.end
+            } else {
+                spans.append(extent.offset..<extent.end)
+            }
+        }
+        return spans
+    }
 }
 
 @Suite struct HistoryTests {
