@@ -39,8 +39,9 @@ extension Realm {
         /// the bytes its data uses; returning true compacts the file (rewritten with only live
         /// data, replaced atomically) before it opens.
         public var shouldCompactOnLaunch: ((_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
-        /// The most versions readers may pin at once; beginning a write transaction while more
-        /// are pinned is an error (`maximumNumberOfActiveVersionsExceeded`). Nil: no limit.
+        /// The most versions readers may pin at once. While more are pinned, a write fails with
+        /// `maximumNumberOfActiveVersionsExceeded`: `write {}` and `asyncWrite` before their
+        /// block runs, a write begun with `beginWrite()` at `commitWrite()`. Nil: no limit.
         public var maximumNumberOfActiveVersions: UInt?
         /// An encryption key (64 bytes). Encryption is not available yet: setting a key is an
         /// error when the realm is opened, never silently ignored.
