@@ -64,6 +64,19 @@ final class Moa: Object {
         #expect(realm.objects(Dog.self).map(\.name) == ["Rex"])
     }
 
+    @Test func changingAnObjectInAWriteThatCouldNotBeginTrapsNamingWhy() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TestFolder()
+            let realm = try Realm(configuration: folder.configuration())
+            let dog = Dog()
+            try realm.write { realm.add(dog) }
+            try FileManager.default.removeItem(atPath: folder.configuration().fileURL!.path + ".lock")
+            realm.beginWrite()
+            dog.name = "Rex"
+        }
+        MisuseTests.expectRule(result, "the write transaction beginWrite() opened could not begin")
+    }
+
     @Test func writeStillThrowsInsideAWrite() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())

@@ -865,13 +865,18 @@ public final class Realm {
         confinement.verify()
         guard let writeTransaction else {
             ensure(!isFrozen, "Cannot \(operation) in a frozen realm: frozen data is read-only; thaw() it and write in a write transaction")
-            if let error = writeThatDidNotBegin {
-                misuse("Cannot \(operation): the write transaction beginWrite() opened could not begin (\(error.message)); "
-                       + "commitWrite() throws this error, and write { } throws it before its block runs")
-            }
+            trapIfWriteDidNotBegin(operation)
             misuse("Cannot \(operation) outside of a write transaction: wrap it in realm.write { }")
         }
         return writeTransaction
+    }
+
+    /// For a change made with no write transaction: when `beginWrite()` could not begin one,
+    /// traps naming why, rather than as if no write had been asked for.
+    func trapIfWriteDidNotBegin(_ operation: String) {
+        guard let error = writeThatDidNotBegin else { return }
+        misuse("Cannot \(operation): the write transaction beginWrite() opened could not begin (\(error.message)); "
+               + "commitWrite() throws this error, and write { } throws it before its block runs")
     }
 }
 
