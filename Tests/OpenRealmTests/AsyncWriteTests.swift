@@ -119,7 +119,7 @@ import Testing
     @Test @TestActor func aTaskCancelledBeforeItsTurnWritesNothing() async throws {
         let folder = TestFolder()
         let holder = try Realm(configuration: folder.configuration())
-        try holder.beginWrite()                         // holds the write lane
+        holder.beginWrite()                         // holds the write lane
         let store = RealmActor(configuration: folder.configuration())
         let task = Task {
             try await store.write { realm in _ = realm.create(Person.self, value: ["id": 1]) }
@@ -134,7 +134,7 @@ import Testing
     @Test @TestActor func asyncWriteInsideAWriteIsRefused() async throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())
-        try realm.beginWrite()
+        realm.beginWrite()
         await #expect(throws: Realm.Error.self) { try await realm.asyncWrite {} }
         realm.cancelWrite()
         try await realm.asyncWrite { realm.create(Person.self, value: ["id": 7]) }

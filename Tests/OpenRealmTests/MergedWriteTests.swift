@@ -19,7 +19,7 @@ import Testing
     @Test @TestActor func writesQueuedTogetherShareOneCommit() async throws {
         let folder = TestFolder()
         let holder = try Realm(configuration: folder.configuration())
-        try holder.beginWrite()
+        holder.beginWrite()
         let store = RealmActor(configuration: folder.configuration())
         let writes = Task { @Sendable in
             try await withThrowingTaskGroup(of: Int.self) { group in
@@ -56,7 +56,7 @@ import Testing
             holder.create(Person.self, value: ["id": 50, "name": "kept"])
             holder.create(Person.self, value: ["id": 51, "name": "kept too"])
         }
-        try holder.beginWrite()
+        holder.beginWrite()
         let store = RealmActor(configuration: folder.configuration())
         let writes = Task { @Sendable in
             try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
@@ -97,7 +97,7 @@ import Testing
     @Test @TestActor func aCancelledWriterLeavesTheBatchWithoutWriting() async throws {
         let folder = TestFolder()
         let holder = try Realm(configuration: folder.configuration())
-        try holder.beginWrite()
+        holder.beginWrite()
         let store = RealmActor(configuration: folder.configuration())
         let kept = (0..<6).map { id in
             Task { try await store.write { realm in _ = realm.create(Person.self, value: ["id": id]) } }
@@ -116,7 +116,7 @@ import Testing
     @Test @TestActor func theOpenerGivesWayWhenItIsCancelledWhileWaiting() async throws {
         let folder = TestFolder()
         let holder = try Realm(configuration: folder.configuration())
-        try holder.beginWrite()
+        holder.beginWrite()
         let store = RealmActor(configuration: folder.configuration())
         let opener = Task { try await store.write { realm in _ = realm.create(Person.self, value: ["id": 1]) } }
         try await Self.waitUntilQueued(store, 1)
@@ -135,7 +135,7 @@ import Testing
     @Test @TestActor func readsNeverSeeAMergedWriteBeforeItIsDurable() async throws {
         let folder = TestFolder()
         let holder = try Realm(configuration: folder.configuration())
-        try holder.beginWrite()
+        holder.beginWrite()
         let store = RealmActor(configuration: folder.configuration())
         let writes = (0..<10).map { id in
             Task { try await store.write { realm in _ = realm.create(Person.self, value: ["id": id]) } }
@@ -207,7 +207,7 @@ import Testing
         var configuration = folder.configuration()
         configuration.failSyncs(when: failing)
         let holder = try Realm(configuration: configuration)
-        try holder.beginWrite()
+        holder.beginWrite()
         let store = RealmActor(configuration: configuration)
         let writes = (0..<8).map { id in
             Task { try await store.write { realm in _ = realm.create(Person.self, value: ["id": id]) } }
@@ -231,7 +231,7 @@ import Testing
     @Test @TestActor func aClassFirstUsedByAWriteThatThrowsLeavesNoTable() async throws {
         let folder = TestFolder()
         let holder = try Realm(configuration: folder.configuration())
-        try holder.beginWrite()
+        holder.beginWrite()
         let store = RealmActor(configuration: folder.configuration())
         let first = Task { try await store.write { realm in _ = realm.create(Person.self, value: ["id": 1]) } }
         try await Self.waitUntilQueued(store, 1)
@@ -261,7 +261,7 @@ import Testing
         let folder = TestFolder()
         let holder = try Realm(configuration: folder.configuration())
         try holder.write { for id in 0..<50 { holder.create(Person.self, value: ["id": id]) } }
-        try holder.beginWrite()
+        holder.beginWrite()
         let store = RealmActor(configuration: folder.configuration())
         let first = Task { try await store.write { realm in _ = realm.create(Person.self, value: ["id": 100]) } }
         try await Self.waitUntilQueued(store, 1)

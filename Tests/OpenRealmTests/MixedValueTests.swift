@@ -157,7 +157,7 @@ import Testing
         let person = Person()
         person.id = 9
         try realm.write { realm.add(person) }
-        try realm.beginWrite()
+        realm.beginWrite()
         realm.delete(person)
         #expect(person.isInvalidated)
         realm.cancelWrite()

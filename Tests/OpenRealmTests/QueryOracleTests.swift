@@ -328,7 +328,7 @@ import Testing
         #expect(all.sum(ofProperty: "score") as Double == lanes(scores))
         #expect(all.filter("age != 1").sum(ofProperty: "score") as Double == lanes(scores.indices.filter { $0 % 3 != 1 }.map { scores[$0] }))
         #expect(all.distinct(by: ["id"]).sum(ofProperty: "score") as Double == lanes(scores))
-        try realm.beginWrite()
+        realm.beginWrite()
         all.filter("id == 500").first!.score = 2.5
         var changed = scores
         changed[500] = 2.5

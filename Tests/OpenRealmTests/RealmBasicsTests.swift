@@ -48,7 +48,7 @@ final class TestFolder: @unchecked Sendable {
     @Test func objectsOfATableACancelledWriteCreatedOutliveItsBinding() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())
-        try realm.beginWrite()
+        realm.beginWrite()
         let dog = Dog()
         dog.name = "Rex"
         realm.add(dog)
@@ -121,11 +121,11 @@ final class TestFolder: @unchecked Sendable {
         }
         #expect(!realm.isInWriteTransaction)
         #expect(realm.objects(Dog.self).count == 0)
-        try realm.beginWrite()
+        realm.beginWrite()
         realm.add(Dog())
         realm.cancelWrite()
         #expect(realm.objects(Dog.self).count == 0)
-        try realm.beginWrite()
+        realm.beginWrite()
         realm.add(Dog())
         try realm.commitWrite()
         #expect(realm.objects(Dog.self).count == 1)

@@ -16,7 +16,7 @@ import Testing
         // Synchronously, before `write` returns.
         #expect(events.take() == [.didChange])
         try realm.write { realm.add(Dog()) }
-        try realm.beginWrite()
+        realm.beginWrite()
         realm.add(Dog())
         try realm.commitWrite()
         #expect(events.take() == [.didChange, .didChange])
@@ -51,7 +51,7 @@ import Testing
             events.record((notification, realm.objects(Dog.self).count))
         }
         writeOnAnotherThread(configuration) { $0.add(Dog()) }
-        try realm.beginWrite()
+        realm.beginWrite()
         // Told before the write's own changes, which see the other commit.
         let heard = events.take()
         #expect(heard.map(\.0) == [.didChange])
@@ -132,7 +132,7 @@ import Testing
         try realm.write(withoutNotifying: [token]) { realm.add(Dog()) }
         #expect(skipped.take().isEmpty)
         #expect(other.take() == [.didChange])
-        try realm.beginWrite()
+        realm.beginWrite()
         realm.add(Dog())
         try realm.commitWrite(withoutNotifying: [token])
         #expect(skipped.take().isEmpty)
@@ -147,7 +147,7 @@ import Testing
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())
         let events = Recorder<Realm.Notification>()
-        try realm.beginWrite()
+        realm.beginWrite()
         let token = realm.observe { notification, _ in events.record(notification) }
         realm.add(Dog())
         try realm.commitWrite()
@@ -236,13 +236,13 @@ import Testing
         let token = realm.observe { _, realm in calls.append(realm.isInWriteTransaction) }
         gate.close()
         let first = Task { @TestActor in
-            try realm.beginWrite()
+            realm.beginWrite()
             realm.add(Dog())
             try await realm.commitWriteAsync()
         }
         // Until the first commit waits in its sync (no time involved).
         while gate.heldSyncs == 0 { await Task.yield() }
-        try realm.beginWrite()
+        realm.beginWrite()
         realm.add(Dog())
         gate.open()
         try await first.value
@@ -262,7 +262,7 @@ import Testing
         let realm = try Realm(configuration: folder.configuration())
         let events = Recorder<Realm.Notification>()
         let token = realm.observe { notification, _ in events.record(notification) }
-        try realm.beginWrite()
+        realm.beginWrite()
         realm.add(Dog())
         realm.cancelWrite()
         #expect(events.take().isEmpty)

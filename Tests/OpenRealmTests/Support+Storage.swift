@@ -97,3 +97,14 @@ final class SyncHookFile: StorageFile {
     }
     func map(length: Int) throws(StorageError) -> Mapping { try inner.map(length: length) }
 }
+
+/// Writes, through the engine, a table `name` with one string column per name in `columns`:
+/// a table that no model class of this process may match (a configuration without
+/// `objectTypes` checks the file's tables against every `Object` subclass).
+func createStringTable(_ folder: TestFolder, named name: String, columns: [String]) throws {
+    let configuration = folder.configuration()
+    let store = try Store.open(path: configuration.path, options: configuration.storeOptions)
+    let transaction = try store.beginWrite()
+    _ = try transaction.createTable(name, columns: columns.map { ColumnSpec(name: $0, type: .string) })
+    _ = try transaction.commit()
+}

@@ -17,7 +17,7 @@ import Testing
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())
         if tableExistedBefore { try realm.write { realm.add(Dog(value: ["name": "Old"])) } }
-        try realm.beginWrite()
+        realm.beginWrite()
         let rex = Dog()
         rex.name = "Rex"
         realm.add(rex)
@@ -40,7 +40,7 @@ import Testing
         // Objects added in a write that commits stay valid.
         let kept = Dog()
         try realm.write { realm.add(kept) }
-        try realm.beginWrite()
+        realm.beginWrite()
         realm.cancelWrite()
         #expect(!kept.isInvalidated)
     }
@@ -69,7 +69,7 @@ import Testing
     @Test func objectsAddedSinceASavepointAreInvalidatedByItsRollback() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())
-        try realm.beginWrite()
+        realm.beginWrite()
         let first = realm.create(Dog.self, value: ["name": "First"])
         let savepoint = try realm.savepoint()
         let second = realm.create(Dog.self, value: ["name": "Second"])
@@ -91,7 +91,7 @@ import Testing
     @Test func aReadBackOfARowInsertedAfterASavepointGoesWithTheRollback() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())
-        try realm.beginWrite()
+        realm.beginWrite()
         realm.create(Dog.self, value: ["name": "First"])
         let savepoint = try realm.savepoint()
         realm.create(Dog.self, value: ["name": "Second"])
@@ -109,7 +109,7 @@ import Testing
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())
         try realm.write { realm.add(Owner(value: ["name": "seed"])) }
-        try realm.beginWrite()
+        realm.beginWrite()
         realm.add(Owner(value: ["name": "a"]))
         let again = Owner(value: ["name": "a"])
         realm.add(again, update: .modified)
@@ -129,7 +129,7 @@ import Testing
         let realm = try Realm(configuration: folder.configuration())
         let contact = Contact(value: ["name": "c"])
         try realm.write { realm.add(contact) }
-        try realm.beginWrite()
+        realm.beginWrite()
         contact.home = Address(value: ["street": "One"])
         let home = contact.home!
         realm.cancelWrite()
@@ -168,7 +168,7 @@ import Testing
             box.realm = realm
             gate.close()
             fault.set(true)
-            try! realm.beginWrite()
+            realm.beginWrite()
             let lost = Dog(value: ["name": "Lost"])
             realm.add(lost)
             box.lost = lost
@@ -176,7 +176,7 @@ import Testing
                 box.error = error
                 answered.signal()
             }
-            try! realm.beginWrite()
+            realm.beginWrite()
             box.readBack = realm.objects(Dog.self).where { $0.name == "Lost" }.first
             box.laterAdd = realm.create(Dog.self, value: ["name": "Later"])
             realm.cancelWrite()
@@ -211,7 +211,7 @@ import Testing
         var kept: [Dog] = [], undone: [Dog] = []
         var random = SystemRandomNumberGenerator()
         for round in 0..<40 {
-            try realm.beginWrite()
+            realm.beginWrite()
             let dogs = (0..<Int.random(in: 0...3, using: &random)).map { realm.create(Dog.self, value: ["name": "d\(round)-\($0)"]) }
             if Bool.random(using: &random) {
                 try realm.commitWrite()
@@ -232,7 +232,7 @@ import Testing
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())
         for round in 0..<5 {
-            try realm.beginWrite()
+            realm.beginWrite()
             realm.create(Dog.self, value: ["name": "d\(round)"])
             let readBack = realm.objects(Dog.self).where { $0.name == "d\(round)" }.first!
             #expect(realm.provisionalObjectCount == 1)
@@ -248,7 +248,7 @@ import Testing
     @Test func anInvalidatedObjectPrintsAsOne() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())
-        try realm.beginWrite()
+        realm.beginWrite()
         let dog = realm.create(Dog.self, value: ["name": "Rex"])
         realm.cancelWrite()
         #expect(dog.description == "[invalid object]")
@@ -258,7 +258,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let folder = TestFolder()
             let realm = try Realm(configuration: folder.configuration())
-            try realm.beginWrite()
+            realm.beginWrite()
             let shelter = realm.create(Shelter.self, value: ["name": "Undone", "tags": ["u"]])
             let tags = shelter.tags
             realm.cancelWrite()

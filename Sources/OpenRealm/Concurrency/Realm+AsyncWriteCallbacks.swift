@@ -224,8 +224,23 @@ extension Realm {
 extension Realm {
     /// Opens a realm confined to `queue`: it and its objects may be used in any block running
     /// on that (serial) queue, whichever thread runs it, and async write callbacks and
-    /// autorefresh run there. Call it from a block running on `queue`.
-    public convenience init(configuration: Configuration = .defaultConfiguration, queue: DispatchQueue) throws {
+    /// autorefresh run there. Call it from a block running on `queue`. A nil `queue` opens the
+    /// realm as `Realm(configuration:)` does: confined to the calling actor, or thread.
+    ///
+    /// ```swift
+    /// queue.async {
+    ///     let realm = try! Realm(configuration: config, queue: queue)
+    ///     realm.writeAsync { realm.add(Dog()) }
+    /// }
+    /// ```
+    ///
+    /// - Throws: as `Realm(configuration:)`.
+    public convenience init(configuration: Configuration = .defaultConfiguration, queue: DispatchQueue? = nil,
+                            isolation: isolated (any Actor)? = #isolation) throws {
+        guard let queue else {
+            try self.init(configuration: configuration, confinement: .of(isolation))
+            return
+        }
         try self.init(configuration: configuration, confinement: .queue(QueueReference(queue)))
     }
 }

@@ -281,6 +281,7 @@ open class ObjectBase {
         ensureValid(in: realm)
         guard let transaction = realm.writeTransaction else {
             ensure(!realm.isFrozen, "Cannot modify a frozen object: frozen data is read-only; thaw() it and change it in a write transaction")
+            realm.trapIfWriteDidNotBegin("modify managed objects")
             misuse("Cannot modify managed objects outside of a write transaction: wrap the change in realm.write { }")
         }
         do {
@@ -307,6 +308,7 @@ open class ObjectBase {
         }
         guard let transaction = realm.writeTransaction else {
             ensure(!realm.isFrozen, "Cannot modify a frozen object: frozen data is read-only; thaw() it and change it in a write transaction")
+            realm.trapIfWriteDidNotBegin("modify managed objects")
             misuse("Cannot modify managed objects outside of a write transaction: wrap the change in realm.write { }")
         }
         ensure(!isPrimaryKey, "Primary key can't be changed after an object is inserted: delete it and add a new one")

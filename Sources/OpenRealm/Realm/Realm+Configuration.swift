@@ -24,8 +24,12 @@ extension Realm {
         public var readOnly = false
         /// The version of the schema the model classes describe.
         public var schemaVersion: UInt64 = 0
-        /// The model classes stored in this realm; nil registers each class on first use.
-        public var objectTypes: [Object.Type]?
+        /// The model classes stored in this realm: `Object`, `EmbeddedObject` and
+        /// `AsymmetricObject` subclasses. Nil takes every `Object` subclass of the process:
+        /// those of the file's tables are checked against it when the realm opens (a changed
+        /// model throws `schemaMismatch`), and each class gets its table on first use. Embedded
+        /// classes a listed class links to need not be listed.
+        public var objectTypes: [ObjectBase.Type]?
         /// When the file's schema differs from the model classes, delete the file and start
         /// empty instead of failing (for caches and other data that can be rebuilt).
         public var deleteRealmIfMigrationNeeded = false
@@ -35,8 +39,9 @@ extension Realm {
         /// the bytes its data uses; returning true compacts the file (rewritten with only live
         /// data, replaced atomically) before it opens.
         public var shouldCompactOnLaunch: ((_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
-        /// The most versions readers may pin at once; beginning a write transaction while more
-        /// are pinned is an error (`maximumNumberOfActiveVersionsExceeded`). Nil: no limit.
+        /// The most versions readers may pin at once. While more are pinned, a write fails with
+        /// `maximumNumberOfActiveVersionsExceeded`: `write {}` and `asyncWrite` before their
+        /// block runs, a write begun with `beginWrite()` at `commitWrite()`. Nil: no limit.
         public var maximumNumberOfActiveVersions: UInt?
         /// An encryption key (64 bytes). Encryption is not available yet: setting a key is an
         /// error when the realm is opened, never silently ignored.
@@ -44,7 +49,7 @@ extension Realm {
 
         public init(fileURL: URL? = nil, inMemoryIdentifier: String? = nil, readOnly: Bool = false,
                     schemaVersion: UInt64 = 0, migrationBlock: MigrationBlock? = nil, deleteRealmIfMigrationNeeded: Bool = false,
-                    objectTypes: [Object.Type]? = nil, encryptionKey: Data? = nil) {
+                    objectTypes: [ObjectBase.Type]? = nil, encryptionKey: Data? = nil) {
             self.deleteRealmIfMigrationNeeded = deleteRealmIfMigrationNeeded
             self.migrationBlock = migrationBlock
             self.fileURL = fileURL
@@ -63,6 +68,21 @@ extension Realm {
         public static var defaultConfiguration: Configuration {
             get { defaultLock.withLock { storedDefault } }
             set { defaultLock.withLock { storedDefault = newValue } }
+        }
+
+        /// `objectTypes` as the model classes they must be.
+        ///
+        /// - Throws: `invalidSchema` for a listed type that is no `Object` subclass (Realm
+        ///   Swift's `ObjectBase` is the root of its model classes; here it is only the root of
+        ///   `Object`, so nothing else can be stored).
+        func listedClasses() throws(Realm.Error) -> [Object.Type]? {
+            try objectTypes?.map { type throws(Realm.Error) in
+                guard let model = type as? Object.Type else {
+                    throw Realm.Error(.invalidSchema, "\(type) in objectTypes is not a model class: list Object, EmbeddedObject "
+                                      + "and AsymmetricObject subclasses", path: path)
+                }
+                return model
+            }
         }
 
         /// The path the configuration opens.

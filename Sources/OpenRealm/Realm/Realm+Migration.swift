@@ -29,7 +29,7 @@ extension Realm {
     /// - Throws: `Realm.Error`: `duplicatePrimaryKey` when a new primary key's values repeat,
     ///   `invalidArgument` when a link targets a class missing from objectTypes.
     func migrate(from oldVersion: UInt64) throws {
-        try beginWrite()
+        try beginWriteOrThrow()
         do {
             try runMigration(from: oldVersion)
             try commitWrite()
@@ -48,7 +48,7 @@ extension Realm {
         let transaction = writeTransaction!
         // The write lane is held, so the newest version is the one the transaction began from.
         let snapshot = store.beginRead()
-        let schemas = try (configuration.objectTypes ?? []).map { type throws(Realm.Error) in try ObjectSchema.of(type) }
+        let schemas = try (configuration.listedClasses() ?? []).map { type throws(Realm.Error) in try ObjectSchema.of(type) }
         func columnsByName(_ info: TableInfo) -> [String: ColumnKey] {
             var columns: [String: ColumnKey] = [:]
             for (c, spec) in info.columns.enumerated() where !spec.removed { columns[spec.name] = ColumnKey(c) }

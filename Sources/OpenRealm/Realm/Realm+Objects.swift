@@ -336,7 +336,7 @@ extension Realm {
         guard let name = tables.first(where: { $0.key == table })?.name else {
             misuse("An AnyRealmValue links to table \(table.value), which the file does not have")
         }
-        guard let type = (configuration.objectTypes ?? []).first(where: { $0.className() == name }) ?? ObjectSchema.knownClass(named: name) else {
+        guard let type = ((try? configuration.listedClasses()) ?? []).first(where: { $0.className() == name }) ?? ObjectSchema.knownClass(named: name) else {
             misuse("An AnyRealmValue links to an object of class '\(name)', which this process has not used: list it in Realm.Configuration.objectTypes")
         }
         return materializeLinked(type, key)

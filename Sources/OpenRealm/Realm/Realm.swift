@@ -110,7 +110,7 @@ public final class Realm {
             throw Realm.Error(.schemaMismatch, "the file has schema version \(stored.schemaVersion), newer than this configuration's "
                               + "\(configuration.schemaVersion); open it with the matching schemaVersion", path: configuration.path)
         }
-        let problems = try Self.schemaProblems(read, configuration)
+        let problems = try Self.schemaProblems(read, configuration, classes: try configuration.listedClasses() ?? ModelClassDiscovery.all)
         let versionRaised = stored.map { $0.schemaVersion < configuration.schemaVersion } ?? false
         var migrate = false
         if !problems.isEmpty {
@@ -135,7 +135,7 @@ public final class Realm {
         self.store = store
         readTransaction = read
         if migrate { try self.migrate(from: stored?.schemaVersion ?? 0) }
-        for type in configuration.objectTypes ?? [] { _ = try binding(for: type) }
+        for type in try configuration.listedClasses() ?? [] { _ = try binding(for: type) }
         try recordSchemaVersionAndIndexes()
         context = RealmContext(for: self)
     }
@@ -184,17 +184,40 @@ public final class Realm {
         PosixFile.syncDirectory(of: path)
     }
 
-    /// Every difference between the file's tables and the configured model classes.
-    private static func schemaProblems(_ read: ReadTransaction, _ configuration: Configuration) throws -> [String] {
-        var problems: [String] = []
-        for type in configuration.objectTypes ?? [] {
-            let schema = try ObjectSchema.of(type)
-            guard let info = read.top.table(named: schema.className) else { continue }
+    /// Every difference between the file's tables and the model classes: those listed in
+    /// `objectTypes`, or without it every `Object` subclass of the process (`classes`), as
+    /// Realm Swift checks every class it finds. Either way a changed model is refused here, at
+    /// open, rather than at its first use.
+    private static func schemaProblems(_ read: ReadTransaction, _ configuration: Configuration, classes: [Object.Type]) throws -> [String] {
+        func problem(_ schema: ObjectSchema, _ info: TableInfo) -> String? {
             do {
                 _ = try TableBinding(schema: schema, info: info, path: configuration.path) { key in read.top.table(key ?? TableKey(0))?.name }
+                return nil
             } catch {
-                problems.append(error.message.replacingOccurrences(of: ". Increase schemaVersion and migrate", with: ""))
+                return error.message.replacingOccurrences(of: ". Increase schemaVersion and migrate", with: "")
             }
+        }
+        var problems: [String] = []
+        if configuration.objectTypes != nil {
+            for type in classes {
+                let schema = try ObjectSchema.of(type)
+                guard let info = read.top.table(named: schema.className) else { continue }
+                if let problem = problem(schema, info) { problems.append(problem) }
+            }
+            return problems
+        }
+        // Discovered classes: only those of the file's tables are looked at, and a class whose
+        // model is invalid is left to fail at its first use, as before (a program may define
+        // classes it never stores). Several classes may share a name (`className()`, or
+        // versions of one model kept side by side): a table is refused only when none of them
+        // matches it. Their schemas are not cached, so that `ObjectSchema.knownClass` keeps
+        // naming the classes the program used.
+        var byName: [String: [Object.Type]] = [:]
+        for type in classes { byName[type.className(), default: []].append(type) }
+        for info in read.top.tables {
+            guard let candidates = byName[info.name] else { continue }
+            let found = candidates.compactMap { try? ObjectSchema.discoveredWithoutCaching($0) }.map { problem($0, info) }
+            if let first = found.first, found.allSatisfy({ $0 != nil }) { problems.append(first!) }
         }
         return problems
     }
@@ -277,8 +300,15 @@ public final class Realm {
         generation += 1
     }
 
-    /// Whether a write transaction is open on this realm.
-    public var isInWriteTransaction: Bool { writeTransaction != nil }
+    /// Whether a write transaction is open on this realm (also one `beginWrite()` could not
+    /// begin, until its `commitWrite()` throws why or `cancelWrite()` ends it).
+    public var isInWriteTransaction: Bool { writeTransaction != nil || writeThatDidNotBegin != nil }
+
+    /// Why the last `beginWrite()` could not begin its transaction: thrown by `commitWrite()`.
+    private var writeThatDidNotBegin: Realm.Error?
+    /// A condition found once `beginWrite()` began its transaction (too many versions pinned,
+    /// a pending index change that failed): `commitWrite()` throws it and writes nothing.
+    private var failedWrite: Realm.Error?
 
     // MARK: Tables
 
@@ -428,7 +458,8 @@ public final class Realm {
     ///   `block` throws.
     @discardableResult
     public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws -> Result {
-        try beginWrite()
+        // Throws what `beginWrite()` keeps for `commitWrite()`: here `block` need not run.
+        try beginWriteOrThrow()
         let result: Result
         do {
             result = try block()
@@ -441,8 +472,51 @@ public final class Realm {
     }
 
     /// Begins a write transaction, moving the realm to the newest version (and delivering the
-    /// notifications of what changed, as `refresh()` would).
-    public func beginWrite() throws {
+    /// notifications of what changed, as `refresh()` would). End it with `commitWrite()` or
+    /// `cancelWrite()`.
+    ///
+    /// As in Realm Swift it does not throw. Misuse traps with a message naming the rule: a
+    /// write already open on this realm (writes do not nest), a frozen or read-only realm, the
+    /// wrong thread. A condition of the file or its resources is kept and thrown by
+    /// `commitWrite()`, which then writes nothing: more than `maximumNumberOfActiveVersions`
+    /// versions pinned, the lock file deleted or replaced (`incompatibleLockFile`), an I/O
+    /// error while catching up with another process's commits or making pending index
+    /// changes. When the transaction itself could not begin, changing objects before that
+    /// commit traps, naming the condition.
+    ///
+    /// ```swift
+    /// realm.beginWrite()
+    /// realm.add(Dog())
+    /// try realm.commitWrite()
+    /// ```
+    public func beginWrite() {
+        do throws(Realm.Error) {
+            try checkWriteIsAllowed()
+            try deliverBeforeWriting()
+        } catch {
+            misuse("Cannot begin a write transaction: \(error.message)")
+        }
+        let overLimit = activeVersionLimitError()
+        let transaction: WriteTransaction
+        do throws(Realm.Error) {
+            transaction = try engine { () throws(StorageError) in try store.beginWrite() }
+        } catch {
+            writeThatDidNotBegin = error
+            return
+        }
+        didBegin(transaction)
+        do throws(Realm.Error) {
+            try makePendingIndexChanges()
+        } catch {
+            failedWrite = error
+        }
+        failedWrite = failedWrite ?? overLimit
+        notifier?.deliver(beginning: true)
+    }
+
+    /// `beginWrite()` as it was before it matched Realm Swift: every refusal thrown at once,
+    /// for the callers that throw anyway (`write {}`, migrations).
+    func beginWriteOrThrow() throws(Realm.Error) {
         try checkCanBeginWrite()
         try deliverBeforeWriting()
         didBegin(try engine { () throws(StorageError) in try store.beginWrite() })
@@ -466,22 +540,34 @@ public final class Realm {
 
     /// The checks before a write may begin: none open here, not read-only, versions in bounds.
     func checkCanBeginWrite() throws(Realm.Error) {
+        try checkWriteIsAllowed()
+        if let error = activeVersionLimitError() { throw error }
+    }
+
+    /// The checks of how the realm is used before a write begins: the right thread, a live
+    /// realm open for writing, no write open here (misuse: `beginWrite()` traps on these).
+    func checkWriteIsAllowed() throws(Realm.Error) {
         confinement.verify()
         guard !isFrozen else {
             throw Realm.Error(.frozen, "cannot write to a frozen realm: it is a read-only snapshot; write through a live realm (thaw())",
                               path: configuration.path)
         }
-        guard writeTransaction == nil else {
-            throw Realm.Error(.alreadyInWriteTransaction, "a write transaction is already open on this realm", path: configuration.path)
+        guard writeTransaction == nil && writeThatDidNotBegin == nil else {
+            throw Realm.Error(.alreadyInWriteTransaction, "a write transaction is already open on this realm; commit or cancel it first",
+                              path: configuration.path)
         }
         guard !configuration.readOnly else {
             throw Realm.Error(.readOnly, "the realm was opened read-only", path: configuration.path)
         }
-        if let limit = configuration.maximumNumberOfActiveVersions, store.activeVersionCount > Int(limit) {
-            throw Realm.Error(.maximumNumberOfActiveVersionsExceeded,
-                              "\(store.activeVersionCount) versions are pinned, more than maximumNumberOfActiveVersions (\(limit)): "
-                              + "release frozen objects and old snapshots, or raise the limit", path: configuration.path)
-        }
+    }
+
+    /// The error of a write beginning while more versions are pinned than the configuration
+    /// allows, if they are.
+    func activeVersionLimitError() -> Realm.Error? {
+        guard let limit = configuration.maximumNumberOfActiveVersions, store.activeVersionCount > Int(limit) else { return nil }
+        return Realm.Error(.maximumNumberOfActiveVersionsExceeded,
+                           "\(store.activeVersionCount) versions are pinned, more than maximumNumberOfActiveVersions (\(limit)): "
+                           + "release frozen objects and old snapshots, or raise the limit", path: configuration.path)
     }
 
     func didBegin(_ transaction: WriteTransaction) {
@@ -557,6 +643,11 @@ public final class Realm {
     func endWrite() throws(Realm.Error) -> EndingWrite {
         confinement.verify()
         asyncWrites.current = nil
+        // What `beginWrite()` kept for the commit: the write is undone, and nothing written.
+        if let error = writeThatDidNotBegin ?? failedWrite {
+            cancelWrite()
+            throw error
+        }
         guard let transaction = writeTransaction else {
             throw Realm.Error(.notInWriteTransaction, "no write transaction is open on this realm", path: configuration.path)
         }
@@ -707,6 +798,8 @@ public final class Realm {
     public func cancelWrite() {
         confinement.verify()
         asyncWrites.current = nil
+        writeThatDidNotBegin = nil
+        failedWrite = nil
         guard let transaction = writeTransaction else { return }
         writeTransaction = nil
         generation += 1
@@ -772,9 +865,18 @@ public final class Realm {
         confinement.verify()
         guard let writeTransaction else {
             ensure(!isFrozen, "Cannot \(operation) in a frozen realm: frozen data is read-only; thaw() it and write in a write transaction")
+            trapIfWriteDidNotBegin(operation)
             misuse("Cannot \(operation) outside of a write transaction: wrap it in realm.write { }")
         }
         return writeTransaction
+    }
+
+    /// For a change made with no write transaction: when `beginWrite()` could not begin one,
+    /// traps naming why, rather than as if no write had been asked for.
+    func trapIfWriteDidNotBegin(_ operation: String) {
+        guard let error = writeThatDidNotBegin else { return }
+        misuse("Cannot \(operation): the write transaction beginWrite() opened could not begin (\(error.message)); "
+               + "commitWrite() throws this error, and write { } throws it before its block runs")
     }
 }
 

@@ -174,6 +174,12 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
+    /// The schema of `type`, discovered afresh and not kept (see `Realm.schemaProblems`).
+    static func discoveredWithoutCaching(_ type: Object.Type) throws(Realm.Error) -> ObjectSchema {
+        if let cached = cacheLock.withLock({ cache[ObjectIdentifier(type)] }) { return cached }
+        return try discover(type)
+    }
+
     /// A class whose schema this process has discovered, by its class name.
     static func knownClass(named name: String) -> Object.Type? {
         cacheLock.withLock { cache.values.first { $0.className == name }?.objectType }
