@@ -18,8 +18,10 @@ extension Realm {
     /// same policy: with `.modified` or `.all`, a linked object whose primary key exists
     /// updates that object, as the parent does.
     ///
-    /// Traps (as Realm does) on a duplicate primary key with `.error`, an object managed by
-    /// another realm, or an invalid model.
+    /// A duplicate primary key with `.error`, a value over a limit or an object managed by
+    /// another realm make the enclosing write throw (`duplicatePrimaryKey`, `valueTooLarge`,
+    /// `invalidArgument`) and keep nothing of it (Realm+WriteFailure.swift); the object stays
+    /// unmanaged. Traps, as Realm does, outside a write transaction or on an invalid model.
     public func add(_ object: Object, update: UpdatePolicy = .error) {
         ensure(!(object is EmbeddedObject), "Embedded objects cannot be added directly: assign them to a property of their parent")
         add(object, update: update, asChild: false)
@@ -33,23 +35,31 @@ extension Realm {
         // that a bulk load would pay per object.
         let transaction = unretainedWriteTransaction("add objects")
         if let managed = object._managed {
-            ensure(managed.realm === self, "Object is already managed by another Realm: use create(_:value:) to copy it")
+            guard managed.realm === self else {
+                failWrite(Realm.Error(.invalidArgument, "Object is already managed by another Realm: use create(_:value:) to copy it"))
+                return
+            }
             // As in Realm: an object of a write that failed or was cancelled is not added
             // again (its values are gone with the write); make a new one.
             ensure(managed.isLive(in: self), "Adding a deleted or invalidated object to a Realm is not permitted: create a new object")
             return
         }
+        let binding: Unmanaged<TableBinding>
         do {
-            let binding = try unretainedBinding(creatingTableFor: type(of: object))
+            binding = try unretainedBinding(creatingTableFor: type(of: object))
+        } catch {
+            misuse("Cannot add \(type(of: object).className()): \(error)")
+        }
+        do {
             try transaction._withUnsafeGuaranteedRef { transaction in
                 try binding._withUnsafeGuaranteedRef { binding in
                     try add(object, update: update, given: given, transaction: transaction, binding: binding)
                 }
             }
         } catch let error as Realm.Error where error.code == .duplicatePrimaryKey {
-            misuse("Attempting to create an object of type '\(type(of: object).className())' with an existing primary key value: \(error.message)")
+            failWrite(error, "Attempting to create an object of type '\(type(of: object).className())' with an existing primary key value")
         } catch {
-            misuse("Cannot add \(type(of: object).className()): \(error)")
+            failWrite(error, "Cannot add \(type(of: object).className())")
         }
     }
 
@@ -182,24 +192,32 @@ extension Realm {
     /// realm.create(Item.self, value: ["id": 1, "price": 9000], update: .modified)
     /// ```
     ///
-    /// Traps, as Realm does, on a value that does not fit a property (naming the property and
-    /// its type), or a duplicate primary key with `.error`.
+    /// A value that does not fit a property (the message names the property and its type),
+    /// or a duplicate primary key with `.error`, makes the enclosing write throw
+    /// (`invalidArgument`, `duplicatePrimaryKey`) and keep nothing of it; the object returned
+    /// is then unmanaged (Realm+WriteFailure.swift).
     @discardableResult
     public func create<T: Object>(_ type: T.Type, value: Any = [:], update: UpdatePolicy = .error) -> T {
         _ = requireWriteTransaction("create objects")
         ensure(!(type is EmbeddedObject.Type), "Embedded objects cannot be added directly: assign them to a property of their parent")
         // `type.init()`, not `T()`: called with an `Object.Type` variable, T is only `Object`.
         let object = type.init()
-        let given = fill(object, from: value, copying: value as? T, update: update)
+        guard let given = fill(object, from: value, copying: value as? T, update: update) else { return object }
         add(object, update: update, asChild: false, given: given)
         return object
     }
 
     /// Sets the properties of a new unmanaged object from `create`'s value: `source`, when
     /// given, is an object to copy; else `value` is a dictionary or an array. Returns the
-    /// indexes of the properties the value gives (nil: all of them).
-    private func fill(_ object: Object, from value: Any, copying source: Object?, update: UpdatePolicy) -> Set<Int>? {
-        Self.fill(object, from: value, copying: source) { type, value in self.linkedObject(type, from: value, update: update) }
+    /// indexes of the properties the value gives (`.some(nil)`: all of them), or nil, with the
+    /// write failed, when the value does not fit.
+    private func fill(_ object: Object, from value: Any, copying source: Object?, update: UpdatePolicy) -> Set<Int>?? {
+        do {
+            return try Self.fill(object, from: value, copying: source) { type, value in self.linkedObject(type, from: value, update: update) }
+        } catch {
+            failWrite(error)
+            return nil
+        }
     }
 
     /// Sets the properties of a new unmanaged object from a dictionary, an array or an object
@@ -207,8 +225,11 @@ extension Realm {
     /// Returns the indexes of the properties a dictionary gives; nil for an array or an
     /// object, which give every property. An update of an existing object writes only those:
     /// Realm's partial update by primary key.
+    ///
+    /// - Throws: `invalidArgument` when the value does not fit the class.
     @discardableResult
-    static func fill(_ object: Object, from value: Any, copying source: Object?, linked: @escaping LinkedObjectMaker) -> Set<Int>? {
+    static func fill(_ object: Object, from value: Any, copying source: Object?,
+                     linked: @escaping LinkedObjectMaker) throws(Realm.Error) -> Set<Int>? {
         let schema: ObjectSchema
         do {
             schema = try ObjectSchema.of(Swift.type(of: object))
@@ -229,11 +250,13 @@ extension Realm {
                 given = Set(entries.map(\.0.index))
             case let array as [Any?]:
                 let stored = schema.properties.filter { $0.isStored && !$0.isHidden }
-                ensure(array.count == stored.count,
-                             "Invalid array for \(schema.className): \(array.count) values for \(stored.count) properties")
+                guard array.count == stored.count else {
+                    throw Realm.Error(.invalidArgument, "Invalid array for \(schema.className): \(array.count) values for \(stored.count) properties")
+                }
                 entries = Array(zip(stored, array))
             default:
-                misuse("Invalid value for create(\(schema.className).self, value:): pass a dictionary, an array or a \(schema.className)")
+                throw Realm.Error(.invalidArgument,
+                                  "Invalid value for create(\(schema.className).self, value:): pass a dictionary, an array or a \(schema.className)")
             }
         }
         // The layout was confirmed for this class: each offset is the wrapper of its property.
@@ -242,8 +265,8 @@ extension Realm {
             do {
                 try layout[property.index].type.setUnmanaged(value, at: base + layout[property.index].offset, objects: linked)
             } catch {
-                misuse("Invalid value '\(ValueConversion.describe(value))' for property '\(schema.className).\(property.name)' "
-                                    + "of type \(property.typeName)" + (error.detail.map { ": \($0)" } ?? ""))
+                throw Realm.Error(.invalidArgument, "Invalid value '\(ValueConversion.describe(value))' for property '\(schema.className).\(property.name)' "
+                                  + "of type \(property.typeName)" + (error.detail.map { ": \($0)" } ?? ""))
             }
         }
         return given
@@ -254,7 +277,8 @@ extension Realm {
     /// embedded object, left unmanaged for its parent's `add` to take in.
     private func linkedObject(_ type: Object.Type, from value: Any, update: UpdatePolicy) -> Object {
         let object = type.init()
-        let given = fill(object, from: value, copying: nil, update: update)
+        // A value that does not fit has failed the write: the object is only a placeholder.
+        guard let given = fill(object, from: value, copying: nil, update: update) else { return object }
         if !(object is EmbeddedObject) { add(object, update: update, asChild: false, given: given) }
         return object
     }
@@ -372,12 +396,16 @@ extension Realm {
     func resolveLink(_ stored: _StoredValue, update: UpdatePolicy = .error) -> Value {
         guard let linked = stored.object else { return stored.value }
         if let managed = linked._managed {
-            ensure(managed.realm === self, "Cannot link to an object managed by another Realm")
+            guard managed.realm === self else {
+                failWrite(Realm.Error(.invalidArgument, "Cannot link to an object managed by another Realm: use create(_:value:) to copy it"))
+                return .null
+            }
             ensure(!(linked is EmbeddedObject), "Can't set a link to an existing managed embedded object: an embedded object has one parent")
         } else {
             add(linked, update: update, asChild: true)
         }
-        let managed = linked._managed!
+        // An object that could not be added has failed the write: nothing it links to is kept.
+        guard let managed = linked._managed else { return .null }
         return stored.typedLink ? .typedLink(managed.binding.table, managed.key) : .link(managed.key)
     }
 
