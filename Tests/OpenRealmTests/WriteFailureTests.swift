@@ -90,6 +90,31 @@ import Testing
             realm.create(Dog.self, value: "Rex")
         }
         #expect(realm.objects(Dog.self).map(\.name) == Array(repeating: "after", count: 8))
+        try RoundTripTests.verify(folder)
+    }
+
+    /// Values of the right kind that the property's type cannot hold are not stored as
+    /// something else (a truncated integer, an enum's first case).
+    @Test func aValueOutsideThePropertysTypeFailsTheWrite() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        Self.expectWriteFails(realm, .invalidArgument, "Invalid value '300' for property 'Reading.int8' of type Int8") {
+            realm.create(Reading.self, value: ["id": 1, "int8": 300])
+        }
+        Self.expectWriteFails(realm, .invalidArgument, "Invalid value 'angry' for property 'Reading.mood' of type Mood") {
+            realm.create(Reading.self, value: ["id": 1, "mood": "angry"])
+        }
+        Self.expectWriteFails(realm, .invalidArgument, "Invalid value '4' for property 'Reading.size' of type Size?") {
+            realm.create(Reading.self, value: try! JSONSerialization.jsonObject(with: Data(#"{"id": 1, "size": 4}"#.utf8)))
+        }
+        Self.expectWriteFails(realm, .invalidArgument, "Invalid value '2.5' for property 'Reading.int32' of type Int32") {
+            realm.create(Reading.self, value: try! JSONSerialization.jsonObject(with: Data(#"{"id": 1, "int32": 2.5}"#.utf8)))
+        }
+        // JSON has no dates: convert them before create, as Realm asks.
+        Self.expectWriteFails(realm, .invalidArgument, "for property 'Dog.dateOfBirth' of type Date") {
+            realm.create(Dog.self, value: try! JSONSerialization.jsonObject(with: Data(#"{"dateOfBirth": "2020-01-01"}"#.utf8)))
+        }
+        #expect(realm.objects(Reading.self).isEmpty)
         #expect(realm.objects(Shelter.self).isEmpty && realm.objects(Contact.self).isEmpty)
         try RoundTripTests.verify(folder)
     }

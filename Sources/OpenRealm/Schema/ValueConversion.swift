@@ -6,9 +6,10 @@ import RealmStorage
 //
 // `create` takes a dictionary of property values by name, an array in property order, or an
 // object to copy; inside those, Realm accepts
-//   - for a scalar: a value of the property's type, or of any type stored the same way (an
-//     `Int` for an `Int8`, a `String` for a `String?` or a `PersistableEnum` with String raw
-//     values), or nil (or `NSNull`, JSON's null) for an optional;
+//   - for a scalar: a value of the property's type, or of any type stored the same way that
+//     the property's type can hold (an `Int` up to 127 for an `Int8`, a `String` for a
+//     `String?`, a raw value of a `PersistableEnum` case), or nil (or `NSNull`, JSON's null)
+//     for an optional;
 //   - for a number: any number that holds the value exactly, a Swift number or an `NSNumber`
 //     as `JSONSerialization` makes them (`9000` for a `Double`, `2.0` for an `Int`, but not
 //     `2.5` for an `Int`); a `Bool` takes only a boolean;
@@ -70,7 +71,12 @@ enum ValueConversion {
         }
         if let value = value as? _Persistable, Swift.type(of: value)._rlmKind.type == kind.type,
            Swift.type(of: value)._rlmKind.linkTarget == nil, !Swift.type(of: value)._rlmKind.isList {
-            return T._rlmGet(value._rlmSet())
+            // Stored the same way is not enough: the value must survive the trip (an Int8
+            // truncates 300, an enum reads a raw value it has no case for as its first case).
+            let stored = value._rlmSet()
+            let converted = T._rlmGet(stored)
+            guard converted._rlmSet().value == stored.value else { throw ValueMismatch() }
+            return converted
         }
         if let number = number(value), let converted = numeric(number, as: kind.type) {
             return try convert(converted, to: T.self, objects: objects)
