@@ -77,7 +77,8 @@ extension Realm {
     /// transaction is rolled back and the error (or `CancellationError`) is thrown. A task
     /// cancelled while it waits for the lane leaves the line without writing.
     ///
-    /// - Throws: `CancellationError`, `Realm.Error` (`alreadyInWriteTransaction`, `readOnly`,
+    /// - Throws: `CancellationError`, `Realm.Error` (the first data error `block` met, as
+    ///   `commitWrite` says; `alreadyInWriteTransaction`, `readOnly`,
     ///   the commit's I/O errors), or what `block` throws.
     @discardableResult
     public func asyncWrite<Result>(_ block: () throws -> Result,

@@ -95,6 +95,15 @@ extension Realm {
         confinement.verify()
         let context = requireContext("commitAsyncWrite")
         let id = asyncWrites.current ?? asyncWrites.nextId()
+        if isInWriteTransaction, let failure = takeWriteFailure() {
+            // A data error of the write (Realm+WriteFailure.swift): nothing of it is kept, and
+            // the callback is told as it would be of a failed commit.
+            cancelWrite()
+            let callback = InContext(onComplete)
+            context.post { callback.value?(failure) }
+            startNextAsyncWrite()
+            return id
+        }
         let ending: EndingWrite
         do { ending = try endWrite() } catch {
             misuse("Cannot commitAsyncWrite: no write transaction is open on this realm (begin one with beginAsyncWrite or beginWrite)")

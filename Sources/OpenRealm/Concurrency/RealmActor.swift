@@ -63,6 +63,10 @@ public actor RealmActor {
     /// (each block still sees the writes queued before it; one that throws is undone alone).
     /// Every caller is answered once the commit is durable, or with its error; if the commit
     /// fails, every write merged into it fails and none is visible.
+    ///
+    /// - Throws: what `block` throws, `CancellationError`, the commit's `Realm.Error`, or the
+    ///   first data error `block`'s adds, creates and setters met (`duplicatePrimaryKey`,
+    ///   `valueTooLarge`, `invalidArgument`): that block alone is undone.
     @discardableResult
     public nonisolated func write<Result: Sendable>(_ block: @Sendable (Realm) throws -> Result) async throws -> Result {
         arriving.add(1, ordering: .sequentiallyConsistent)

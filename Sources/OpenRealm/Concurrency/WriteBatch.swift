@@ -234,6 +234,8 @@ extension RealmActor {
             let result = try block(realm)
             ensure(realm.isInWriteTransaction,
                    "A block passed to RealmActor.write must not commit or cancel its write transaction: writes queued together share it. Throw to roll the block's changes back")
+            // A data error of this block fails this write alone (Realm+WriteFailure.swift).
+            if let failure = realm.takeWriteFailure() { throw failure }
             try Task.checkCancellation()
             realm.releaseSavepoint(savepoint)
             batch.count += 1

@@ -64,10 +64,15 @@ extension Object {
 
     private static func fill(_ object: Object, from value: Any) {
         let source = (value as? Object).flatMap { type(of: $0) == type(of: object) ? $0 : nil }
-        Realm.fill(object, from: value, copying: source) { type, value in
-            let linked = type.init()
-            fill(linked, from: value)
-            return linked
+        do {
+            // An unmanaged object has no write to fail: a value that does not fit traps, as in Realm.
+            try Realm.fill(object, from: value, copying: source) { type, value in
+                let linked = type.init()
+                fill(linked, from: value)
+                return linked
+            }
+        } catch {
+            misuse(error.message)
         }
     }
 }
@@ -291,7 +296,7 @@ open class ObjectBase {
             let kept = Set(values.compactMap { if case .link(let k) = $0 { return k } else { return nil } })
             for gone in before where !kept.contains(gone) { realm.deleteEmbedded(schema.properties[property].linkTarget!, gone) }
         } catch {
-            misuse("Cannot change a list of \(schema.className): \(error)")
+            realm.failWrite(error, "Cannot change a list of \(schema.className)")
         }
     }
 
@@ -318,7 +323,7 @@ open class ObjectBase {
             try transaction.set(table, key, binding.columns[property], newValue)
             for old in replaced where newValue != .link(old) { realm.deleteEmbedded(schema.properties[property].linkTarget!, old) }
         } catch {
-            misuse("Cannot set a property of \(schema.className): \(error)")
+            realm.failWrite(error, "Cannot set a property of \(schema.className)")
         }
     }
 }

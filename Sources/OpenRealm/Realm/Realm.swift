@@ -452,8 +452,9 @@ public final class Realm {
     /// }
     /// ```
     ///
-    /// - Throws: `Realm.Error` from the commit (`outOfDiskSpace`, `fileAccess`, …),
-    ///   `alreadyInWriteTransaction`, `incompatibleLockFile` (the lock file was deleted or
+    /// - Throws: `Realm.Error` from the commit (`outOfDiskSpace`, `fileAccess`, …), the first
+    ///   data error recorded in `block` (`duplicatePrimaryKey`, `valueTooLarge`,
+    ///   `invalidArgument`: see `commitWrite`), `alreadyInWriteTransaction`, `incompatibleLockFile` (the lock file was deleted or
     ///   replaced while the realm was open: nothing is written, reads go on), and whatever
     ///   `block` throws.
     @discardableResult
@@ -572,6 +573,7 @@ public final class Realm {
 
     func didBegin(_ transaction: WriteTransaction) {
         writeTransaction = transaction
+        writeFailure = nil
         addsBeforeWrite = addCount
         frozenCache = nil
         views = [:]
@@ -600,7 +602,10 @@ public final class Realm {
     /// object observers are told asynchronously (RealmNotifier.swift). The observations of
     /// `tokens` (of this realm) are not told of this write's changes.
     ///
-    /// - Throws: `Realm.Error` (`notInWriteTransaction`, the commit's I/O errors).
+    /// - Throws: `Realm.Error` (`notInWriteTransaction`, the commit's I/O errors), or the
+    ///   first data error `add`, `create` or a setter recorded in the write
+    ///   (`duplicatePrimaryKey`, `valueTooLarge`, `invalidArgument`): then the write is
+    ///   cancelled, nothing of it is kept, and the realm is ready for the next one.
     public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
         if !tokens.isEmpty, writeTransaction != nil { notifierForObserving().prepareSkip(tokens) }
         let ending = try endWrite()
@@ -650,6 +655,10 @@ public final class Realm {
         }
         guard let transaction = writeTransaction else {
             throw Realm.Error(.notInWriteTransaction, "no write transaction is open on this realm", path: configuration.path)
+        }
+        if let failure = writeFailure {
+            cancelWrite()
+            throw failure
         }
         // Every pending index change is made in this transaction (see `scheduleIndexChanges`).
         let ending = EndingWrite(transaction: transaction, deleted: deletedInWrite, indexChanges: pendingIndexChanges,
@@ -784,6 +793,10 @@ public final class Realm {
     /// deleted at once, and again as live if the transaction does not commit.
     private(set) var deletedInWrite: [ObjectBase] = []
 
+    /// The first data error of the open write (Realm+WriteFailure.swift): the write throws it
+    /// instead of committing.
+    var writeFailure: Realm.Error?
+
     func markDeleted(_ managed: ObjectBase) {
         managed.wasDeleted = true
         deletedInWrite.append(managed)
@@ -802,6 +815,7 @@ public final class Realm {
         failedWrite = nil
         guard let transaction = writeTransaction else { return }
         writeTransaction = nil
+        writeFailure = nil
         generation += 1
         transaction.rollback()
         undoDeletionMarks()
@@ -840,6 +854,9 @@ public final class Realm {
         let transaction = requireWriteTransaction("roll back to a savepoint")
         try engine { () throws(StorageError) in try transaction.rollback(to: savepoint.engine) }
         transaction.releaseSavepoint(savepoint.engine)
+        // A failure recorded since the savepoint is the undone part's (WriteBatch throws it to
+        // its caller); one from before would have ended the parts before it.
+        writeFailure = nil
         for managed in deletedInWrite[savepoint.deletedCount...] { managed.wasDeleted = false }
         deletedInWrite.removeSubrange(savepoint.deletedCount...)
         undoAdds(adds(since: savepoint.addCount))

@@ -1,3 +1,4 @@
+import Foundation
 import RealmStorage
 
 // Loosely typed values, as `Realm.create(_:value:update:)` receives them, converted to the
@@ -5,9 +6,13 @@ import RealmStorage
 //
 // `create` takes a dictionary of property values by name, an array in property order, or an
 // object to copy; inside those, Realm accepts
-//   - for a scalar: a value of the property's type, or of any type stored the same way (an
-//     `Int` for an `Int8`, a `String` for a `String?` or a `PersistableEnum` with String raw
-//     values), or nil for an optional;
+//   - for a scalar: a value of the property's type, or of any type stored the same way that
+//     the property's type can hold (an `Int` up to 127 for an `Int8`, a `String` for a
+//     `String?`, a raw value of a `PersistableEnum` case), or nil (or `NSNull`, JSON's null)
+//     for an optional;
+//   - for a number: any number that holds the value exactly, a Swift number or an `NSNumber`
+//     as `JSONSerialization` makes them (`9000` for a `Double`, `2.0` for an `Int`, but not
+//     `2.5` for an `Int`); a `Bool` takes only a boolean;
 //   - for a link: an object of the target class, or a dictionary or array of the target's
 //     property values, from which the target object is made as `create` would make it;
 //   - for a `List` or `MutableSet`: an array (or, for a set, a `Set`) of such element values;
@@ -15,7 +20,8 @@ import RealmStorage
 //   - for an `AnyRealmValue`: any value a mixed property can hold (an `Int`, a `String`, an
 //     object, …), or nil for `.none`.
 // The rules apply element by element, so a list of objects may be given as an array of
-// dictionaries, and embedded objects nest to any depth.
+// dictionaries, and embedded objects nest to any depth. JSON has no dates, data, object ids
+// or decimals of its own: convert them before `create`, as Realm asks.
 
 /// Makes the object a dictionary or array of property values stands for, when it is the value
 /// of a link or an element of a list of links (`Realm.create` supplies it).
@@ -42,8 +48,10 @@ enum ValueConversion {
     static func convert<T: _Persistable>(_ value: Any?, to type: T.Type, objects: LinkedObjectMaker) throws(ValueMismatch) -> T {
         if let value = value as? T { return value }
         if T.self == AnyRealmValue.self {
-            // A mixed property takes any persistable value, nil as `.none`.
-            guard let mixed = AnyRealmValue(wrapping: unwrapped(value)) else { throw ValueMismatch() }
+            // A mixed property takes any persistable value, nil as `.none`. An NSNumber is
+            // read by the number it was made from: cast, a JSON `1` would become `true`.
+            let value = unwrapped(value)
+            guard let mixed = AnyRealmValue(wrapping: value.flatMap(number) ?? value) else { throw ValueMismatch() }
             return mixed as! T
         }
         guard let value = unwrapped(value) else {
@@ -63,9 +71,58 @@ enum ValueConversion {
         }
         if let value = value as? _Persistable, Swift.type(of: value)._rlmKind.type == kind.type,
            Swift.type(of: value)._rlmKind.linkTarget == nil, !Swift.type(of: value)._rlmKind.isList {
-            return T._rlmGet(value._rlmSet())
+            // Stored the same way is not enough: the value must survive the trip (an Int8
+            // truncates 300, an enum reads a raw value it has no case for as its first case).
+            let stored = value._rlmSet()
+            let converted = T._rlmGet(stored)
+            guard converted._rlmSet().value == stored.value else { throw ValueMismatch() }
+            return converted
+        }
+        if let number = number(value), let converted = numeric(number, as: kind.type) {
+            return try convert(converted, to: T.self, objects: objects)
         }
         throw ValueMismatch()
+    }
+
+    /// A number as the Swift value `Bool`, `Int` or `Double`: a Swift number, or an `NSNumber`
+    /// (`JSONSerialization` makes those) read by the type it was made from; nil for anything
+    /// else.
+    private static func number(_ value: Any) -> Any? {
+        if type(of: value) is NSNumber.Type, let number = value as? NSNumber {
+            switch UInt8(bitPattern: number.objCType.pointee) {
+            // "c" and "B": how CoreFoundation spells a boolean (JSON's true and false).
+            case UInt8(ascii: "c"), UInt8(ascii: "B"): return number.boolValue
+            case UInt8(ascii: "f"), UInt8(ascii: "d"): return number.doubleValue
+            case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"):
+                return Int(exactly: number.uint64Value) ?? number.doubleValue
+            default: return Int(number.int64Value)
+            }
+        }
+        switch value {
+        case let value as Bool: return value
+        case let value as any BinaryInteger: return Int(exactly: value) ?? Double(value)
+        case let value as Double: return value
+        case let value as Float: return Double(value)
+        default: return nil
+        }
+    }
+
+    /// A number (see `number`) as the Swift value of a column of `type`, when it holds the
+    /// value exactly; nil when it does not, or the column holds no numbers.
+    private static func numeric(_ number: Any, as type: ColumnType) -> Any? {
+        switch (number, type) {
+        case (let bool as Bool, .bool): return bool
+        case (is Bool, _): return nil
+        case (let int as Int, .int): return int
+        case (let double as Double, .int): return Int(exactly: double)
+        case (let int as Int, .double): return Double(exactly: int)
+        case (let double as Double, .double): return double
+        case (let int as Int, .float): return Float(exactly: int)
+        case (let double as Double, .float): return Float(double)
+        case (let int as Int, .decimal): return Decimal128(Int64(int))
+        case (let double as Double, .decimal): return Decimal128(double)
+        default: return nil
+        }
     }
 
     /// The elements of an array given for a `List` or `MutableSet` of `Element`, converted.
@@ -122,7 +179,7 @@ enum ValueConversion {
     /// The value inside any number of optionals, or nil (an `Int?` nil arrives boxed as `Any`
     /// from an array of optionals).
     static func unwrapped(_ value: Any?) -> Any? {
-        guard let value else { return nil }
+        guard let value, !(value is NSNull) else { return nil }
         guard let optional = value as? any OptionalValue else { return value }
         return unwrapped(optional.wrappedAny)
     }
