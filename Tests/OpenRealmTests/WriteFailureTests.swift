@@ -139,7 +139,7 @@ import Testing
     @Test func commitWriteThrowsTheRecordedError() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())
-        try realm.beginWrite()
+        realm.beginWrite()
         realm.create(Dog.self, value: ["name": "Rex"])
         realm.create(Dog.self, value: ["age": "three"])
         #expect(throws: Realm.Error.self) { try realm.commitWrite() }
