@@ -593,6 +593,30 @@ final class Cat: Animal {
         #expect(realm.object(ofType: Person.self, forPrimaryKey: 42)?.name.count == 40)
     }
 
+    /// Compaction on launch is an optimisation: when its copy cannot be written (here a file
+    /// size limit, as a full disk would), the realm opens uncompacted with all its data. In a
+    /// child process, so that the limit binds no other test.
+    @Test func aCompactionThatCannotWriteItsCopyOpensTheFileAsItIs() async {
+        await #expect(processExitsWith: .success) {
+            let folder = TestFolder()
+            let configuration = folder.configuration()
+            do {
+                let realm = try Realm(configuration: configuration)
+                try realm.write { for i in 0..<20_000 { realm.create(Person.self, value: ["id": i, "name": String(repeating: "x", count: 40)]) } }
+            }
+            // The copy needs about a MiB; writes past 64 KiB fail with EFBIG, as they would with ENOSPC on a full disk.
+            signal(SIGXFSZ, SIG_IGN)
+            var limit = rlimit(rlim_cur: 64 << 10, rlim_max: 64 << 10)
+            guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0 else { exit(2) }
+            var compacting = configuration
+            compacting.shouldCompactOnLaunch = { _, _ in true }
+            let realm = try Realm(configuration: compacting)
+            guard realm.objects(Person.self).count == 20_000,
+                  realm.object(ofType: Person.self, forPrimaryKey: 42)?.name.count == 40,
+                  !FileManager.default.fileExists(atPath: configuration.path + ".compacted") else { exit(3) }
+        }
+    }
+
     @Test func tooManyPinnedVersionsRefuseAWrite() throws {
         let folder = TestFolder()
         var configuration = folder.configuration()

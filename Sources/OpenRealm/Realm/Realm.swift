@@ -171,15 +171,23 @@ public final class Realm {
                 return
             }
             unlink(compacted)
-            try store.writeCompactedCopy(to: compacted)
+            // Compacting is an optimisation: a copy that cannot be written (a full disk, a file
+            // size limit, an I/O error on the new file) leaves the file as it was, and the
+            // realm opens uncompacted rather than not at all.
+            do throws(StorageError) {
+                try store.writeCompactedCopy(to: compacted)
+            } catch {
+                unlink(compacted)
+                openers = nil
+            }
         }
         defer { withExtendedLifetime(openers) {} }
         guard openers != nil, FileManager.default.fileExists(atPath: compacted) else { return }
-        // The store above is closed (its lock released); replace the file in one step.
+        // The store above is closed (its lock released); replace the file in one step. If
+        // that fails, the old file is whole: open it as it is.
         guard rename(compacted, path) == 0 else {
-            let err = errno
             unlink(compacted)
-            throw Realm.Error(.fileAccess, "cannot replace the file with its compacted copy: \(String(cString: strerror(err)))", path: path, errno: err)
+            return
         }
         PosixFile.syncDirectory(of: path)
     }
