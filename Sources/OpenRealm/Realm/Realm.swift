@@ -313,10 +313,9 @@ public final class Realm {
     public var isInWriteTransaction: Bool { writeTransaction != nil || writeThatDidNotBegin != nil }
 
     /// Why the last `beginWrite()` could not begin its transaction: thrown by `commitWrite()`.
+    /// (A condition found once it began, too many versions pinned or a pending index change
+    /// that failed, is the write's first failure: `writeFailure`.)
     private var writeThatDidNotBegin: Realm.Error?
-    /// A condition found once `beginWrite()` began its transaction (too many versions pinned,
-    /// a pending index change that failed): `commitWrite()` throws it and writes nothing.
-    private var failedWrite: Realm.Error?
 
     // MARK: Tables
 
@@ -517,9 +516,9 @@ public final class Realm {
         do throws(Realm.Error) {
             try makePendingIndexChanges()
         } catch {
-            failedWrite = error
+            failWrite(error)
         }
-        failedWrite = failedWrite ?? overLimit
+        if let overLimit { failWrite(overLimit) }
         notifier?.deliver(beginning: true)
     }
 
@@ -657,7 +656,7 @@ public final class Realm {
         confinement.verify()
         asyncWrites.current = nil
         // What `beginWrite()` kept for the commit: the write is undone, and nothing written.
-        if let error = writeThatDidNotBegin ?? failedWrite {
+        if let error = writeThatDidNotBegin {
             cancelWrite()
             throw error
         }
@@ -820,7 +819,6 @@ public final class Realm {
         confinement.verify()
         asyncWrites.current = nil
         writeThatDidNotBegin = nil
-        failedWrite = nil
         guard let transaction = writeTransaction else { return }
         writeTransaction = nil
         writeFailure = nil
