@@ -59,7 +59,7 @@ struct ObjectSubject<T: Object>: ObservedSubject {
         linkedClasses = watch.classes(from: managed.schema.objectType).filter { $0 != managed.schema.objectType }
     }
 
-    /// The wrapper types of `schema`'s properties (from the confirmed layout, else `Mirror`).
+    /// The wrapper types of `schema`'s properties (from its wrapper layout, else read from a new instance).
     private static func readers(of schema: ObjectSchema) -> [PersistedProperty.Type?] {
         if let layout = schema.wrapperLayout { return layout.map { $0.type } + [PersistedProperty.Type?](repeating: nil, count: schema.properties.count - layout.count) }
         let types = ObjectSchema.persistedChildren(of: schema.objectType.init()).map { type(of: $0.1) as PersistedProperty.Type }

@@ -111,8 +111,8 @@ open class ObjectBase {
     @exclusivity(unchecked) @usableFromInline final var _realm: Realm?
     /// Not retained: the realm keeps every binding it made (`Realm.everyBinding`), and this
     /// object keeps the realm. A retain and a release less per object added or read (atomic
-    /// operations both). `Unmanaged`, not `unowned(unsafe)`: `Mirror` reads these fields when
-    /// it lays out a model class.
+    /// operations both). `Unmanaged`, not `unowned(unsafe)`: schema discovery reads the type of
+    /// every field of a model class, these included (ObjectSchema.swift).
     @exclusivity(unchecked) private final var _binding: Unmanaged<TableBinding>?
     @exclusivity(unchecked) final var key = ObjectKey(0)
     /// The realm's epoch when the object was read: `invalidate()` ends it.

@@ -157,7 +157,7 @@ extension Persisted where Value: _IndexablePersistable {
     }
 }
 
-/// What schema discovery and `add` read from a wrapper found by `Mirror`.
+/// What schema discovery and `add` read from a wrapper found in the field metadata (ObjectSchema.swift).
 protocol PersistedProperty {
     var propertyKind: _PropertyKind { get }
     var originProperty: String? { get }
@@ -173,6 +173,8 @@ protocol PersistedProperty {
     /// For plain values (no link or collection): a function reading the engine value alone,
     /// which for the common types makes no `_StoredValue` (`add`'s fast path).
     static var plainReader: PlainReader { get }
+    /// A copy of the wrapper of this type at `address` (an offset the field metadata gave).
+    static func wrapper(at address: UnsafeRawPointer) -> PersistedProperty
     /// Marks the wrapper at `address` as a probe; returns what was there, for `restore`.
     static func markProbe(at address: UnsafeMutableRawPointer) -> Any
     static func restore(_ saved: Any, at address: UnsafeMutableRawPointer)
@@ -189,6 +191,8 @@ protocol PersistedProperty {
 }
 
 extension Persisted: PersistedProperty {
+    static func wrapper(at address: UnsafeRawPointer) -> PersistedProperty { address.load(as: Self.self) }
+
     // `add` reads unmanaged values through the type-erased `PersistedProperty` metatype. The
     // generic body asks the runtime for `Persisted<Value>`'s metadata on every call (a cache
     // lookup of about 460 instructions, more than the read itself), so schema discovery takes

@@ -1,15 +1,22 @@
+@_spi(Reflection) import Swift
 import RealmStorage
 
 // Schema discovery without the Objective-C runtime.
 //
-// The schema of a model class comes from `Mirror` over one instance made with `init()`: every
-// child that is a `@Persisted` wrapper (label `_name`) is a property, in declaration order,
-// superclass properties first. The result is cached per class.
+// The properties of a model class are its stored fields whose type is a `@Persisted` wrapper
+// (field `_name`), in declaration order, superclass fields first, as the compiler recorded them
+// in the class's field metadata: name, offset in the instance and type (`_forEachField`). The
+// settings of each wrapper (primary key, indexed, origin of a LinkingObjects) are read from one
+// instance made with `init()`, through those offsets. The result is cached per class.
+//
+// Nothing here guesses: not `Mirror`, which a model conforming to `CustomReflectable` replaces
+// with whatever it likes (an empty schema, and `add` storing nothing), and not Swift's layout
+// rules re-derived by hand. Every address read or written is an offset the runtime gave.
 //
 // A managed object's wrapper must find its column without a string lookup per access. The
-// accessor only knows the wrapper's key path, so the first access through a key path (once per
-// class and property) marks that wrapper, finds the marked child with `Mirror`, and caches key
-// path → column; the wrapper then remembers its column for the rest of the object's life.
+// accessor only knows the wrapper's address, so the first access (once per class and
+// property) looks its offset up among the fields and caches offset → column; the wrapper then
+// remembers its column for the rest of the object's life.
 
 /// One persisted property of a model class.
 public struct PropertySchema: @unchecked Sendable, Equatable {
@@ -80,9 +87,10 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     private let lock = Mutex()
     private var indexesByWrapperOffset: [Int: Int] = [:]
 
-    /// Per property, where its wrapper lies in an instance and how to read it: lets `add`
-    /// read an unmanaged object's values without `Mirror` (nil when the layout could not be
-    /// confirmed; `add` then uses `Mirror`).
+    /// Per property, where its wrapper lies in an instance and how to read it, from the field
+    /// metadata: lets `add` read an unmanaged object's values directly. (Nil only for a layout
+    /// whose wrappers do not match the properties, which the field metadata cannot give; the
+    /// callers keep a slower path for it.)
     let wrapperLayout: [(offset: Int, type: PersistedProperty.Type)]?
     /// Per property, where its wrapper lies and a function reading its unmanaged value.
     private let unmanagedReaders: [(offset: Int, read: (UnsafeRawPointer) -> _StoredValue)]?
@@ -239,77 +247,43 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
 
     // MARK: Wrapper layout
 
-    // Swift lays out a class instance's stored properties after the 16-byte object header, in
-    // declaration order, superclass first, each at the next offset its alignment allows. The
-    // offsets computed from `Mirror` under that rule are only used after a check on the
-    // prototype: each computed place, marked through a pointer, must be the wrapper `Mirror`
-    // sees marked. Any doubt leaves the layout nil and `add` on the slower, safe path.
+    /// The `@Persisted` fields of `type`'s instances, superclass fields first, from the
+    /// runtime's field metadata: each field's name (`_name`), offset and wrapper type.
+    static func persistedFields(of type: Object.Type) -> [(label: String, offset: Int, type: PersistedProperty.Type)] {
+        var fields: [(label: String, offset: Int, type: PersistedProperty.Type)] = []
+        // `.classType` (bit 0) spelled by its raw value: the standard library declares the
+        // option as a mutable static, which Swift 6 refuses to read from here.
+        let read = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 0)) { name, offset, fieldType, _ in
+            if let wrapper = fieldType as? PersistedProperty.Type { fields.append((String(cString: name), offset, wrapper)) }
+            return true
+        }
+        // Only a non-class type is refused, and a model is a class.
+        assert(read, "\(type) is not a class")
+        return fields
+    }
 
+    /// Where each `@Persisted` wrapper of the prototype's class lies, in property order.
     static func confirmedLayout(of prototype: Object, persisted count: Int) -> [(offset: Int, type: PersistedProperty.Type)]? {
-        var mirrors: [Mirror] = []
-        var mirror: Mirror? = Mirror(reflecting: prototype)
-        while let current = mirror {
-            mirrors.append(current)
-            mirror = current.superclassMirror
-        }
-        var offset = 16
-        var layout: [(offset: Int, type: PersistedProperty.Type)] = []
-        for current in mirrors.reversed() {
-            for child in current.children {
-                let (size, alignment) = sizeAndAlignment(of: child.value)
-                offset = (offset + alignment - 1) & ~(alignment - 1)
-                if let label = child.label, label.hasPrefix("_"), let property = child.value as? PersistedProperty {
-                    layout.append((offset, type(of: property)))
-                }
-                offset += size
-            }
-        }
-        guard layout.count == count else { return nil }
-        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
-        for (index, entry) in layout.enumerated() {
-            let saved = entry.type.markProbe(at: base + entry.offset)
-            let marked = persistedChildren(of: prototype).enumerated().filter { $0.element.1.isProbe }.map(\.offset)
-            entry.type.restore(saved, at: base + entry.offset)
-            guard marked == [index] else { return nil }
-        }
-        return layout
+        let layout = persistedFields(of: type(of: prototype)).map { (offset: $0.offset, type: $0.type) }
+        return layout.count == count ? layout : nil
     }
 
-    private static func sizeAndAlignment(of value: Any) -> (Int, Int) {
-        func measure<T>(_ value: T) -> (Int, Int) { (MemoryLayout<T>.size, MemoryLayout<T>.alignment) }
-        return _openExistential(value, do: measure)
-    }
-
-    /// The `@Persisted` children of `object`, superclass properties first.
+    /// The `@Persisted` wrappers of `object`, superclass properties first, with their field
+    /// names (`_name`).
     static func persistedChildren(of object: Object) -> [(String, PersistedProperty)] {
-        var mirrors: [Mirror] = []
-        var mirror: Mirror? = Mirror(reflecting: object)
-        while let current = mirror {
-            mirrors.append(current)
-            mirror = current.superclassMirror
-        }
-        var children: [(String, PersistedProperty)] = []
-        for current in mirrors.reversed() {
-            for child in current.children {
-                guard let label = child.label, label.hasPrefix("_"), let property = child.value as? PersistedProperty else { continue }
-                children.append((label, property))
-            }
-        }
-        return children
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        return persistedFields(of: type(of: object)).map { ($0.label, $0.type.wrapper(at: base + $0.offset)) }
     }
 
     // MARK: Columns of managed wrappers
 
-    /// The index of the property whose wrapper lies at `address` within `object`: the
-    /// wrapper is marked for a moment and `Mirror` names the marked property. Remembered by
-    /// the wrapper's offset, the same in every instance of the class.
+    /// The index of the property whose wrapper lies at `address` within `object`, from the
+    /// wrapper's offset among the class's fields, the same in every instance of the class.
     func propertyIndex(ofWrapperAt address: UnsafeMutableRawPointer, _ wrapperType: PersistedProperty.Type, in object: Object) -> Int {
         let offset = address - UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         if let index = lock.withLock({ indexesByWrapperOffset[offset] }) { return index }
-        let saved = wrapperType.markProbe(at: address)
-        let label = Self.persistedChildren(of: object).first { $0.1.isProbe }?.0
-        wrapperType.restore(saved, at: address)
-        guard let label, let property = property(named: String(label.dropFirst())) else {
+        let fields = Self.persistedFields(of: type(of: object))
+        guard let field = fields.first(where: { $0.offset == offset }), let property = property(named: String(field.label.dropFirst())) else {
             misuse("\(className): a @Persisted property is missing from the schema")
         }
         lock.withLock { indexesByWrapperOffset[offset] = property.index }
