@@ -60,14 +60,33 @@ import Darwin
         }
     }
 
-    /// Per task, the highest count the child logged after a write returned.
-    static func acknowledged(in log: String) -> [Int] {
+    /// Per writer, the highest count the child logged after a write returned.
+    static func acknowledged(in log: String, writers: Int) -> [Int] {
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").reduce(into: [Int](repeating: 0, count: tasks)) { result, line in
+        return text.split(separator: "\n").reduce(into: [Int](repeating: 0, count: writers)) { result, line in
             let fields = line.split(separator: " ")
-            guard fields.count == 2, let task = Int(fields[0]), let count = Int(fields[1]) else { return }
-            result[task] = max(result[task], count)
+            guard fields.count == 2, let writer = Int(fields[0]), let count = Int(fields[1]) else { return }
+            result[writer] = max(result[writer], count)
         }
+    }
+
+    /// Checks what a killed child left: only kept writes' objects, each writer's a prefix of
+    /// its numbers at least as long as it logged. Returns how many objects there are.
+    static func checkRecovered(path: String, log: String, writers: Int, round: Int) throws -> Int {
+        let realm = try Realm(configuration: configuration(path))
+        let people = Array(realm.objects(Person.self))
+        #expect(people.allSatisfy { $0.name == "p\($0.id)" }, "round \(round): an object of a write that threw survived, or a name is wrong")
+        var counts = [Int](repeating: 0, count: writers)
+        for w in 0..<writers {
+            let ids = people.map(\.id).filter { $0 / stride == w }.sorted()
+            #expect(ids == (0..<ids.count).map { w * stride + $0 }, "round \(round): writer \(w) holds no prefix")
+            counts[w] = ids.count
+        }
+        let acknowledged = acknowledged(in: log, writers: writers)
+        for w in 0..<writers {
+            #expect(counts[w] >= acknowledged[w], "round \(round): writer \(w) had \(acknowledged[w]) acknowledged, \(counts[w]) recovered")
+        }
+        return counts.reduce(0, +)
     }
 
     @Test func acknowledgedMergedWritesSurviveSIGKILL() async throws {
@@ -80,20 +99,7 @@ import Darwin
             await #expect(processExitsWith: .signal(SIGKILL), "round \(round)") { [path = path as String, log = log as String, delay = delay as UInt32] in
                 try await MergedWriteKillTests.writeUntilKilled(path: path, log: log, delay: delay)
             }
-            let realm = try Realm(configuration: Self.configuration(path))
-            let people = Array(realm.objects(Person.self))
-            #expect(people.allSatisfy { $0.name == "p\($0.id)" }, "round \(round): an object of a write that threw survived, or a name is wrong")
-            var counts = [Int](repeating: 0, count: Self.tasks)
-            for t in 0..<Self.tasks {
-                let ids = people.map(\.id).filter { $0 / Self.stride == t }.sorted()
-                #expect(ids == (0..<ids.count).map { t * Self.stride + $0 }, "round \(round): task \(t) holds no prefix")
-                counts[t] = ids.count
-            }
-            let acknowledged = Self.acknowledged(in: log)
-            for t in 0..<Self.tasks {
-                #expect(counts[t] >= acknowledged[t], "round \(round): task \(t) had \(acknowledged[t]) acknowledged, \(counts[t]) recovered")
-            }
-            recovered = counts.reduce(0, +)
+            recovered = try Self.checkRecovered(path: path, log: log, writers: Self.tasks, round: round)
         }
         #expect(recovered >= Self.tasks, "the children must have written (\(recovered) objects recovered)")
     }

@@ -91,10 +91,13 @@ import Testing
         let after = probe.syncsAndCommits
         #expect(problems.all.isEmpty, "\(problems.all)")
 
+        // A thread's write may ride on another's commit (WriteRelay.swift): fewer commits than
+        // writes, each made durable by one sync.
         let syncs = after.syncs - before.syncs, commits = after.commits - before.commits
-        #expect(commits == Self.threads * Self.commitsPerThread, "every commit is made durable by one sync")
-        #expect(syncs > 0 && Double(commits) / Double(syncs) >= 3,
-                "\(commits) commits in \(syncs) syncs: the threads that commit during a sync must share the next one")
+        let writes = Self.threads * Self.commitsPerThread
+        #expect(commits > 0 && commits <= writes, "\(commits) commits carried \(writes) writes")
+        #expect(syncs > 0 && Double(writes) / Double(syncs) >= 3,
+                "\(writes) writes in \(syncs) syncs: the threads that write during a sync must share the next one")
         realm.refresh()
         let expected = Set((0..<Self.threads).flatMap { t in (0..<Self.commitsPerThread).map { t * 1_000 + $0 } })
         #expect(Set(realm.objects(Person.self).map(\.id)) == expected)

@@ -89,6 +89,15 @@ import Testing
         return Crash(state: state, group: failed)
     }
 
+    /// Checks that a recovered file takes a new commit and still verifies.
+    static func takeANewCommit(_ store: Store) throws {
+        let transaction = try store.beginWrite()
+        let table = try transaction.table(named: "Row")?.info.key ?? transaction.createTable("Row", columns: GroupCommitTests.columns)
+        try transaction.insert(table, values: [.int(1_000), .string("after")])
+        try transaction.commit()
+        try store.verify()
+    }
+
     /// The rows after the acknowledged groups and the first `members` of group `g`.
     static func rows(throughGroup g: Int, members: Int) -> [Int]? {
         guard let before = rows(throughGroup: g - 1) else { return members > 0 ? rows(throughGroup: g) : nil }
@@ -124,12 +133,7 @@ import Testing
                         let prefixes = (0...members).map { Self.rows(throughGroup: crash.group, members: $0) }
                         #expect(prefixes.contains(recovered), "recovered \(String(describing: recovered)); \(context)")
                     }
-                    // The recovered file takes a new commit.
-                    let transaction = try store.beginWrite()
-                    let table = try transaction.table(named: "Row")?.info.key ?? transaction.createTable("Row", columns: GroupCommitTests.columns)
-                    try transaction.insert(table, values: [.int(1_000), .string("after")])
-                    try transaction.commit()
-                    try store.verify()
+                    try Self.takeANewCommit(store)
                 } catch {
                     Issue.record("the recovered file failed: \(error); \(context)")
                 }

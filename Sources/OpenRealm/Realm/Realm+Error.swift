@@ -94,6 +94,7 @@ extension Realm {
             case .duplicateKey: code = .duplicatePrimaryKey
             case .transactionEnded: code = .notInWriteTransaction
             case .cancelled: code = .cancelled
+            case .mergedWriteFailed: code = .mergedWriteFailed
             }
             self.init(code, error.message, path: error.path, errno: error.errno)
         }

@@ -467,7 +467,10 @@ public final class Realm {
     @discardableResult
     public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws -> Result {
         // Throws what `beginWrite()` keeps for `commitWrite()`: here `block` need not run.
-        try beginWriteOrThrow()
+        // A write that skips no observer may be carried by another thread's commit, or carry
+        // others' (WriteRelay.swift).
+        let relaying = tokens.isEmpty
+        try beginWriteOrThrow(joiningRelay: relaying)
         let result: Result
         do {
             result = try block()
@@ -475,7 +478,7 @@ public final class Realm {
             cancelWrite()
             throw error
         }
-        if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }
+        if isInWriteTransaction { try commitWrite(withoutNotifying: tokens, relaying: relaying) }
         return result
     }
 
@@ -524,10 +527,13 @@ public final class Realm {
 
     /// `beginWrite()` as it was before it matched Realm Swift: every refusal thrown at once,
     /// for the callers that throw anyway (`write {}`, migrations).
-    func beginWriteOrThrow() throws(Realm.Error) {
+    ///
+    /// `joiningRelay`: the write may be added to the transaction of the thread before it in
+    /// line for the lane (WriteRelay.swift).
+    func beginWriteOrThrow(joiningRelay: Bool = false) throws(Realm.Error) {
         try checkCanBeginWrite()
         try deliverBeforeWriting()
-        didBegin(try engine { () throws(StorageError) in try store.beginWrite() })
+        didBegin(try engine { () throws(StorageError) in try store.beginWrite(joiningRelay: joiningRelay) })
         try afterBegin()
     }
 
@@ -614,11 +620,19 @@ public final class Realm {
     ///   (`duplicatePrimaryKey`, `valueTooLarge`, `invalidArgument`): then the write is
     ///   cancelled, nothing of it is kept, and the realm is ready for the next one.
     public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
+        try commitWrite(withoutNotifying: tokens, relaying: tokens.isEmpty)
+    }
+
+    /// `relaying`: the write may be passed on to a thread waiting to write, whose commit then
+    /// carries it (WriteRelay.swift); it returns once that commit is durable.
+    func commitWrite(withoutNotifying tokens: [NotificationToken], relaying: Bool) throws {
         if !tokens.isEmpty, writeTransaction != nil { notifierForObserving().prepareSkip(tokens) }
         let ending = try endWrite()
         let committed: VersionID
         do {
-            committed = try engine { () throws(StorageError) in try ending.transaction.commit() }
+            committed = try engine { () throws(StorageError) in
+                try relaying ? ending.transaction.commitOrRelay() : ending.transaction.commit()
+            }
         } catch {
             commitFailed(ending)
             throw error

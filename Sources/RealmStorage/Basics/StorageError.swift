@@ -39,6 +39,9 @@ package struct StorageError: Error, Sendable, CustomStringConvertible, Equatable
         case transactionEnded
         /// The task waiting for the write lane was cancelled before it got it.
         case cancelled
+        /// A write committed together with this one failed and could not be undone on its
+        /// own, so none of them was made (WriteRelay.swift).
+        case mergedWriteFailed
     }
 
     package var code: Code

@@ -52,7 +52,8 @@ extension Store {
         /// The versions (commits) they made durable.
         package var versions = 0
         /// Threads that wait in a synchronous commit, their version written, for it to be
-        /// durable (leading or following), now.
+        /// durable (leading or following), or whose part of a write another thread's commit
+        /// carries (WriteRelay.swift), now.
         package var waitingThreads = 0
     }
 
@@ -80,6 +81,14 @@ extension Store {
             answers.give()
         }
         return try waiter.wait()
+    }
+
+    /// For a thread that passed its part of a write on (WriteRelay.swift): waits until the
+    /// commit that carries it is durable, counted among the waiting threads.
+    func ride(_ rider: RelayRider) throws(StorageError) -> VersionID {
+        stateLock.withLock { group.counts.waitingThreads += 1 }
+        defer { stateLock.withLock { group.counts.waitingThreads -= 1 } }
+        return try rider.wait()
     }
 
     /// Sleeps until `waiter` is answered (false) or promoted to lead (true).

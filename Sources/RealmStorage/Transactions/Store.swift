@@ -32,7 +32,7 @@ package final class Store: @unchecked Sendable {
     package let registry: VersionRegistry
     /// Whether this process holds the write lock of the file, and why (Store+Process.swift).
     @exclusivity(unchecked) var processHold = ProcessHold()
-    let lane = WriteLane()
+    package let lane = WriteLane()
 
     /// A published version as the store keeps it. A class: it is handed around whole (to
     /// every transaction that begins, to the sync queue), and copying the struct it was
@@ -264,11 +264,17 @@ package final class Store: @unchecked Sendable {
     ///   `incompatibleLockFile` when the lock file was deleted or replaced while this process
     ///   had the file open (nothing is written; reads go on); what catching up with other
     ///   processes throws (`enterWrite`).
-    package func beginWrite() throws(StorageError) -> WriteTransaction {
+    /// `joiningRelay`: the caller's write may be added to the transaction of the thread before
+    /// it in line, if that thread passes it (WriteRelay.swift); its part then begins at a
+    /// savepoint of that transaction.
+    package func beginWrite(joiningRelay: Bool = false) throws(StorageError) -> WriteTransaction {
         guard !options.readOnly else {
             throw StorageError(.permissionDenied, "the realm was opened read-only", path: path)
         }
-        lane.acquire()
+        if let relayed = lane.acquire(acceptingRelay: joiningRelay) {
+            relayed.beginRelayedPart()
+            return relayed
+        }
         do throws(StorageError) {
             try enterWrite()
         } catch {

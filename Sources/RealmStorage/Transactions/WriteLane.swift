@@ -20,6 +20,10 @@ import Darwin
 /// that thread the lane: with one condition for all, every release woke every sleeping thread
 /// to find it was not its turn (15 needless wake-ups per commit with 16 threads committing, on
 /// two cores the larger part of a small commit's time).
+///
+/// A thread that is willing to (`acquire(acceptingRelay: true)`) can be handed the lane
+/// together with the holder's open write transaction (`pass`), to add its part to it rather
+/// than begin its own (WriteRelay.swift).
 package final class WriteLane: @unchecked Sendable {
     // @unchecked: `busy`, `queue` and `nextTicket` are guarded by `mutex`; a sleeping thread
     // waits on its waiter's semaphore, signalled once, when the lane is its.
@@ -29,8 +33,8 @@ package final class WriteLane: @unchecked Sendable {
     private var nextTicket: UInt64 = 0
 
     private enum Resume {
-        /// A sleeping thread: its semaphore is signalled when the lane is its.
-        case thread(DispatchSemaphore)
+        /// A sleeping thread: its grant's semaphore is signalled when the lane is its.
+        case thread(ThreadGrant)
         /// A suspended task: resumed with true when granted, false when cancelled.
         case task(CheckedContinuation<Bool, Never>)
     }
@@ -38,6 +42,17 @@ package final class WriteLane: @unchecked Sendable {
     private struct Waiter {
         let ticket: UInt64
         let resume: Resume
+    }
+
+    /// How a sleeping thread is given the lane.
+    private final class ThreadGrant {
+        let semaphore = DispatchSemaphore(value: 0)
+        /// It takes over an open write transaction if one is passed to it.
+        let acceptsRelay: Bool
+        /// The transaction passed with the lane (`pass`); set under `mutex` before the signal.
+        var relayed: WriteTransaction?
+
+        init(acceptsRelay: Bool) { self.acceptsRelay = acceptsRelay }
     }
 
     package init() {
@@ -52,18 +67,41 @@ package final class WriteLane: @unchecked Sendable {
 
     /// Waits on this thread until the lane is ours.
     package func acquire() {
-        let granted: DispatchSemaphore? = locked {
+        _ = acquire(acceptingRelay: false)
+    }
+
+    /// Waits on this thread until the lane is ours; returns the write transaction passed with
+    /// it, when `acceptingRelay` and the one before passed its own (`pass`).
+    package func acquire(acceptingRelay: Bool) -> WriteTransaction? {
+        let granted: ThreadGrant? = locked {
             guard busy else {
                 busy = true
                 return nil
             }
-            let granted = DispatchSemaphore(value: 0)
+            let granted = ThreadGrant(acceptsRelay: acceptingRelay)
             queue.append(Waiter(ticket: takeTicket(), resume: .thread(granted)))
             return granted
         }
-        // Signalled exactly once, by the release that hands this thread the lane (a thread
-        // waiter is never taken out of the line otherwise).
-        granted?.wait()
+        guard let granted else { return nil }
+        // Signalled exactly once, by the release or pass that hands this thread the lane (a
+        // thread waiter is never taken out of the line otherwise).
+        granted.semaphore.wait()
+        return locked { granted.relayed }
+    }
+
+    /// For the lane's holder: hands the lane with `transaction` to the first in line, when it
+    /// is a thread that accepts a relay. False when it is not (a task, a thread beginning a
+    /// write of its own) or nobody waits: the holder keeps the lane and the transaction.
+    package func pass(_ transaction: WriteTransaction) -> Bool {
+        let next: ThreadGrant? = locked {
+            // A thread waiter never leaves the line but by its turn, so the first stays first.
+            guard let first = queue.first, case .thread(let grant) = first.resume, grant.acceptsRelay else { return nil }
+            queue.removeFirst()
+            grant.relayed = transaction
+            return grant
+        }
+        next?.semaphore.signal()
+        return next != nil
     }
 
     /// Suspends the calling task until the lane is ours.
@@ -110,7 +148,7 @@ package final class WriteLane: @unchecked Sendable {
             return queue.removeFirst()
         }
         switch next?.resume {
-        case .thread(let granted): granted.signal()
+        case .thread(let granted): granted.semaphore.signal()
         case .task(let continuation): continuation.resume(returning: true)
         case nil: break
         }

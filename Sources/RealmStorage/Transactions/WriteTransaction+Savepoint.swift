@@ -48,6 +48,11 @@ extension WriteTransaction {
     /// Marks the current state, to roll back to if what follows fails.
     package func savepoint() throws(StorageError) -> Savepoint {
         try ensureActive()
+        return makeSavepoint()
+    }
+
+    /// `savepoint()` of a transaction known to be active.
+    func makeSavepoint() -> Savepoint {
         let log = undo ?? UndoLog()
         undo = log
         log.openSavepoints += 1

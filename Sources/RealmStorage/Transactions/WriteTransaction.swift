@@ -26,6 +26,8 @@ package final class WriteTransaction {
     /// The inverses of the changes since the oldest open savepoint; nil when none is open
     /// (WriteTransaction+Savepoint.swift).
     @exclusivity(unchecked) var undo: UndoLog?
+    /// The threads whose parts ride on this transaction (WriteRelay.swift).
+    var relay = Relay()
     /// Set while a savepoint's changes are undone: links may then name objects that the
     /// next inverses bring back.
     var isUndoing = false
@@ -90,7 +92,10 @@ package final class WriteTransaction {
     }
 
     deinit {
-        if isActive { store.releaseLane() }
+        guard isActive else { return }
+        relay.answer(.failure(StorageError(.transactionEnded, "the write transaction that carried this write was dropped before its commit",
+                                           path: store.path)))
+        store.releaseLane()
     }
 
     /// How many leaf buffers this transaction took from the commit it builds on instead of
@@ -671,6 +676,16 @@ package final class WriteTransaction {
     /// Discards every change.
     package func rollback() {
         guard isActive else { return }
+        // Only the holder's part goes: the riders' parts are committed (WriteRelay.swift).
+        if carriesRiders {
+            rollbackRelayedPart()
+            return
+        }
+        discard()
+    }
+
+    /// Ends the transaction without a commit and lets the lane go.
+    func discard() {
         isActive = false
         store.releaseLane()
     }
@@ -683,8 +698,17 @@ package final class WriteTransaction {
     ///   transaction is over.
     @discardableResult
     package func commit() throws(StorageError) -> VersionID {
-        try finishEditing()
-        return try store.commitWaiting(self)
+        // A relayed transaction's riders hear the outcome of the commit that carries them.
+        let relay = takeRiders()
+        do throws(StorageError) {
+            try finishEditing()
+            let committed = try store.commitWaiting(self)
+            relay.answer(.success(committed))
+            return committed
+        } catch {
+            relay.answer(.failure(error))
+            throw error
+        }
     }
 
     /// Writes the new version and suspends until it is durable; the file I/O runs on the

@@ -25,6 +25,8 @@ final class FaultInjectingFile: StorageFile, @unchecked Sendable {
     private let lock = Mutex()
     private var counts: [Call: Int] = [:]
     private var fired = false
+    /// A call to fail next, besides the Nth of `failing` (`failNext`).
+    private var armed: Call?
 
     init(wrapping inner: StorageFile, failing: Call, at n: Int, errno errorNumber: Int32) {
         self.inner = inner
@@ -38,10 +40,18 @@ final class FaultInjectingFile: StorageFile, @unchecked Sendable {
     var didFail: Bool { lock.withLock { fired } }
     func count(of call: Call) -> Int { lock.withLock { counts[call, default: 0] } }
 
+    /// Fails the next call of kind `call`, once.
+    func failNext(_ call: Call) { lock.withLock { armed = call } }
+
     /// Counts a call; true when this is the one to fail.
     private func shouldFail(_ call: Call) -> Bool {
         lock.withLock {
             counts[call, default: 0] += 1
+            if armed == call {
+                armed = nil
+                fired = true
+                return true
+            }
             guard call == failing, counts[call] == failAt else { return false }
             fired = true
             return true
