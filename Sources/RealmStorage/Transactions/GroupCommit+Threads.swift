@@ -85,7 +85,7 @@ extension Store {
 
     /// For a thread that passed its part of a write on (WriteRelay.swift): waits until the
     /// commit that carries it is durable, counted among the waiting threads.
-    func ride(_ rider: RelayRider) throws(StorageError) -> VersionID {
+    func ride(_ rider: DurabilityWaiter) throws(StorageError) -> VersionID {
         stateLock.withLock { group.counts.waitingThreads += 1 }
         defer { stateLock.withLock { group.counts.waitingThreads -= 1 } }
         return try rider.wait()
@@ -129,6 +129,7 @@ extension Store {
 
 /// A committing thread waiting until its commit is durable: answered by whichever sync step
 /// settles its version (`deliver`), or woken to lead the next sync (`Store.awaitDurable`).
+/// Also a relayed write's rider, answered by the commit that carries its part (WriteRelay.swift).
 final class DurabilityWaiter: @unchecked Sendable {
     // @unchecked: `result` is guarded by `lock`; `settled` and `leadsNext` by the store's
     // `stateLock` (set by sync steps and hand-overs, read by the waiting thread under it). The

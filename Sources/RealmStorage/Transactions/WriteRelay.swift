@@ -1,5 +1,3 @@
-import Dispatch
-
 // Relayed writes: threads that write one after another share one transaction and one commit.
 //
 // Why: a small commit costs far more than its change. The changed leaves of every tree it
@@ -37,13 +35,14 @@ extension WriteTransaction {
     /// The riders of a relayed transaction and where the current part began.
     struct Relay {
         /// The threads whose parts are in the transaction, waiting for its commit.
-        var riders: [RelayRider] = []
+        /// (A rider is answered and waits as a committing thread does: `DurabilityWaiter`.)
+        var riders: [DurabilityWaiter] = []
         /// Where the current holder's part began, when the transaction was passed to it.
         var part: Savepoint?
 
         /// Answers every rider with `result`.
         func answer(_ result: Result<VersionID, StorageError>) {
-            for rider in riders { rider.answer(result) }
+            for rider in riders { rider.deliver(result) }
         }
     }
 
@@ -64,7 +63,7 @@ extension WriteTransaction {
     package func commitOrRelay() throws(StorageError) -> VersionID {
         try ensureActive()
         if relay.riders.count + 1 < Self.relayCapacity {
-            let rider = RelayRider()
+            let rider = DurabilityWaiter()
             if let part = relay.part { releaseSavepoint(part) }
             relay.part = nil
             relay.riders.append(rider)
@@ -85,9 +84,12 @@ extension WriteTransaction {
     /// `rollback()` of a transaction that carries riders: undoes the holder's part only, and
     /// carries the riders on (passes the transaction, or commits it for them).
     func rollbackRelayedPart() {
-        guard let part = relay.part else { return }
+        let part = relay.part
         relay.part = nil
         do throws(StorageError) {
+            // Never without one (a passed transaction's holder has its part's savepoint until
+            // it ends the part): if it were, the riders must hear, not wait on a held lane.
+            guard let part else { throw StorageError(.invalidArgument, "the part has no savepoint to roll back to") }
             try rollback(to: part)
             releaseSavepoint(part)
         } catch {
@@ -101,26 +103,5 @@ extension WriteTransaction {
         if store.lane.pass(self) { return }
         // The riders hear the outcome; the holder's own write was undone.
         _ = try? commit()
-    }
-}
-
-/// A thread whose part of a relayed write is done, waiting for the commit that carries it.
-final class RelayRider: @unchecked Sendable {
-    // @unchecked: `result` is guarded by `lock`; the semaphore is signalled once, after it is set.
-    private let lock = Mutex()
-    private let semaphore = DispatchSemaphore(value: 0)
-    private var result: Result<VersionID, StorageError>?
-
-    func answer(_ result: Result<VersionID, StorageError>) {
-        lock.withLock { self.result = result }
-        semaphore.signal()
-    }
-
-    /// Sleeps until answered; returns the version that made the part durable.
-    func wait() throws(StorageError) -> VersionID {
-        while true {
-            if let result = lock.withLock({ result }) { return try result.get() }
-            semaphore.wait()
-        }
     }
 }
