@@ -1,3 +1,4 @@
+import CSwiftRuntime
 import Dispatch
 #if canImport(Glibc)
 import Glibc
@@ -22,8 +23,8 @@ import Darwin
 //
 // The caches of a realm and its objects are plain, unlocked state: the check is what makes
 // that safe. It costs a thread comparison (under a nanosecond), a task comparison (a
-// thread-local read), or, for an actor, the runtime's executor check (about 10 ns), on each
-// read.
+// thread-local read through the runtime), or, for an actor, the runtime's executor check
+// (about 10 ns), on each read.
 
 /// The context a realm belongs to.
 enum Confinement {
@@ -119,19 +120,23 @@ final class ActorReference {
     }
 }
 
-/// The task a realm is confined to. Holding the task keeps its identity from being reused by
-/// a later task while the realm lives (as a `Task` handle does).
-final class TaskReference {
-    private let task: UnsafeCurrentTask
-
-    private init(_ task: UnsafeCurrentTask) { self.task = task }
+/// The task a realm is confined to, by its address.
+///
+/// Not retained: a child task of `async let` lives in its parent's task allocator, with an
+/// immortal reference count, and is freed at the end of its scope whatever holds it, so a
+/// realm that outlived it would release freed memory. An address is reused only after its task
+/// has ended, when that task can no longer be using the realm; a later task at the same
+/// address is then the one live task that passes the check, and uses the realm after the
+/// first, never beside it (the allocator orders the free before the reuse).
+struct TaskReference {
+    private let address: UnsafeMutableRawPointer
 
     /// The task the caller runs in, if any.
     static func current() -> TaskReference? {
-        withUnsafeCurrentTask { $0.map(TaskReference.init) }
+        openrealm_current_task().map { TaskReference(address: $0) }
     }
 
-    var isCurrent: Bool { withUnsafeCurrentTask { $0 == task } }
+    var isCurrent: Bool { openrealm_current_task() == address }
 }
 
 /// The dispatch queue a realm is confined to, recognised by a token set on the queue.
