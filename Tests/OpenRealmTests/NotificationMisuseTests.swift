@@ -129,13 +129,14 @@ import Testing
         MisuseTests.expectRule(result, "Realm accessed from incorrect thread")
     }
 
-    @Test func iteratingChangesOfARealmOnAThreadTraps() async {
+    @Test func iteratingChangesOfARealmOfATaskTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let folder = TestFolder()
-            // Opened outside any actor: after a suspension the task may run on another thread.
+            // Opened in a task outside any actor: it belongs to the task, and nothing can
+            // deliver changes to a task.
             let realm = try Realm(configuration: folder.configuration())
             for await _ in realm.objects(Dog.self).changes {}
         }
-        MisuseTests.expectRule(result, "needs a realm opened on the calling actor")
+        MisuseTests.expectRule(result, "needs a realm opened on an actor")
     }
 }

@@ -780,6 +780,45 @@ final class Cat: Animal {
         #expect(!realm.objects(Dog.self)[0].isInvalidated)
     }
 
+    /// An invalidated realm kept for later (by a thread of a pool, a service) pins nothing
+    /// while others commit: it used to move to the newest version and pin it, which the next
+    /// commit made old, so every idle invalidated realm held a version back and counted
+    /// against `maximumNumberOfActiveVersions` (seen as a NotificationPinTests flake: a
+    /// helper thread's invalidated realm, not yet gone, pinned a second version).
+    @Test func anInvalidatedRealmPinsNoVersionWhileOthersCommit() throws {
+        let folder = TestFolder()
+        var configuration = folder.configuration()
+        configuration.maximumNumberOfActiveVersions = 1
+        let writer = try Realm(configuration: configuration)
+        let idle = try Realm(configuration: configuration)
+        let dog = try idle.write { idle.create(Dog.self, value: ["name": "Rex"]) }
+        idle.invalidate()
+        for n in 0..<3 { try writer.write { writer.create(Dog.self, value: ["name": "dog \(n)"]) } }
+        #expect(writer.numberOfActiveVersions == 1)
+        #expect(dog.isInvalidated)
+        // Its next read begins at the newest version.
+        #expect(idle.objects(Dog.self).count == 4)
+        #expect(writer.numberOfActiveVersions == 1)
+        withExtendedLifetime(idle) {}
+    }
+
+    @Test func anInvalidatedRealmRefreshesToTheNewestVersionAndWrites() throws {
+        let folder = TestFolder()
+        let configuration = folder.configuration()
+        let realm = try Realm(configuration: configuration)
+        let dogs = realm.objects(Dog.self)
+        #expect(dogs.isEmpty)
+        realm.invalidate()
+        writeOnAnotherThread(configuration) { $0.create(Dog.self, value: ["name": "Rex"]) }
+        #expect(realm.refresh())
+        #expect(dogs.count == 1)
+        realm.invalidate()
+        try realm.write { realm.create(Dog.self, value: ["name": "Fido"]) }
+        #expect(Set(dogs.map(\.name)) == ["Rex", "Fido"])
+        #expect(realm.numberOfActiveVersions == 1)
+        try RoundTripTests.verify(folder)
+    }
+
     @Test func readingAnObjectAfterInvalidateTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let folder = TestFolder()

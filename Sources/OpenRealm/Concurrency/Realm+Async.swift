@@ -138,20 +138,27 @@ extension Realm {
 }
 
 extension Realm {
-    /// Traps unless the caller runs on the realm's actor (or on the main actor, for a realm of
-    /// the main thread). The async methods suspend, and a realm can be used after the
-    /// suspension only where the task is sure to resume: on its actor. A realm opened outside
-    /// any actor belongs to its thread, and a nonisolated task may resume on another thread;
-    /// one confined to a dispatch queue has `writeAsync` instead.
-    func verifyUsableAcrossSuspension(_ isolation: (any Actor)?, _ operation: String) {
+    /// Traps unless the caller may use the realm after a suspension: on the realm's actor (or
+    /// on the main actor, for a realm of the main thread), or in the task it belongs to, which
+    /// stays its owner wherever it resumes. A realm of a thread outside any task cannot get
+    /// here, and one confined to a dispatch queue has `writeAsync` instead. `needsContext`:
+    /// the operation is resumed through the realm's context (RealmContext.swift), which a realm
+    /// of a task does not have (nothing can post to a task).
+    func verifyUsableAcrossSuspension(_ isolation: (any Actor)?, _ operation: String, needsContext: Bool = false) {
         confinement.verify()
         switch confinement {
         case .actor(let reference) where reference.actor === isolation: return
         case .thread(_, mainActor: true) where isolation is MainActor: return
+        case .task where !needsContext: return
         case .none: return
+        case .task:
+            misuse("\(operation) needs a realm opened on an actor: changes are delivered through the realm's actor, and a realm "
+                   + "opened in a task outside any actor has none. Open the realm in an actor (Realm.open, Realm(configuration:)), "
+                   + "or use RealmActor")
         default:
-            misuse("\(operation) needs a realm opened on the calling actor: a realm opened outside any actor belongs to its thread, "
-                   + "and an async call may resume on another thread. Open the realm in an actor (Realm.open, Realm(configuration:)), "
+            misuse("\(operation) needs a realm opened on the calling actor (or in the calling task): a realm opened outside any "
+                   + "actor and task belongs to its thread, which an async call may not resume on. Open the realm in an actor "
+                   + "(Realm.open, Realm(configuration:)), "
                    + "use RealmActor, or write with write { } (on a dispatch queue, writeAsync)")
         }
     }

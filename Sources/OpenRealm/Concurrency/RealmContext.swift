@@ -43,13 +43,13 @@ final class RealmContext: @unchecked Sendable {
     }
 
     /// The context of `realm`; nil for a realm confined to a thread (other than the main
-    /// actor's), or a frozen one.
+    /// actor's) or a task, which have nowhere to post to, or a frozen one.
     init?(for realm: Realm) {
         switch realm.confinement {
         case .actor(let reference): target = .actor(reference)
         case .queue(let reference): target = .queue(reference.queue)
         case .thread(_, mainActor: true): target = .actor(ActorReference(MainActor.shared))
-        case .thread, .none: return nil
+        case .thread, .task, .none: return nil
         }
         self.realm = UnretainedReference(realm)
         observation = realm.store.observePublishedVersions { [weak self] in self?.versionPublished() }

@@ -82,7 +82,7 @@ final class SubjectChangeStream<Subject: ObservedSubject>: ChangeStream<Subject.
 
     override func next(isolation actor: isolated (any Actor)?) async -> Subject.Change? {
         let realm = observation.subject.realm
-        realm.verifyUsableAcrossSuspension(actor, "iterating changes")
+        realm.verifyUsableAcrossSuspension(actor, "iterating changes", needsContext: true)
         while observation.isActive && !Task.isCancelled {
             // Outside a write this brings the observation to the realm's version.
             realm.notifier?.deliver()

@@ -234,7 +234,7 @@ final class RealmNotifier {
         scheduleDelivery()
     }
 
-    /// After the realm moved without a delivery (a write cancelled or failed, `invalidate()`).
+    /// After the realm moved without a delivery (a write cancelled or failed).
     func didMove() {
         pendingSkip = nil
         writeBase = nil

@@ -20,7 +20,10 @@ extension Realm {
         public var inMemoryIdentifier: String?
         /// Open without writing. The file is read as it is: indexes the model classes add or
         /// drop are not applied (lookups work without them, only slower), and nothing else
-        /// that needs a write, such as a migration, can happen.
+        /// that needs a write, such as a migration, can happen. A realm on a read-only file
+        /// system, or in a folder this process may not write (one shipped with an
+        /// application), opens without its lock file; a process that then opens it to write
+        /// is refused (`incompatibleLockFile`) until every such reader has closed it.
         public var readOnly = false
         /// The version of the schema the model classes describe.
         public var schemaVersion: UInt64 = 0

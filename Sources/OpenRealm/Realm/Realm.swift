@@ -17,7 +17,9 @@ import RealmStorage
 public final class Realm {
     public let configuration: Configuration
     let store: Store
-    private(set) var readTransaction: ReadTransaction
+    /// The version the realm reads, pinned; nil after `invalidate()` until the realm reads
+    /// again (`readTransaction`).
+    private var pinnedRead: ReadTransaction?
     private(set) var writeTransaction: WriteTransaction?
     private var bindings: [ObjectIdentifier: TableBinding] = [:] {
         didSet { lastBinding = nil }
@@ -133,7 +135,7 @@ public final class Realm {
             migrate = true
         }
         self.store = store
-        readTransaction = read
+        pinnedRead = read
         if migrate { try self.migrate(from: stored?.schemaVersion ?? 0) }
         for type in try configuration.listedClasses() ?? [] { _ = try binding(for: type) }
         try recordSchemaVersionAndIndexes()
@@ -145,7 +147,7 @@ public final class Realm {
     init(frozenAt version: ReadTransaction, store: Store, configuration: Configuration) {
         self.configuration = configuration
         self.store = store
-        readTransaction = version
+        pinnedRead = version
         isFrozen = true
         confinement = .none
     }
@@ -270,8 +272,22 @@ public final class Realm {
         return moved
     }
 
+    /// The version the realm reads. After `invalidate()` released it, the first read begins
+    /// at the newest version (as in Realm, which begins a new read transaction then).
+    var readTransaction: ReadTransaction {
+        if let pinnedRead { return pinnedRead }
+        return beginReadingAgain()
+    }
+
+    @inline(never)
+    private func beginReadingAgain() -> ReadTransaction {
+        let read = store.beginRead()
+        pinnedRead = read
+        return read
+    }
+
     /// Moves the realm to the newest committed version, without notifications. Returns
-    /// whether the version changed.
+    /// whether the version changed (true for a realm `invalidate()` released).
     ///
     /// When the newest is what the realm reads already, nothing changes: the read, its
     /// caches and `generation` stay (the notifier takes a changed `generation` for a move,
@@ -279,26 +295,34 @@ public final class Realm {
     @discardableResult
     func moveToNewestVersion() -> Bool {
         let newest = store.beginRead()
-        guard newest.slot != readTransaction.slot else { return false }
-        let before = readTransaction.version
-        readTransaction = newest
+        guard newest.slot != pinnedRead?.slot else { return false }
+        let before = pinnedRead?.version
+        pinnedRead = newest
         // The frozen realm of the old version would keep it pinned.
         frozenCache = nil
         views = [:]
         generation += 1
-        return readTransaction.version != before
+        return newest.version != before
     }
 
-    /// Releases the version this realm reads (so the file can reuse the space it pins) and
-    /// invalidates every object, list and result read so far; a write transaction in progress
-    /// is cancelled. The realm itself stays usable: the next read starts at the newest version.
+    /// Releases the version this realm reads (so the file can reuse the space it pins, and it
+    /// no longer counts against `maximumNumberOfActiveVersions`) and invalidates every object
+    /// read so far; a write transaction in progress is cancelled. The realm itself stays
+    /// usable: its next read begins at the newest version, and results read again.
+    ///
+    /// Until then the realm pins nothing: a realm kept for later use (by a thread of a pool,
+    /// a long-lived service) costs no version while it is idle.
     public func invalidate() {
         // A frozen realm is its version: it has nothing to release but itself.
         guard !isFrozen else { return }
         cancelWrite()
         epoch += 1
-        moveToNewestVersion()
-        notifier?.didMove()
+        pinnedRead = nil
+        frozenCache = nil
+        views = [:]
+        generation += 1
+        // Nothing is announced: the realm moved to no version. Its observers hear of the
+        // versions after the one they last saw at its next refresh, write or delivery.
     }
 
     /// Forgets every class binding (after a migration changed the tables).

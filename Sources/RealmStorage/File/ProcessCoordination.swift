@@ -105,6 +105,15 @@ import Darwin
 // It holds the write lock shared instead, for as long as it has the file open: writers in
 // other processes wait until it closes.
 //
+// A read-only process that finds no lock file and cannot create one (a read-only file
+// system, a folder it may not write: a realm shipped with an application) opens the realm
+// without a lock file, as Realm opens read-only realms. It holds the realm file's byte
+// (below) like every process, and nothing else. A writer that comes later creates the lock
+// file, finds itself alone in it, finds the byte held and refuses to open (joining, check 2),
+// so nobody writes while it reads. A writer that created the lock file just before, and made
+// its check before the byte was taken, is seen by the reader's own check after it took the
+// byte: the lock file is there now, and the reader joins it as a reader without a table.
+//
 // A lock file deleted or replaced under live processes. Everything above holds only while
 // every process with the realm open meets in the same lock file. Delete `<name>.lock`, or
 // rename another file over it, and the next opener creates or finds a file nobody holds
@@ -161,11 +170,14 @@ final class ProcessCoordination: @unchecked Sendable {
     // helpers; `entries` and `overflowed` are only touched under the lock of the registry
     // that publishes the pins (VersionRegistry.swift); `realmFD` is set once, by
     // `joinRealmFile` in the store's init, before the store is shared; everything else is
-    // immutable after init or belongs to the write lock's holder.
-    private let fd: Int32
+    // immutable after init (`fd` and `lockFile` of a process without a lock file: after
+    // `joinRealmFile`) or belongs to the write lock's holder.
+    /// The lock file's descriptor; -1 for a read-only process without a lock file (see the
+    /// header), until `joinRealmFile` finds one to join.
+    private var fd: Int32
     private let path: String
-    /// The device and inode of the lock file this process joined.
-    private let lockFile: (device: UInt64, inode: UInt64)
+    /// The device and inode of the lock file this process joined; nil without one.
+    private var lockFile: (device: UInt64, inode: UInt64)?
     /// A descriptor of the realm file that holds its lock byte; -1 until `joinRealmFile`.
     private var realmFD: Int32 = -1
     /// The mapped table; nil for a read-only process without write access to the lock file.
@@ -206,35 +218,49 @@ final class ProcessCoordination: @unchecked Sendable {
     private static let syncedOffset = 32
 
     /// Joins the lock file of the realm at `path`, creating or clearing it when this process
-    /// is the first.
+    /// is the first. A read-only process that cannot write the lock file joins without a
+    /// table, and one that finds none and cannot create one goes without (see the header).
+    /// `creationFailure` (tests): opening the lock file for writing fails with this errno, as
+    /// on a read-only file system (EROFS) or where the process may not write (EACCES).
     ///
-    /// - Throws: `fileNotFound` (no such folder), `permissionDenied`, `incompatibleLockFile`,
-    ///   `alreadyOpen` (every reader slot taken), `ioFailure`.
-    init(path: String, readOnly: Bool) throws(StorageError) {
+    /// - Throws: `fileNotFound` (no such folder; read-only: no realm file either),
+    ///   `permissionDenied` (the lock file cannot be created or opened: the message says why),
+    ///   `incompatibleLockFile`, `alreadyOpen` (every reader slot taken), `ioFailure`.
+    init(path: String, readOnly: Bool, creationFailure: Int32? = nil) throws(StorageError) {
         let lockPath = path + ".lock"
         self.path = path
-        var fd = systemOpen(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        var fd: Int32
+        if let creationFailure {
+            fd = -1
+            errno = creationFailure
+        } else {
+            fd = systemOpen(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        }
+        let createError = fd < 0 ? errno : 0
         let writable = fd >= 0
         if fd < 0 && readOnly { fd = systemOpen(lockPath, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
             let err = errno
-            if err == ENOENT {
-                throw StorageError(.fileNotFound, "the folder of the realm file does not exist", path: path, errno: err)
+            // No lock file, and none can be made: a read-only open goes without (see the header).
+            if err == ENOENT && [EROFS, EACCES, EPERM].contains(createError) && readOnly && access(path, F_OK) == 0 {
+                self.fd = -1
+                lockFile = nil
+                table = nil
+                slot = -1
+                openedAlone = false
+                return
             }
-            throw StorageError.system("opening the lock file", path: lockPath, errno: err)
+            throw Self.openingError(path: path, createError: createError, readOnly: readOnly, errno: err)
         }
         self.fd = fd
-        var status = stat()
-        guard fstat(fd, &status) == 0 else {
-            let err = errno
+        do throws(StorageError) {
+            lockFile = try Self.identity(of: fd, path: lockPath)
+        } catch {
             close(fd)
-            throw StorageError.system("reading the lock file's status", path: lockPath, errno: err)
+            throw error
         }
-        lockFile = (UInt64(status.st_dev), UInt64(status.st_ino))
         guard writable else {
-            // Readers without a table: they keep writers of other processes out instead.
-            try Self.lock(fd, Self.presenceByte, mode: 1, path: lockPath)
-            try Self.lock(fd, Self.writerByte, mode: 1, path: lockPath)
+            try Self.joinWithoutTable(fd, path: lockPath)
             table = nil
             slot = -1
             openedAlone = false
@@ -290,6 +316,48 @@ final class ProcessCoordination: @unchecked Sendable {
         }
     }
 
+    /// Why the lock file could not be opened: `createError` opening it for writing (creating
+    /// it), `err` for the last attempt (read-only openers try without writing too).
+    private static func openingError(path: String, createError: Int32, readOnly: Bool, errno err: Int32) -> StorageError {
+        let lockPath = path + ".lock"
+        if createError == ENOENT {
+            return StorageError(.fileNotFound, "the folder of the realm file does not exist", path: path, errno: createError)
+        }
+        if readOnly && err == ENOENT && access(path, F_OK) != 0 {
+            return StorageError(.fileNotFound, "no realm file exists at this path (and a read-only open creates none)", path: path, errno: ENOENT)
+        }
+        let why: String
+        switch createError {
+        case EROFS: why = "the realm's folder is on a read-only file system"
+        case EACCES, EPERM: why = "this process may not write the lock file or create it in the realm's folder"
+        default: return StorageError.system("opening the lock file", path: lockPath, errno: err)
+        }
+        let fix = readOnly ? "make the lock file readable by this process"
+                           : "open the realm with readOnly, or move it to a folder this process can write"
+        return StorageError(.permissionDenied, "cannot open the lock file \(lockPath) for writing: \(why); \(fix)",
+                            path: path, errno: createError)
+    }
+
+    /// The device and inode of the lock file open at `fd`.
+    private static func identity(of fd: Int32, path lockPath: String) throws(StorageError) -> (device: UInt64, inode: UInt64) {
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw StorageError.system("reading the lock file's status", path: lockPath, errno: errno) }
+        return (UInt64(status.st_dev), UInt64(status.st_ino))
+    }
+
+    /// For a read-only process that cannot write the lock file at `fd`: present, and keeping
+    /// writers of other processes out instead of publishing its pins (see the header).
+    private static func joinWithoutTable(_ fd: Int32, path lockPath: String) throws(StorageError) {
+        do throws(StorageError) {
+            try lock(fd, presenceByte, mode: 1, path: lockPath)
+            try lock(fd, writerByte, mode: 1, path: lockPath)
+        } catch {
+            unlockAll(fd)
+            close(fd)
+            throw error
+        }
+    }
+
     /// Lets other processes open the realm: called by the first process once it has
     /// recovered the file (and cleared any root slot recovery refused).
     func finishedOpening() {
@@ -307,8 +375,10 @@ final class ProcessCoordination: @unchecked Sendable {
             Self.unlockAll(realmFD)
             close(realmFD)
         }
-        Self.unlockAll(fd)
-        close(fd)
+        if fd >= 0 {
+            Self.unlockAll(fd)
+            close(fd)
+        }
     }
 
     // MARK: The realm file's lock
@@ -339,14 +409,36 @@ final class ProcessCoordination: @unchecked Sendable {
                 guard attempts < 40 else {
                     throw StorageError(.incompatibleLockFile,
                                        "another process has the realm open, but not through the lock file at \(path).lock: that "
-                                       + "file was deleted or replaced while it had the realm open. Close the other processes "
+                                       + "file was deleted or replaced while it had the realm open, or the process opened it "
+                                       + "read-only where it could not create the lock file. Close the other processes "
                                        + "that have the realm open, then open it again", path: path)
                 }
                 usleep(5_000)
                 attempts += 1
             }
         }
+        guard lockFile != nil else { return try joinLockFileCreatedMeanwhile() }
         try checkLockFileIsAtItsPath(doing: "opened the realm")
+    }
+
+    /// For a read-only process without a lock file, holding the realm file's byte: joins,
+    /// without a table, the lock file a writer created since this process found none (that
+    /// writer may have made its check before the byte was taken: see the header).
+    private func joinLockFileCreatedMeanwhile() throws(StorageError) {
+        let lockPath = path + ".lock"
+        let found = systemOpen(lockPath, O_RDONLY | O_CLOEXEC)
+        guard found >= 0 else {
+            if errno == ENOENT { return }
+            throw StorageError.system("opening the lock file", path: lockPath, errno: errno)
+        }
+        do throws(StorageError) {
+            lockFile = try Self.identity(of: found, path: lockPath)
+        } catch {
+            close(found)
+            throw error
+        }
+        try Self.joinWithoutTable(found, path: lockPath)
+        fd = found
     }
 
     /// Refuses when the lock file at the path is not (any longer) the one this process
@@ -358,7 +450,7 @@ final class ProcessCoordination: @unchecked Sendable {
         let lockPath = path + ".lock"
         var status = stat()
         if stat(lockPath, &status) == 0 {
-            if UInt64(status.st_dev) == lockFile.device && UInt64(status.st_ino) == lockFile.inode { return }
+            if let lockFile, UInt64(status.st_dev) == lockFile.device && UInt64(status.st_ino) == lockFile.inode { return }
         } else if errno != ENOENT {
             throw StorageError.system("examining the lock file", path: lockPath, errno: errno)
         }

@@ -33,6 +33,10 @@ package struct StoreOptions: Sendable {
     /// which a commit encodes those leaves on two threads (LeafPreEncoding.swift); `Int.max`
     /// keeps every commit on one. Tests lower it so that small workloads take the hand-over.
     package var parallelEncodingLeaves: Int = LeafPreEncoding.minimumLeaves
+    /// Tests: opening the lock file for writing fails with this errno, as on a read-only file
+    /// system (EROFS) or where the process may not write (EACCES), which a test running as
+    /// root cannot otherwise see (ProcessCoordination.swift).
+    package var lockFileCreationFailure: Int32?
 
     package init(durability: Durability = .full, create: Bool = true, readOnly: Bool = false,
                  limits: TreeLimits = .standard, fileWrapper: (@Sendable (StorageFile) -> StorageFile)? = nil,
