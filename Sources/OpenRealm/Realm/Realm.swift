@@ -115,6 +115,9 @@ public final class Realm {
         }
         var store = try engine { () throws(StorageError) in try Store.open(path: configuration.path, options: configuration.storeOptions) }
         var read = store.beginRead()
+        if configuration.verifyIntegrityOnOpen {
+            try engine { () throws(StorageError) in try store.verifyIntegrity(of: read) }
+        }
         let stored = try engine { () throws(StorageError) in try read.schemaBlob() }.flatMap(SchemaRecord.init)
         if let stored, stored.schemaVersion > configuration.schemaVersion {
             throw Realm.Error(.schemaMismatch, "the file has schema version \(stored.schemaVersion), newer than this configuration's "

@@ -42,6 +42,37 @@ extension Store {
     }
 }
 
+extension Store {
+    /// Verifies the version `read` pins, whole (`verify`), unless this process knows it whole
+    /// already: verified before, or committed here on top of a version known whole. After it,
+    /// every node of the version has matched its checksum and decoded, so no read of the version
+    /// can meet damage. What `Realm.Configuration.verifyIntegrityOnOpen` runs.
+    ///
+    /// - Throws: `fileCorrupted` naming the damage and the file.
+    package func verifyIntegrity(of read: ReadTransaction) throws(StorageError) {
+        let slot = read.slot
+        if stateLock.withLock({ wholeVersions.contains { $0.version == slot.version.value && $0.record == slot.commitRecordChecksum } }) { return }
+        do throws(StorageError) {
+            _ = try read.verify()
+        } catch {
+            throw StorageError(.fileCorrupted, "verifying the file at open: \(error.message)", path: path)
+        }
+        stateLock.withLock { noteWhole(slot) }
+    }
+
+    /// Records `slot` as known whole. Under `stateLock`.
+    func noteWhole(_ slot: RootSlot) {
+        wholeVersions.append((slot.version.value, slot.commitRecordChecksum))
+        if wholeVersions.count > 16 { wholeVersions.removeFirst(wholeVersions.count - 16) }
+    }
+
+    /// For this process's commit of `slot` on top of `base`: whole when `base` is. Under
+    /// `stateLock`.
+    func noteCommitted(_ slot: RootSlot, base: RootSlot) {
+        if wholeVersions.contains(where: { $0.version == base.version.value && $0.record == base.commitRecordChecksum }) { noteWhole(slot) }
+    }
+}
+
 extension ReadTransaction {
     /// Checks this version: everything it reaches and its free list.
     package func verify(uncached: Bool = false) throws(StorageError) -> VerifyReport {

@@ -128,6 +128,7 @@ extension Store {
         }
         // Before the version is published: readers of it trust these nodes' bits.
         if verifiesNodes { mapping.verified.wrote(prepared.commit.slot, base: prepared.base.slot, offsets: prepared.commit.nodeOffsets) }
+        stateLock.withLock { noteCommitted(prepared.commit.slot, base: prepared.base.slot) }
         if let written = prepared.written, let carried = prepared.carried { written.carryOver(carried.older, freed: carried.freed) }
         let state = Committed(slot: prepared.commit.slot, slotIndex: -1, top: prepared.top, mapping: mapping)
         let finish: @Sendable (Result<VersionID, StorageError>) -> Void

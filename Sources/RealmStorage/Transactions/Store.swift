@@ -75,6 +75,9 @@ package final class Store: @unchecked Sendable {
     /// Whether the file's nodes carry checksums (format 4 on): files of older formats keep
     /// their format and are read unverified (NodeFormat.swift).
     let verifiesNodes: Bool
+    /// The latest versions known whole: verified (`verifyIntegrity`) or committed here on top of
+    /// one that was, as (version, commit record checksum). Guarded by `stateLock`.
+    @exclusivity(unchecked) var wholeVersions: [(version: UInt64, record: UInt64)] = []
     /// Writes the nodes of async commits and grows the file: blocking I/O kept off the
     /// caller's executor (the cooperative pool, for a task).
     let writeQueue: DispatchQueue
