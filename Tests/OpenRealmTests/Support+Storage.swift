@@ -108,3 +108,26 @@ func createStringTable(_ folder: TestFolder, named name: String, columns: [Strin
     _ = try transaction.createTable(name, columns: columns.map { ColumnSpec(name: $0, type: .string) })
     _ = try transaction.commit()
 }
+
+/// Changes the last byte of the cluster leaf of `table` (a table small enough to be one leaf)
+/// in the realm file at `path`, closed; returns the leaf's offset.
+func damageClusterLeaf(of table: String, inFileAt path: String) throws -> UInt64 {
+    struct NoLeaf: Error {}
+    let root: Ref
+    do {
+        let store = try Store.open(path: path, options: StoreOptions(create: false))
+        guard let info = store.beginRead().tables.first(where: { $0.name == table }) else { throw NoLeaf() }
+        root = info.clusterRoot
+    }
+    guard let handle = FileHandle(forUpdatingAtPath: path) else { throw NoLeaf() }
+    defer { try? handle.close() }
+    try handle.seek(toOffset: root.offset)
+    guard let header = try handle.read(upToCount: 16), header.count == 16, header[header.startIndex] == NodeKind.clusterLeaf.rawValue else { throw NoLeaf() }
+    let length = header.withUnsafeBytes { UInt64(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self))) }
+    try handle.seek(toOffset: root.offset + length - 1)
+    guard let last = try handle.read(upToCount: 1)?.first else { throw NoLeaf() }
+    try handle.seek(toOffset: root.offset + length - 1)
+    try handle.write(contentsOf: [last ^ 0x40])
+    return root.offset
+}
+

@@ -19,13 +19,20 @@ import Testing
         }
         deinit { base.deallocate() }
 
-        /// Writes `bytes` at the next free place; returns its ref.
+        /// Writes the node `bytes` at the next free place, stamped for it as a commit does
+        /// (NodeChecksum); returns its ref.
         func put(_ bytes: [UInt8]) -> Ref {
             let at = next
             bytes.withUnsafeBytes { (base + at).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
             next += bytes.count
             precondition(next <= size)
+            stamp(Ref(UInt64(at)))
             return Ref(UInt64(at))
+        }
+
+        /// Stamps the node at `ref` again after a test changed it on purpose.
+        func stamp(_ ref: Ref) {
+            NodeChecksum.stamp(in: UnsafeMutableRawBufferPointer(start: base, count: size), at: Int(ref.offset), offset: ref.offset)
         }
     }
 
@@ -115,10 +122,12 @@ import Testing
         let delta = Self.writeList(&space, version: 3, area: area, forceFull: false)
         // A delta naming itself as the node before it would loop.
         (area.base + Int(delta.offset) + 24).storeBytes(of: delta.offset.littleEndian, as: UInt64.self)
+        area.stamp(delta)
         #expect(throws: StorageError.self) { try FreeSpace.decode(head: delta, mapping: area.base, logicalSize: UInt64(area.size)) }
         // A range that splits an extent of the list before it.
         (area.base + Int(delta.offset) + 24).storeBytes(of: full.offset.littleEndian, as: UInt64.self)
         (area.base + Int(delta.offset) + 32).storeBytes(of: UInt64(8200).littleEndian, as: UInt64.self)
+        area.stamp(delta)
         #expect(throws: StorageError.self) { try FreeSpace.decode(head: delta, mapping: area.base, logicalSize: UInt64(area.size)) }
         // A node of another kind.
         #expect(throws: StorageError.self) { try FreeSpace.decode(head: Ref(16384), mapping: area.base, logicalSize: UInt64(area.size)) }

@@ -78,6 +78,8 @@ import Darwin
         // A child killed in its first `open`, before it created the file, leaves none.
         guard FileManager.default.fileExists(atPath: path) else { return 0 }
         let store = try Store.open(path: path, options: StoreOptions(create: false))
+        // A fresh process view: every node the killed children wrote verifies its checksum.
+        #expect(store.verifiesNodes, "\(context)")
         try store.verify()
         let read = store.beginRead()
         guard let view = try read.table(named: tableName) else { return 0 }

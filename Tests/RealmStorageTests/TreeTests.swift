@@ -166,7 +166,8 @@ import Testing
             }
             var writer = NodeWriter()
             PackedInts.write(values, to: &writer)
-            let bytes = writer.finish(kind: .list, version: VersionID(1))
+            var bytes = writer.finish(kind: .list, version: VersionID(1))
+            NodeChecksum.stamp(&bytes, offset: UInt64(FileHeader.size))
             try bytes.withUnsafeBytes { raw in
                 // A node view over the bytes as if they were a file of header + node.
                 var file = [UInt8](repeating: 0, count: FileHeader.size)

@@ -13,6 +13,10 @@
 // the ratios), since one second of a query of a few milliseconds moves by a fifth here.
 //
 //   swift run -c release --package-path Benchmarks QuerySideBySide [--rows N] [--openrealm-only] [--only W4] [--repeat N]
+//
+// `--verify-open N`: before the workloads, opens copies of the OpenRealm file N times each with
+// and without `verifyIntegrityOnOpen` (a new store each time, which has verified nothing) and
+// prints the medians and the cost per GiB of file.
 
 import EngineWorkloads
 import Foundation
@@ -31,6 +35,7 @@ var rows = 1_000_000
 var openRealmOnly = false
 var only: String?
 var repeats = 1
+var verifyOpens = 0
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
@@ -38,6 +43,7 @@ while let argument = arguments.next() {
     case "--openrealm-only": openRealmOnly = true
     case "--only": only = arguments.next()!
     case "--repeat": repeats = Int(arguments.next()!)!
+    case "--verify-open": verifyOpens = Int(arguments.next()!)!
     default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
     }
 }
@@ -74,6 +80,31 @@ if !openRealmOnly {
             for row in data[start..<min(start + 10_000, rows)] { try PersonRecord(row).insert(db) }
         }
     }
+}
+
+// MARK: Verifying at open
+
+if verifyOpens > 0 {
+    let source = folder.appendingPathComponent("bench.realm")
+    let bytes = Double((try FileManager.default.attributesOfItem(atPath: source.path)[.size] as? Int) ?? 0)
+    func openSeconds(verify: Bool, _ n: Int) throws -> Double {
+        let copy = folder.appendingPathComponent("copy-\(verify)-\(n).realm")
+        try FileManager.default.copyItem(at: source, to: copy)
+        var configuration = Realm.Configuration(fileURL: copy, objectTypes: [Person.self])
+        configuration.verifyIntegrityOnOpen = verify
+        let start = DispatchTime.now().uptimeNanoseconds
+        _ = try Realm(configuration: configuration)
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+    var plain: [Double] = [], verified: [Double] = []
+    for n in 0..<verifyOpens {
+        plain.append(try openSeconds(verify: false, n))
+        verified.append(try openSeconds(verify: true, n))
+    }
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    let extra = median(verified) - median(plain)
+    print(String(format: "open of a %.1f MiB file: %.1f ms, with verifyIntegrityOnOpen %.1f ms (medians of %d): %.2f s per GiB verified\n",
+                 bytes / 1_048_576, median(plain) * 1000, median(verified) * 1000, verifyOpens, extra / (bytes / 1_073_741_824)))
 }
 
 // MARK: Workloads

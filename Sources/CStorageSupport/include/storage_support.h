@@ -21,6 +21,22 @@ static inline void openrealm_shared_store(void *address, uint64_t value) {
     __atomic_store_n((uint64_t *)address, value, __ATOMIC_SEQ_CST);
 }
 
+/// Bit `bit` of the bitmap at `words`, read and set atomically with relaxed ordering: the
+/// verified-node bitmap (VerifiedNodes.swift), where a bit only says "these bytes were checked"
+/// and the bytes themselves were published to the reader by the version's own ordering.
+static inline int openrealm_bit_test(const uint64_t *words, uint64_t bit) {
+    return (int)((__atomic_load_n(words + (bit >> 6), __ATOMIC_RELAXED) >> (bit & 63)) & 1);
+}
+
+static inline void openrealm_bit_set(uint64_t *words, uint64_t bit) {
+    __atomic_fetch_or(words + (bit >> 6), (uint64_t)1 << (bit & 63), __ATOMIC_RELAXED);
+}
+
+/// Clears `count` words of that bitmap, each atomically.
+static inline void openrealm_bits_clear(uint64_t *words, uint64_t count) {
+    for (uint64_t i = 0; i < count; i++) __atomic_store_n(words + i, 0, __ATOMIC_RELAXED);
+}
+
 /// Locks bytes `start ..< start + length` of `fd` with an open-file-description lock
 /// (F_OFD_SETLK/F_OFD_SETLKW): held per open file, not per process, so two descriptors of one
 /// process exclude each other and closing another descriptor of the file releases nothing.

@@ -24,7 +24,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     /// The keys of the objects at the realm's current state.
     var keys: [ObjectKey] {
-        do { return try query.keys(in: realm) } catch { misuse("Reading results failed: \(error)") }
+        do { return try query.keys(in: realm) } catch { readFailure(error, path: realm.configuration.path, reading: "results of \(Element.className())", otherwise: "Reading results failed: \(error)") }
     }
 
     private var binding: TableBinding? {
@@ -34,7 +34,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     public var startIndex: Int { 0 }
     public var endIndex: Int { count }
     public var count: Int {
-        do { return try query.count(in: realm) } catch { misuse("Reading results failed: \(error)") }
+        do { return try query.count(in: realm) } catch { readFailure(error, path: realm.configuration.path, reading: "results of \(Element.className())", otherwise: "Reading results failed: \(error)") }
     }
     public var isEmpty: Bool { count == 0 }
 
@@ -45,7 +45,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     /// The key at `position`, or nil past the end (one run of the query, no separate count).
     private func key(at position: Int) -> ObjectKey? {
-        do { return try query.key(at: position, in: realm) } catch { misuse("Reading results failed: \(error)") }
+        do { return try query.key(at: position, in: realm) } catch { readFailure(error, path: realm.configuration.path, reading: "results of \(Element.className())", otherwise: "Reading results failed: \(error)") }
     }
 
     private func object(_ key: ObjectKey) -> Element {
@@ -180,7 +180,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                 result = QueryEvaluator.aggregate(aggregate, values)
             }
         } catch {
-            misuse("Reading results failed: \(error)")
+            readFailure(error, path: realm.configuration.path, reading: "results of \(Element.className())", otherwise: "Reading results failed: \(error)")
         }
         if result.isNull { return nil }
         return T._rlmGet(_StoredValue(ValueConversion.numeric(result, as: T._rlmKind.type)))

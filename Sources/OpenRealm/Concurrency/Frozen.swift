@@ -126,7 +126,9 @@ extension ResultsQuery {
             return ResultsQuery(schema: schema, source: .table, predicates: predicates, steps: steps)
         }
         let keys: [ObjectKey]
-        do { keys = try read(QueryEvaluator(realm: realm)) } catch { misuse("Reading results failed: \(error)") }
+        do { keys = try read(QueryEvaluator(realm: realm)) } catch {
+            readFailure(error, path: realm.configuration.path, reading: "results of \(schema.className)", otherwise: "Reading results failed: \(error)")
+        }
         let schema = self.schema
         let source = Source.keys(owner: nil) { (evaluator: QueryEvaluator) throws(StorageError) -> [ObjectKey] in
             // Objects deleted since (when thawed into a newer version) are not there.

@@ -243,7 +243,8 @@ open class ObjectBase {
             // Only links need the realm (to materialise the object linked to).
             return kind == .link ? _StoredValue(value, realm: realm) : _StoredValue(value)
         } catch {
-            misuse("Object has been deleted or invalidated: it is no longer in the realm (\(error))")
+            readFailure(error, path: realm.configuration.path, reading: "\(schema.className).\(schema.properties[property].name)",
+                        otherwise: "Object has been deleted or invalidated: it is no longer in the realm (\(error))")
         }
     }
 
@@ -269,7 +270,8 @@ open class ObjectBase {
             }
             return try realm.tableView(table).list(key, binding.columns[property])
         } catch {
-            misuse("Object has been deleted or invalidated: it is no longer in the realm (\(error))")
+            readFailure(error, path: realm.configuration.path, reading: "\(schema.className).\(schema.properties[property].name)",
+                        otherwise: "Object has been deleted or invalidated: it is no longer in the realm (\(error))")
         }
     }
 

@@ -46,6 +46,23 @@ extension Realm {
         /// `maximumNumberOfActiveVersionsExceeded`: `write {}` and `asyncWrite` before their
         /// block runs, a write begun with `beginWrite()` at `commitWrite()`. Nil: no limit.
         public var maximumNumberOfActiveVersions: UInt?
+        /// Verify the whole file when the realm opens: every node's checksum and structure, the
+        /// trees, the indexes and the free space of the version it opens at (the first open in
+        /// the process, and again when another process has committed since). Damage then
+        /// throws `Realm.Error` `fileCorrupted` from the initializer, and no later read of that
+        /// version, nor of versions this process writes on top of it, can meet damage: without
+        /// it, damage in a node is found when the node is first read, and a read that cannot
+        /// throw (a property getter, a collection's elements) stops the process with a message
+        /// naming the damage. Costs a read of the whole file (about a second per GiB; see
+        /// BENCHMARKS.md). Realm Swift has no such option (docs/DIFFERENCES.md).
+        ///
+        /// ```swift
+        /// var config = Realm.Configuration(fileURL: uploadedFile)
+        /// config.verifyIntegrityOnOpen = true
+        /// do { let realm = try Realm(configuration: config) }
+        /// catch let error as Realm.Error where error.code == .fileCorrupted { /* refuse the upload */ }
+        /// ```
+        public var verifyIntegrityOnOpen = false
         /// An encryption key (64 bytes). Encryption is not available yet: setting a key is an
         /// error when the realm is opened, never silently ignored.
         public var encryptionKey: Data?

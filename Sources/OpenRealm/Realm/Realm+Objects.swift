@@ -48,7 +48,9 @@ extension Realm {
         do {
             binding = try unretainedBinding(creatingTableFor: type(of: object))
         } catch {
-            misuse("Cannot add \(type(of: object).className()): \(error)")
+            guard fileDamage(error) != nil else { misuse("Cannot add \(type(of: object).className()): \(error)") }
+            failWrite(error, "Cannot add \(type(of: object).className())")
+            return
         }
         do {
             try transaction._withUnsafeGuaranteedRef { transaction in
@@ -294,7 +296,9 @@ extension Realm {
         do {
             _ = try transaction.delete(managed.table, managed.key)
         } catch {
-            misuse("Cannot delete \(managed.schema.className): \(error)")
+            guard fileDamage(error) != nil else { misuse("Cannot delete \(managed.schema.className): \(error)") }
+            failWrite(error, "Cannot delete \(managed.schema.className)")
+            return
         }
         markDeleted(managed)
     }
@@ -316,7 +320,8 @@ extension Realm {
             deleteEmbeddedChildren(of: child)
             _ = try engine { () throws(StorageError) in try requireWriteTransaction("delete objects").delete(binding.table, key) }
         } catch {
-            misuse("\(error)")
+            guard fileDamage(error) != nil else { misuse("\(error)") }
+            failWrite(error, "Cannot delete an embedded \(type.className())")
         }
     }
 
@@ -332,7 +337,8 @@ extension Realm {
         do {
             for table in transaction.tables { try transaction.clear(table.key) }
         } catch {
-            misuse("Cannot delete all objects: \(error)")
+            guard fileDamage(error) != nil else { misuse("Cannot delete all objects: \(error)") }
+            failWrite(error, "Cannot delete all objects")
         }
     }
 
@@ -346,7 +352,7 @@ extension Realm {
             _ = try binding(for: type)
             return Results(realm: self, query: ResultsQuery(schema: try ObjectSchema.of(type), source: .table))
         } catch {
-            misuse("\(error)")
+            readFailure(error, path: configuration.path, reading: "the objects of \(type.className())", otherwise: "\(error)")
         }
     }
 
@@ -386,7 +392,7 @@ extension Realm {
             guard let objectKey = try table.indexFirst(column, stored) else { return nil }
             return materialize(type, binding, objectKey)
         } catch {
-            misuse("\(error)")
+            readFailure(error, path: configuration.path, reading: "the \(type.className()) with primary key \(stored)", otherwise: "\(error)")
         }
     }
 
@@ -429,7 +435,7 @@ extension Realm {
             guard let binding = try binding(for: type) else { misuse("no table for \(type.className())") }
             return materialize(type, binding, key)
         } catch {
-            misuse("\(error)")
+            readFailure(error, path: configuration.path, reading: "a link to \(type.className())", otherwise: "\(error)")
         }
     }
 

@@ -103,10 +103,23 @@ public final class Realm {
         isFrozen = false
         self.confinement = confinement
         if let shouldCompact = configuration.shouldCompactOnLaunch {
-            try Self.compactIfAsked(configuration, shouldCompact)
+            try Self.compactIfAsked(configuration) { (store) throws(StorageError) in
+                let usage = try store.spaceUsage()
+                let used = Int(store.beginRead().slot.logicalSize) - Int(usage.freeBytes)
+                return shouldCompact(Int(usage.fileSize), used)
+            }
+        }
+        // A file of a format before node checksums is upgraded by the same compacting copy,
+        // which writes the current format; where it cannot be (read-only, open elsewhere, no
+        // room), the file opens as it is and its nodes are read unverified.
+        if Self.fileFormat(at: configuration.path).map({ $0 < FileHeader.nodeChecksumFormat }) == true {
+            try Self.compactIfAsked(configuration) { _ throws(StorageError) in true }
         }
         var store = try engine { () throws(StorageError) in try Store.open(path: configuration.path, options: configuration.storeOptions) }
         var read = store.beginRead()
+        if configuration.verifyIntegrityOnOpen {
+            try engine { () throws(StorageError) in try store.verifyIntegrity(of: read) }
+        }
         let stored = try engine { () throws(StorageError) in try read.schemaBlob() }.flatMap(SchemaRecord.init)
         if let stored, stored.schemaVersion > configuration.schemaVersion {
             throw Realm.Error(.schemaMismatch, "the file has schema version \(stored.schemaVersion), newer than this configuration's "
@@ -152,9 +165,21 @@ public final class Realm {
         confinement = .none
     }
 
+    /// The format version in the header of the realm file at `path`; nil when there is no
+    /// readable realm header there (opening reports why).
+    private static func fileFormat(at path: String) -> UInt32? {
+        let fd = systemOpen(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var header = [UInt8](repeating: 0, count: 12)
+        guard header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, 12, 0) }) == 12,
+              Array(header[0..<8]) == FileHeader.magic else { return nil }
+        return header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: FileHeader.formatVersionOffset, as: UInt32.self)) }
+    }
+
     /// Compacts the file before opening it when `shouldCompact` asks for it. Only when no
     /// `Realm` in this process or any other has the file open (the first open, as in Realm).
-    private static func compactIfAsked(_ configuration: Configuration, _ shouldCompact: (Int, Int) -> Bool) throws {
+    private static func compactIfAsked(_ configuration: Configuration, _ shouldCompact: (Store) throws(StorageError) -> Bool) throws {
         let path = configuration.path
         guard configuration.inMemoryIdentifier == nil, !configuration.readOnly, !Store.isOpen(path: path),
               FileManager.default.fileExists(atPath: path) else { return }
@@ -164,9 +189,7 @@ public final class Realm {
         var openers: OpeningHold?
         try engine { () throws(StorageError) in
             let store = try Store.open(path: path, options: configuration.storeOptions)
-            let usage = try store.spaceUsage()
-            let used = Int(store.beginRead().slot.logicalSize) - Int(usage.freeBytes)
-            guard shouldCompact(Int(usage.fileSize), used) else { return }
+            guard try shouldCompact(store) else { return }
             openers = try Store.holdOffOpeners(path: path)
             guard !store.otherProcessesHaveTheFile else {
                 openers = nil

@@ -239,7 +239,11 @@ extension Object: _Persistable {
 
     public static func _rlmGet(_ stored: _StoredValue) -> Self {
         guard case .link(let key) = stored.value, let realm = stored.realm else {
-            misuse("A to-one link must be optional: declare it as `\(className())?`")
+            // Null is what a link to nothing reads as: only a non-optional declaration reads it
+            // here. Any other value is no link at all: the file does not hold what its schema says.
+            if stored.value.isNull || stored.realm == nil { misuse("A to-one link must be optional: declare it as `\(className())?`") }
+            readFailure(Realm.Error(.fileCorrupted, "a link to \(className()) holds \(stored.value)"), path: stored.realm!.configuration.path,
+                        reading: "a link to \(className())", otherwise: "")
         }
         return realm.materializeLinked(self, key)
     }

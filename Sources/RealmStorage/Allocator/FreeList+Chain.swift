@@ -180,16 +180,16 @@ extension FreeSpace {
     ///
     /// - Throws: `fileCorrupted` when a node is not a free list node, a chain does not run back
     ///   in versions, or a list is not sorted, apart and inside the version's space.
-    package static func decode(head: Ref, mapping: UnsafeRawPointer, logicalSize: UInt64) throws(StorageError) -> FreeSpace {
+    package static func decode(head: Ref, mapping: UnsafeRawPointer, logicalSize: UInt64, check: NodeCheck = .always) throws(StorageError) -> FreeSpace {
         var deltas: [NodeView] = []
         var ref = head
         var full: NodeView
         while true {
             let delta: NodeView
             do throws(StorageError) {
-                delta = try NodeView(ref: ref, mapping: mapping, limit: logicalSize, expecting: .freeListDelta)
+                delta = try NodeView(ref: ref, mapping: mapping, limit: logicalSize, expecting: .freeListDelta, check: check)
             } catch {
-                full = try NodeView(ref: ref, mapping: mapping, limit: logicalSize, expecting: .freeList)
+                full = try NodeView(ref: ref, mapping: mapping, limit: logicalSize, expecting: .freeList, check: check)
                 break
             }
             if let later = deltas.last, delta.version >= later.version {

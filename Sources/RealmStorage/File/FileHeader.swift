@@ -69,9 +69,14 @@ package enum FileHeader {
     /// files without chains, and become format 2 at their first commit.
     /// 3: free list deltas (FreeList+Chain.swift). Files of format 2 are read as they are, and
     /// become format 3 when a root slot is next written; their commits write full lists until then.
-    package static let formatVersion: UInt32 = 3
+    /// 4: every node carries a checksum (NodeFormat.swift). Files of formats 1-3 have none:
+    /// they are read unverified and keep their format (up to 3) when written; a compacted copy
+    /// (`writeCopy`, `compact`, the upgrade at open in OpenRealm) is of format 4.
+    package static let formatVersion: UInt32 = 4
     /// The first format whose free lists may hold deltas.
     package static let freeListDeltaFormat: UInt32 = 3
+    /// The first format whose nodes carry checksums.
+    package static let nodeChecksumFormat: UInt32 = 4
     package static let formatVersionOffset = 8
     package static let pageSize: UInt32 = 4096
     package static let selectorOffset = 16
@@ -141,7 +146,7 @@ package struct RootSlot: Equatable, Sendable {
 
 /// A version's root written at the start of its commit's run (invariant 4 above).
 ///
-///   0   16  node header (kind runHeader, length 80, the version)
+///   0   16  node header (kind runHeader, length 80, the version, the node checksum)
 ///   16  8   top ref
 ///   24  8   free list ref
 ///   32  8   logical size
@@ -149,7 +154,7 @@ package struct RootSlot: Equatable, Sendable {
 ///   48  8   commit record checksum
 ///   56  8   next run
 ///   64  8   link: the commit record checksum of the version before
-///   72  8   checksum of bytes 0..<72
+///   72  8   checksum of bytes 0..<72, the node checksum (12..<16) taken as 0
 package struct RunHeader: Equatable, Sendable {
     package var root: RootSlot
     package var link: UInt64
@@ -161,6 +166,7 @@ package struct RunHeader: Equatable, Sendable {
         self.link = link
     }
 
+    /// The node's bytes, stamped for its place, `root.runHeader`.
     package func encoded() -> [UInt8] {
         var w = NodeWriter(capacity: Self.size)
         for field in [root.topRef.offset, root.freeListRef.offset, root.logicalSize, root.commitRecordRef.offset,
@@ -169,9 +175,19 @@ package struct RunHeader: Equatable, Sendable {
         }
         w.u64(0)
         var bytes = w.finish(kind: .runHeader, version: root.version)
-        let sum = bytes.withUnsafeBytes { Checksum.of(UnsafeRawBufferPointer(rebasing: $0[0..<72])) }
+        // Its own checksum leaves out the node's (which is stamped last, over the whole node).
+        let sum = Self.ownChecksum(bytes)
         withUnsafeBytes(of: sum.littleEndian) { bytes.replaceSubrange(72..<80, with: $0) }
+        NodeChecksum.stamp(&bytes, offset: root.runHeader.offset)
         return bytes
+    }
+
+    /// The checksum at 72: of bytes 0..<72 with the node checksum (12..<16) taken as zero, as
+    /// it was in files of formats 2 and 3, whose nodes had none.
+    private static func ownChecksum(_ bytes: some Collection<UInt8>) -> UInt64 {
+        var head = Array(bytes.prefix(72))
+        head.replaceSubrange(NodeLayout.checksumOffset..<(NodeLayout.checksumOffset + 4), with: repeatElement(0, count: 4))
+        return Checksum.of(head)
     }
 
     /// Decodes the run header at `offset` of the mapped bytes `base` (`limit` bytes valid);
@@ -181,8 +197,8 @@ package struct RunHeader: Equatable, Sendable {
         let bytes = UnsafeRawBufferPointer(start: base + Int(offset), count: size)
         func field(_ i: Int) -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
         guard bytes[0] == NodeKind.runHeader.rawValue, UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) == UInt32(size),
-              Checksum.of(UnsafeRawBufferPointer(rebasing: bytes[0..<72])) == field(72), field(8) != 0 else { return nil }
-        let root = RootSlot(version: VersionID(field(8)), topRef: Ref(field(16)), freeListRef: Ref(field(24)), logicalSize: field(32),
+              ownChecksum(bytes) == field(72), NodeLayout.version(of: base + Int(offset)) != 0 else { return nil }
+        let root = RootSlot(version: VersionID(NodeLayout.version(of: base + Int(offset))), topRef: Ref(field(16)), freeListRef: Ref(field(24)), logicalSize: field(32),
                             commitRecordRef: Ref(field(40)), commitRecordChecksum: field(48), nextRun: field(56), runHeader: Ref(offset))
         return RunHeader(root: root, link: field(64))
     }

@@ -28,7 +28,7 @@ package final class MemoryFile: StorageFile, @unchecked Sendable {
               base != MAP_FAILED else {
             throw StorageError.system("mmap", path: name, errno: errno)
         }
-        return (Mapping(base: UnsafeRawPointer(base), length: length) { munmap(base, length) }, base)
+        return (Mapping(base: UnsafeRawPointer(base), length: length, path: name) { munmap(base, length) }, base)
     }
 
     package func size() throws(StorageError) -> UInt64 { lock.withLock { logicalSize } }

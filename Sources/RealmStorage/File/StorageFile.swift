@@ -168,7 +168,7 @@ package final class PosixFile: StorageFile {
         guard let base = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0), base != MAP_FAILED else {
             throw StorageError.system("mmap", path: path, errno: errno)
         }
-        return Mapping(base: UnsafeRawPointer(base), length: length) { munmap(base, length) }
+        return Mapping(base: UnsafeRawPointer(base), length: length, path: path) { munmap(base, length) }
     }
 
     /// Writes a new file atomically: `fill` writes and syncs it under a temporary name, then
@@ -220,11 +220,14 @@ package final class Mapping: @unchecked Sendable {
     // pinned (copy-on-write invariant), so concurrent reads need no lock.
     package let base: UnsafeRawPointer
     package let length: Int
+    /// The nodes verified through this mapping (VerifiedNodes.swift).
+    package let verified: VerifiedNodes
     private let release: () -> Void
 
-    package init(base: UnsafeRawPointer, length: Int, release: @escaping () -> Void) {
+    package init(base: UnsafeRawPointer, length: Int, path: String? = nil, release: @escaping () -> Void) {
         self.base = base
         self.length = length
+        self.verified = VerifiedNodes(covering: length, path: path)
         self.release = release
     }
 

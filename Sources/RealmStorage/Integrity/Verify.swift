@@ -29,26 +29,62 @@ extension Store {
     /// Checks the newest committed version and the free space of the file.
     ///
     /// - Throws: `fileCorrupted` naming the first inconsistency found.
+    /// `uncached`: every node's checksum is computed again, also for nodes this process has
+    /// verified or written before (VerifiedNodes.swift): what the file holds, not what it held.
     @discardableResult
-    package func verify() throws(StorageError) -> VerifyReport {
+    package func verify(uncached: Bool = false) throws(StorageError) -> VerifyReport {
         let read = beginRead()
         do throws(StorageError) {
-            return try read.verify()
+            return try read.verify(uncached: uncached)
         } catch {
             throw StorageError(.fileCorrupted, "verify: \(error.message)", path: path)
         }
     }
 }
 
+extension Store {
+    /// Verifies the version `read` pins, whole (`verify`), unless this process knows it whole
+    /// already: verified before, or committed here on top of a version known whole. After it,
+    /// every node of the version has matched its checksum and decoded, so no read of the version
+    /// can meet damage. What `Realm.Configuration.verifyIntegrityOnOpen` runs.
+    ///
+    /// - Throws: `fileCorrupted` naming the damage and the file.
+    package func verifyIntegrity(of read: ReadTransaction) throws(StorageError) {
+        let slot = read.slot
+        if stateLock.withLock({ wholeVersions.contains { $0.version == slot.version.value && $0.record == slot.commitRecordChecksum } }) { return }
+        do throws(StorageError) {
+            _ = try read.verify()
+        } catch {
+            throw StorageError(.fileCorrupted, "verifying the file at open: \(error.message)", path: path)
+        }
+        stateLock.withLock { noteWhole(slot) }
+    }
+
+    /// Records `slot` as known whole. Under `stateLock`.
+    func noteWhole(_ slot: RootSlot) {
+        wholeVersions.append((slot.version.value, slot.commitRecordChecksum))
+        if wholeVersions.count > 16 { wholeVersions.removeFirst(wholeVersions.count - 16) }
+    }
+
+    /// For this process's commit of `slot` on top of `base`: whole when `base` is. Under
+    /// `stateLock`.
+    func noteCommitted(_ slot: RootSlot, base: RootSlot) {
+        if wholeVersions.contains(where: { $0.version == base.version.value && $0.record == base.commitRecordChecksum }) { noteWhole(slot) }
+    }
+}
+
 extension ReadTransaction {
     /// Checks this version: everything it reaches and its free list.
-    package func verify() throws(StorageError) -> VerifyReport {
-        var walker = Verifier(context: context, limit: slot.logicalSize)
+    package func verify(uncached: Bool = false) throws(StorageError) -> VerifyReport {
+        let walked = uncached
+            ? TreeContext(base: context.base, limit: context.limit, limits: context.limits, freed: nil, check: context.check.uncached)
+            : context
+        var walker = Verifier(context: walked, limit: slot.logicalSize)
         var report = VerifyReport(version: version, logicalSize: slot.logicalSize)
         try walker.claim(slot.topRef, .top)
         try walker.claim(slot.commitRecordRef, .commitRecord)
         if !slot.runHeader.isNone { try walker.claim(slot.runHeader, .runHeader) }
-        let free = try FreeSpace.decode(head: slot.freeListRef, mapping: context.base, logicalSize: slot.logicalSize)
+        let free = try FreeSpace.decode(head: slot.freeListRef, mapping: walked.base, logicalSize: slot.logicalSize, check: walked.check)
         for node in free.chain { try walker.claim(node.ref, node.kind) }
         if !top.schemaBlob.isNone { _ = try BlobNode.decode(try walker.claim(top.schemaBlob, .blob)) }
         for entry in top.history where !entry.ref.isNone {

@@ -8,8 +8,10 @@ package struct NodeView {
     package let base: UnsafeRawPointer
     package let length: Int
 
+    /// - Parameter check: how the node's checksum is verified (NodeCheck: VerifiedNodes.swift);
+    ///   by default every time.
     @inline(__always)
-    package init(ref: Ref, mapping: UnsafeRawPointer, limit: UInt64, expecting kind: NodeKind) throws(StorageError) {
+    package init(ref: Ref, mapping: UnsafeRawPointer, limit: UInt64, expecting kind: NodeKind, check: NodeCheck = .always) throws(StorageError) {
         let offset = ref.offset
         guard offset >= UInt64(FileHeader.size), offset & 7 == 0, offset <= limit &- UInt64(NodeLayout.headerSize),
               limit >= UInt64(NodeLayout.headerSize) else {
@@ -23,13 +25,14 @@ package struct NodeView {
         guard node.load(as: UInt8.self) == kind.rawValue else {
             throw StorageError(.fileCorrupted, "node \(ref) is not a \(kind) node (kind byte \(node.load(as: UInt8.self)))")
         }
+        try check.verify(node, offset: offset, length: length, kind: kind)
         self.ref = ref
         self.base = node
         self.length = length
     }
 
     package var flags: UInt8 { base.load(fromByteOffset: 1, as: UInt8.self) }
-    package var version: UInt64 { base.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian }
+    package var version: UInt64 { NodeLayout.version(of: base) }
 
     @inline(__always)
     package func check(_ offset: Int, _ size: Int) throws(StorageError) {

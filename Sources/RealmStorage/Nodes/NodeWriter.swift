@@ -1,7 +1,8 @@
 /// Builds one node's bytes in memory before the commit writes it.
 ///
-/// `finish(kind:version:)` fills in the header (kind, length, version) and pads the body to the
-/// node alignment. Fields are little-endian.
+/// `finish(kind:version:)` pads the body to the node alignment and fills in the header (kind,
+/// length, version; the checksum, which covers the node's place in the file, is stamped when
+/// the commit has placed it: CommitWriter.finish). Fields are little-endian.
 ///
 /// The bytes live in a zero-filled array at least `count` long, grown by doubling (within the
 /// capacity reserved up front: estimates can be generous, and zeroing all of one cost more than
@@ -127,10 +128,7 @@ package struct NodeWriter {
         padToAlignment()
         let length = count
         storage.withUnsafeMutableBytes { out in
-            out.storeBytes(of: kind.rawValue, toByteOffset: 0, as: UInt8.self)
-            out.storeBytes(of: flags, toByteOffset: 1, as: UInt8.self)
-            out.storeBytes(of: UInt32(length).littleEndian, toByteOffset: 4, as: UInt32.self)
-            out.storeBytes(of: version.value.littleEndian, toByteOffset: 8, as: UInt64.self)
+            NodeLayout.storeHeader(out.baseAddress!, kind: kind, flags: flags, length: length, version: version.value)
         }
         storage.removeLast(storage.count - length)
         return storage

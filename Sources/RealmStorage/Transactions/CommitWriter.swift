@@ -4,7 +4,8 @@
 //      the versions that can reach it, and clears the tags no pinned version needs
 //      (FreeSpace.swift). Nothing released by this commit is reusable by it.
 //   2. Changed nodes are encoded bottom-up; each is `place`d: given space by the allocator
-//      and queued. Then the top node.
+//      and queued. Then the top node. Node checksums, which cover a node's place in the file,
+//      are stamped in step 3 as the nodes are gathered (NodeFormat.swift).
 //   3. `finish` reserves the free list node (a delta of the base's list or a full list,
 //      FreeList+Chain.swift, sized for the list as it stands plus what the allocations still to
 //      come can change) and the commit record, then encodes both. Queued nodes are
@@ -110,6 +111,9 @@ final class CommitWriter: NodeSink {
         /// The run header, when the commit continues a chain; `before` is the extent it lies
         /// right before in the file and in `data` (it then goes out in the same write).
         var runHeader: (offset: UInt64, bytes: [UInt8], before: Int?)?
+        /// Where every node it writes starts (the nodes, the free list, the record, the run
+        /// header): checked already, since this process made their bytes (VerifiedNodes.swift).
+        var nodeOffsets: [UInt64] = []
 
         /// Writes everything, then the slot and selector, then syncs (when `sync`).
         func write(to file: StorageFile, slotIndex: Int, sync: Bool = true) throws(StorageError) {
@@ -237,7 +241,11 @@ final class CommitWriter: NodeSink {
             if i == headerBefore { data.append(contentsOf: repeatElement(0, count: RunHeader.size)) }
             let start = data.count
             while data.count - start < run.length {
+                let at = data.count
                 data.append(contentsOf: pieces[pieceIndex].bytes)
+                // Stamped here, where its place is known (NodeChecksum), before the extent's sum.
+                let offset = pieces[pieceIndex].offset
+                data.withUnsafeMutableBytes { NodeChecksum.stamp(in: $0, at: at, offset: offset) }
                 pieceIndex += 1
             }
             let range = start..<data.count
@@ -248,7 +256,8 @@ final class CommitWriter: NodeSink {
             extents.append((run.offset, range))
             recorded.append(RecordedExtent(version: version.value, offset: run.offset, length: UInt64(run.length), checksum: checksum))
         }
-        let recordBytes = record.finish(kind: .commitRecord, version: version, flags: CommitWriter.laneChecksumsFlag | CommitWriter.historyNonceFlag)
+        var recordBytes = record.finish(kind: .commitRecord, version: version, flags: CommitWriter.laneChecksumsFlag | CommitWriter.historyNonceFlag)
+        NodeChecksum.stamp(&recordBytes, offset: recordOffset)
         let slot = RootSlot(version: version, topRef: topRef, freeListRef: Ref(freeListOffset), logicalSize: free.logicalSize,
                             commitRecordRef: Ref(recordOffset), commitRecordChecksum: Checksum.of(recordBytes),
                             nextRun: free.reserveNextRun(), runHeader: runHeaderOffset.map(Ref.init) ?? .none)
@@ -267,7 +276,10 @@ final class CommitWriter: NodeSink {
             }
             runHeader = (header, bytes, headerBefore)
         }
+        var nodeOffsets = pieces.map(\.offset)
+        nodeOffsets.append(recordOffset)
+        if let header = runHeaderOffset { nodeOffsets.append(header) }
         return Prepared(slot: slot, data: data, extents: extents, record: (recordOffset, recordBytes), recorded: recorded,
-                        recordFollowsData: recordFollowsData, runHeader: runHeader)
+                        recordFollowsData: recordFollowsData, runHeader: runHeader, nodeOffsets: nodeOffsets)
     }
 }

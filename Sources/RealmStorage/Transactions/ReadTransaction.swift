@@ -17,7 +17,8 @@ package final class ReadTransaction: @unchecked Sendable {
         self.slot = slot
         self.top = top
         self.mapping = mapping
-        self.context = TreeContext(base: mapping.base, limit: slot.logicalSize, limits: store.options.limits, freed: nil)
+        self.context = TreeContext(base: mapping.base, limit: slot.logicalSize, limits: store.options.limits, freed: nil,
+                                   check: store.nodeCheck(mapping))
     }
 
     deinit { store.registry.unpin(slot.version) }

@@ -46,6 +46,7 @@ enum Recovery {
         }
 
         let mapping = try file.map(length: reservation(for: size, minimum: minimumMapping))
+        let check = format >= FileHeader.nodeChecksumFormat ? mapping.verified.check(enabled: true) : .never
         var slots: [(index: Int, slot: RootSlot)] = []
         for index in 0..<2 {
             let offset = FileHeader.slotOffsets[index]
@@ -69,16 +70,19 @@ enum Recovery {
             let name = candidate.slotIndex >= 0 ? "slot \(candidate.slotIndex)" : "the run header at \(candidate.root.runHeader.offset)"
             let depth: UInt32
             do throws(StorageError) {
-                depth = try verifyCommit(candidate.root, mapping: mapping, physicalSize: size)
+                depth = try verifyCommit(candidate.root, mapping: mapping, physicalSize: size, check: check)
             } catch {
                 reasons.append("\(name) (\(candidate.root.version)): \(error.message)")
                 if candidate.slotIndex >= 0 { refusedSlot = candidate.slotIndex }
                 continue
             }
             do throws(StorageError) {
-                let top = try decodeTop(of: candidate.root, mapping: mapping)
-                let free = try decodeFreeSpace(of: candidate.root, mapping: mapping)
+                let top = try decodeTop(of: candidate.root, mapping: mapping, check: check)
+                let free = try decodeFreeSpace(of: candidate.root, mapping: mapping, check: check)
                 let version = candidate.root.version.value
+                // The bitmap was empty when the mapping was made: it accounts for the file as it
+                // is now (VerifiedNodes.swift).
+                mapping.verified.begin(at: candidate.root)
                 let next = candidate.root.nextRun
                 let refusedRunHeader = next != 0 && RunHeader.decode(at: next, base: mapping.base, limit: min(size, UInt64(mapping.length)))
                     .map { $0.root.version.value > version } == true ? next : nil
@@ -116,8 +120,8 @@ enum Recovery {
     }
 
     /// The top node of the version `slot` names (also for versions other processes wrote).
-    static func decodeTop(of slot: RootSlot, mapping: Mapping) throws(StorageError) -> TopState {
-        let top = try TopState.decode(try NodeView(ref: slot.topRef, mapping: mapping.base, limit: slot.logicalSize, expecting: .top))
+    static func decodeTop(of slot: RootSlot, mapping: Mapping, check: NodeCheck) throws(StorageError) -> TopState {
+        let top = try TopState.decode(try NodeView(ref: slot.topRef, mapping: mapping.base, limit: slot.logicalSize, expecting: .top, check: check))
         guard top.version == slot.version else {
             throw StorageError(.fileCorrupted, "top node of \(slot.version) claims \(top.version)")
         }
@@ -125,14 +129,14 @@ enum Recovery {
     }
 
     /// The free list of the version `slot` names.
-    static func decodeFreeSpace(of slot: RootSlot, mapping: Mapping) throws(StorageError) -> FreeSpace {
-        try FreeSpace.decode(head: slot.freeListRef, mapping: mapping.base, logicalSize: slot.logicalSize)
+    static func decodeFreeSpace(of slot: RootSlot, mapping: Mapping, check: NodeCheck) throws(StorageError) -> FreeSpace {
+        try FreeSpace.decode(head: slot.freeListRef, mapping: mapping.base, logicalSize: slot.logicalSize, check: check)
     }
 
     /// How many versions back the commit record of `slot` reaches, without checking its extents
     /// (for a version another process wrote and made durable: Store+Process.swift).
-    static func recordDepth(_ slot: RootSlot, mapping: Mapping) throws(StorageError) -> UInt32 {
-        let record = try NodeView(ref: slot.commitRecordRef, mapping: mapping.base, limit: slot.logicalSize, expecting: .commitRecord)
+    static func recordDepth(_ slot: RootSlot, mapping: Mapping, check: NodeCheck) throws(StorageError) -> UInt32 {
+        let record = try NodeView(ref: slot.commitRecordRef, mapping: mapping.base, limit: slot.logicalSize, expecting: .commitRecord, check: check)
         var r = record.reader()
         _ = try r.count(elementSize: 24)
         return try r.u32()
@@ -141,12 +145,12 @@ enum Recovery {
     /// Checks that everything the commit of `slot` wrote reached the disk intact; returns the
     /// record's group depth (how many versions back its extents reach; 0 for one commit).
     @discardableResult
-    static func verifyCommit(_ slot: RootSlot, mapping: Mapping, physicalSize: UInt64) throws(StorageError) -> UInt32 {
+    static func verifyCommit(_ slot: RootSlot, mapping: Mapping, physicalSize: UInt64, check: NodeCheck) throws(StorageError) -> UInt32 {
         let limit = slot.logicalSize
         guard limit >= UInt64(FileHeader.size), limit <= physicalSize, limit <= UInt64(mapping.length) else {
             throw StorageError(.fileCorrupted, "its size \(limit) exceeds the file (\(physicalSize) bytes)")
         }
-        let record = try NodeView(ref: slot.commitRecordRef, mapping: mapping.base, limit: limit, expecting: .commitRecord)
+        let record = try NodeView(ref: slot.commitRecordRef, mapping: mapping.base, limit: limit, expecting: .commitRecord, check: check)
         guard Checksum.of(UnsafeRawBufferPointer(start: record.base, count: record.length)) == slot.commitRecordChecksum else {
             throw StorageError(.fileCorrupted, "its commit record does not match its checksum")
         }

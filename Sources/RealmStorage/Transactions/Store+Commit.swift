@@ -126,6 +126,9 @@ extension Store {
             }
             throw error
         }
+        // Before the version is published: readers of it trust these nodes' bits.
+        if verifiesNodes { mapping.verified.wrote(prepared.commit.slot, base: prepared.base.slot, offsets: prepared.commit.nodeOffsets) }
+        stateLock.withLock { noteCommitted(prepared.commit.slot, base: prepared.base.slot) }
         if let written = prepared.written, let carried = prepared.carried { written.carryOver(carried.older, freed: carried.freed) }
         let state = Committed(slot: prepared.commit.slot, slotIndex: -1, top: prepared.top, mapping: mapping)
         let finish: @Sendable (Result<VersionID, StorageError>) -> Void
@@ -233,10 +236,11 @@ extension Store {
     /// which a format 1 reader would not follow, and the two fields lie in different sectors,
     /// so a power cut could keep the slot and lose the format.
     func writeSlot(_ slot: RootSlot, slotIndex index: Int) throws(StorageError) {
-        if fileFormat < FileHeader.formatVersion {
-            try file.write(withUnsafeBytes(of: FileHeader.formatVersion.littleEndian, Array.init), at: UInt64(FileHeader.formatVersionOffset))
+        // Never up to format 4: the nodes of an older file carry no checksums.
+        if fileFormat < FileHeader.freeListDeltaFormat {
+            try file.write(withUnsafeBytes(of: FileHeader.freeListDeltaFormat.littleEndian, Array.init), at: UInt64(FileHeader.formatVersionOffset))
             if options.durability == .full { try file.sync() }
-            fileFormat = FileHeader.formatVersion
+            fileFormat = FileHeader.freeListDeltaFormat
             stateLock.withLock { group.freeListDeltas = true }
         }
         try CommitWriter.Prepared.writeSlot(slot, to: file, slotIndex: index)

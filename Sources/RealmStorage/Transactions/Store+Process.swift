@@ -202,8 +202,8 @@ extension Store {
         let free: FreeSpace
         let depth: UInt32
         do throws(StorageError) {
-            free = try Recovery.decodeFreeSpace(of: slot, mapping: loaded.mapping)
-            depth = try Recovery.recordDepth(slot, mapping: loaded.mapping)
+            free = try Recovery.decodeFreeSpace(of: slot, mapping: loaded.mapping, check: nodeCheck(loaded.mapping))
+            depth = try Recovery.recordDepth(slot, mapping: loaded.mapping, check: nodeCheck(loaded.mapping))
         } catch {
             throw StorageError(.fileCorrupted, "version \(slot.version), written by another process: \(error.message)", path: path)
         }
@@ -262,7 +262,7 @@ extension Store {
               let newest = roots(in: mapping, size: size).first else { return nil }
         registry.pin(newest.root.version)
         guard let again = roots(in: mapping, size: size).first, again.root.version == newest.root.version,
-              (try? Recovery.verifyCommit(newest.root, mapping: mapping, physicalSize: size)) != nil,
+              (try? Recovery.verifyCommit(newest.root, mapping: mapping, physicalSize: size, check: uncachedCheck)) != nil,
               let loaded = try? load(newest.root, index: newest.slotIndex, over: mapping) else {
             registry.unpin(newest.root.version)
             return nil
@@ -287,8 +287,12 @@ extension Store {
     /// Decodes the version a root slot names, mapping more of the file when it has grown.
     private func load(_ slot: RootSlot, index: Int, over mapping: Mapping) throws(StorageError) -> Committed {
         let mapping = try self.mapping(mapping, covering: slot.logicalSize)
+        // Before anything of the version is read through the mapping: it may have written where
+        // nodes this process verified were (VerifiedNodes.swift, invariant 2).
+        mapping.verified.adopt(slot)
         do throws(StorageError) {
-            return Committed(slot: slot, slotIndex: index, top: try Recovery.decodeTop(of: slot, mapping: mapping), mapping: mapping)
+            return Committed(slot: slot, slotIndex: index, top: try Recovery.decodeTop(of: slot, mapping: mapping, check: nodeCheck(mapping)),
+                             mapping: mapping)
         } catch {
             throw StorageError(.fileCorrupted, "version \(slot.version), written by another process: \(error.message)", path: path)
         }

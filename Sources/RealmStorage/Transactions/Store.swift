@@ -72,6 +72,12 @@ package final class Store: @unchecked Sendable {
     /// The format version in the file's header (1 until the first slot write makes it 2).
     /// Touched by whoever syncs (`syncing` held).
     @exclusivity(unchecked) var fileFormat: UInt32
+    /// Whether the file's nodes carry checksums (format 4 on): files of older formats keep
+    /// their format and are read unverified (NodeFormat.swift).
+    let verifiesNodes: Bool
+    /// The latest versions known whole: verified (`verifyIntegrity`) or committed here on top of
+    /// one that was, as (version, commit record checksum). Guarded by `stateLock`.
+    @exclusivity(unchecked) var wholeVersions: [(version: UInt64, record: UInt64)] = []
     /// Writes the nodes of async commits and grows the file: blocking I/O kept off the
     /// caller's executor (the cooperative pool, for a task).
     let writeQueue: DispatchQueue
@@ -83,6 +89,15 @@ package final class Store: @unchecked Sendable {
     let observers = VersionObservers()
     /// `waitUntilPublished` callers, answered after the next sync (guarded by `stateLock`).
     var publishWaiters: [CheckedContinuation<Bool, Never>] = []
+
+    /// How reads through `mapping` verify node checksums (VerifiedNodes.swift).
+    @inline(__always)
+    func nodeCheck(_ mapping: Mapping) -> NodeCheck {
+        mapping.verified.check(enabled: verifiesNodes)
+    }
+
+    /// Verifying every time, for a version not yet accounted for in any bitmap.
+    var uncachedCheck: NodeCheck { verifiesNodes ? .always : .never }
 
     // MARK: Opening
 
@@ -151,6 +166,7 @@ package final class Store: @unchecked Sendable {
         group = GroupState(durableFree: recovered.free, durableFreeVersion: recovered.slot.version.value,
                            durableCoveredFrom: recovered.coveredFrom, head: recovered.head)
         fileFormat = recovered.format
+        verifiesNodes = recovered.format >= FileHeader.nodeChecksumFormat
         group.freeListDeltas = recovered.format >= FileHeader.freeListDeltaFormat
         committedFreeBytes = recovered.free.freeBytes
         physicalSize = recovered.physicalSize

@@ -87,7 +87,7 @@ package final class WriteTransaction {
         self.top = base.top
         self.top.version = version
         self.context = TreeContext(base: base.mapping.base, limit: base.slot.logicalSize, limits: store.options.limits, freed: freed,
-                                   columns: [], reuse: reuse, written: DecodedLeaves(version: version.value, lineage: lineage),
+                                   check: store.nodeCheck(base.mapping), columns: [], reuse: reuse, written: DecodedLeaves(version: version.value, lineage: lineage),
                                    retired: RetiredBuffers())
     }
 

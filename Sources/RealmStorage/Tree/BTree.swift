@@ -217,7 +217,7 @@ extension TreeContext {
         }
         let kindByte = base.load(fromByteOffset: Int(offset), as: UInt8.self)
         let kind = kindByte == b.rawValue ? b : a
-        return (try NodeView(ref: ref, mapping: base, limit: limit, expecting: kind), kind)
+        return (try NodeView(ref: ref, mapping: base, limit: limit, expecting: kind, check: check), kind)
     }
 }
 

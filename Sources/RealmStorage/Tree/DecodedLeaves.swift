@@ -236,8 +236,9 @@ extension TreeFormat {
             return Int64(bitPattern: ref.offset)
         }
         precondition(inner.total == inner.counts.reduce(0, +), "a kept inner node's total drifted from its counts")
-        precondition(BTree<Self>.encodeInner(inner, refs: refs, version: VersionID(node.version))
-                        .elementsEqual(UnsafeRawBufferPointer(start: node.base, count: node.length)),
+        var encoded = BTree<Self>.encodeInner(inner, refs: refs, version: VersionID(node.version))
+        NodeChecksum.stamp(&encoded, offset: node.ref.offset)
+        precondition(encoded.elementsEqual(UnsafeRawBufferPointer(start: node.base, count: node.length)),
                      "a kept inner node differs from its node \(node.ref)")
         #endif
         return inner
@@ -260,7 +261,9 @@ extension TreeFormat {
     private static func checkSameContent(_ leaf: Leaf, _ node: NodeView, _ context: TreeContext) throws(StorageError) {
         let sink = ScratchSink(version: VersionID(node.version))
         _ = try encodeLeafInFull(leaf, context, sink)
-        precondition(sink.bytes.elementsEqual(UnsafeRawBufferPointer(start: node.base, count: node.length)),
+        var encoded = sink.bytes
+        NodeChecksum.stamp(&encoded, offset: node.ref.offset)
+        precondition(encoded.elementsEqual(UnsafeRawBufferPointer(start: node.base, count: node.length)),
                      "a kept leaf buffer differs from its node \(node.ref)")
     }
     #endif

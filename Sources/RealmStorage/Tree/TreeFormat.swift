@@ -95,6 +95,8 @@ package final class TreeContext {
     package let limit: UInt64
     package let limits: TreeLimits
     package let freed: FreedNodes?
+    /// How node checksums are verified (VerifiedNodes.swift).
+    package let check: NodeCheck
     /// The columns of the table a cluster tree belongs to (empty for other trees).
     package let columns: [ColumnSpec]
     /// In a write transaction: the leaf buffers the commit it builds on kept (taken instead
@@ -105,16 +107,18 @@ package final class TreeContext {
     /// transaction to let go of later (`RetiredBuffers`).
     let retired: RetiredBuffers?
 
-    package convenience init(base: UnsafeRawPointer, limit: UInt64, limits: TreeLimits, freed: FreedNodes?, columns: [ColumnSpec] = []) {
-        self.init(base: base, limit: limit, limits: limits, freed: freed, columns: columns, reuse: nil, written: nil, retired: nil)
+    package convenience init(base: UnsafeRawPointer, limit: UInt64, limits: TreeLimits, freed: FreedNodes?, columns: [ColumnSpec] = [],
+                             check: NodeCheck = .always) {
+        self.init(base: base, limit: limit, limits: limits, freed: freed, check: check, columns: columns, reuse: nil, written: nil, retired: nil)
     }
 
-    init(base: UnsafeRawPointer, limit: UInt64, limits: TreeLimits, freed: FreedNodes?, columns: [ColumnSpec],
+    init(base: UnsafeRawPointer, limit: UInt64, limits: TreeLimits, freed: FreedNodes?, check: NodeCheck, columns: [ColumnSpec],
          reuse: DecodedLeaves?, written: DecodedLeaves?, retired: RetiredBuffers?) {
         self.base = base
         self.limit = limit
         self.limits = limits
         self.freed = freed
+        self.check = check
         self.columns = columns
         self.reuse = reuse
         self.written = written
@@ -123,12 +127,13 @@ package final class TreeContext {
 
     /// The same transaction's context for a table with `columns`.
     package func with(columns: [ColumnSpec]) -> TreeContext {
-        TreeContext(base: base, limit: limit, limits: limits, freed: freed, columns: columns, reuse: reuse, written: written, retired: retired)
+        TreeContext(base: base, limit: limit, limits: limits, freed: freed, check: check, columns: columns, reuse: reuse, written: written,
+                    retired: retired)
     }
 
     @inline(__always)
     package func node(_ ref: Ref, _ kind: NodeKind) throws(StorageError) -> NodeView {
-        try NodeView(ref: ref, mapping: base, limit: limit, expecting: kind)
+        try NodeView(ref: ref, mapping: base, limit: limit, expecting: kind, check: check)
     }
 
     /// Records that `node` is no longer reachable from the version being written.

@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+@testable import RealmStorage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Node checksums (format 4, NodeFormat.swift): every node's bytes are verified before they are
+/// used, once per node per process (VerifiedNodes.swift).
+@Suite struct NodeChecksumTests {
+    /// Every node start of the newest version of the file `bytes`, with its length: the nodes and
+    /// the free list's extents tile the space from the header to the version's logical size.
+    static func nodes(of bytes: [UInt8]) throws -> [(offset: Int, length: Int)] {
+        let slots = bytes.withUnsafeBytes { raw in
+            FileHeader.slotOffsets.compactMap { RootSlot.decode(UnsafeRawBufferPointer(rebasing: raw[$0..<($0 + FileHeader.slotSize)])) }
+        }
+        let newest = try #require(slots.max { $0.version < $1.version })
+        let free = try bytes.withUnsafeBytes { (raw) throws(StorageError) -> FreeSpace in
+            try FreeSpace.decode(head: newest.freeListRef, mapping: raw.baseAddress!, logicalSize: newest.logicalSize)
+        }
+        let freeStarts = Dictionary(free.extents.map { (Int($0.offset), Int($0.length)) }, uniquingKeysWith: { a, _ in a })
+        var found: [(offset: Int, length: Int)] = []
+        var position = FileHeader.size
+        while position < Int(newest.logicalSize) {
+            if let length = freeStarts[position] {
+                position += length
+                continue
+            }
+            let length = Int(bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: position + 4, as: UInt32.self) })
+            try #require(length >= NodeLayout.headerSize)
+            found.append((position, length))
+            position += length
+        }
+        return found
+    }
+
+    /// A file written by the crash workload, every commit's root in a slot.
+    static func baseFile(in directory: TemporaryDirectory) throws -> [UInt8] {
+        let path = directory.path("base.realm")
+        do {
+            let store = try Store.open(path: path, options: StoreOptions(limits: CrashWorkload.limits, chainLength: 1))
+            for step in CrashWorkload.steps.indices { try CrashWorkload.commit(step: step, on: store) }
+            try store.verify()
+        }
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    @Test func aFlippedBitAnywhereInASmallNodeChangesItsChecksum() {
+        var writer = NodeWriter(capacity: 64)
+        for i in 0..<6 { writer.u64(UInt64(i) &* 0x0123_4567_89AB_CDEF) }
+        var bytes = writer.finish(kind: .list, version: VersionID(0x1_2345_6789))
+        #expect(bytes.count == 64)
+        NodeChecksum.stamp(&bytes, offset: 8192)
+        bytes.withUnsafeBytes { #expect(NodeChecksum.matches($0.baseAddress!, length: 64, offset: 8192)) }
+        #expect(bytes.withUnsafeBytes { NodeLayout.version(of: $0.baseAddress!) } == 0x1_2345_6789)
+        var missed: [Int] = []
+        for bit in 0..<(64 * 8) where !(96..<128).contains(bit) {  // not the checksum field itself
+            bytes[bit / 8] ^= 1 << (bit % 8)
+            if bytes.withUnsafeBytes({ NodeChecksum.matches($0.baseAddress!, length: 64, offset: 8192) }) { missed.append(bit) }
+            bytes[bit / 8] ^= 1 << (bit % 8)
+        }
+        #expect(missed.isEmpty, "flips of bits \(missed) went unnoticed")
+        // The same bytes elsewhere in the file: a page written twice, a write at the wrong place.
+        for offset: UInt64 in [8192 - 8, 8192 + 8, 8192 + 4096, 4096] {
+            #expect(!bytes.withUnsafeBytes { NodeChecksum.matches($0.baseAddress!, length: 64, offset: offset) }, "at \(offset)")
+        }
+    }
+
+    /// A whole page copied over another (nodes keep their place in the page): every node it
+    /// brings is refused where it landed.
+    @Test func aPageCopiedOverAnotherIsReportedNeverRead() throws {
+        let directory = TemporaryDirectory()
+        let base = try Self.baseFile(in: directory)
+        let pages = base.count / 4096
+        var checked = 0
+        for (n, (from, to)) in [(1, 2), (2, 3), (3, 1), (pages - 1, pages - 2), (pages - 2, 1), (2, pages - 1)].enumerated()
+        where from != to && from >= 1 && to >= 1 && from < pages && to < pages {
+            var bytes = base
+            bytes.replaceSubrange((to * 4096)..<((to + 1) * 4096), with: base[(from * 4096)..<((from + 1) * 4096)])
+            let path = directory.path("copied-\(n).realm")
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            do {
+                let store = try Store.open(path: path, options: StoreOptions(durability: .unsafe, create: false))
+                try store.verify()
+                let dump = try DatabaseDump(store.beginRead())
+                #expect(CrashWorkload.expected.contains(dump), "page \(from) over page \(to): the copy was read as data")
+            } catch {
+                #expect(error.code == .fileCorrupted, "page \(from) over page \(to): \(error)")
+            }
+            checked += 1
+        }
+        #expect(checked >= 4)
+    }
+
+    /// A byte changed in any node of the newest version: the file is refused, or a read reports
+    /// `fileCorrupted`, or it reads as a version it held (the damage hit the newest commit,
+    /// whose record refuses it). Never other data.
+    @Test func aByteChangedInAnyNodeIsReportedNeverRead() throws {
+        let directory = TemporaryDirectory()
+        let base = try Self.baseFile(in: directory)
+        let nodes = try Self.nodes(of: base)
+        #expect(nodes.count > 20)
+        for (n, node) in nodes.enumerated() {
+            // The body's middle, and once in a while the header's version or length.
+            let at = node.offset + (n % 5 == 4 ? 9 : NodeLayout.headerSize + (node.length - NodeLayout.headerSize) / 2)
+            var bytes = base
+            bytes[at] ^= 0x20
+            let path = directory.path("damaged-\(n).realm")
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let context = "node \(n) at \(node.offset) (\(node.length) bytes), byte \(at), kind \(base[node.offset])"
+            let store: Store
+            do {
+                store = try Store.open(path: path, options: StoreOptions(durability: .unsafe, create: false))
+            } catch {
+                #expect(error.code == .fileCorrupted, "\(context): \(error)")
+                continue
+            }
+            do {
+                try store.verify()
+                let dump = try DatabaseDump(store.beginRead())
+                #expect(CrashWorkload.expected.dropLast().contains(dump), "\(context): the damage was read as data")
+            } catch {
+                #expect(error.code == .fileCorrupted, "\(context): \(error)")
+            }
+        }
+    }
+
+    @Test func theErrorNamesTheFileTheOffsetAndTheKind() throws {
+        let directory = TemporaryDirectory()
+        let base = try Self.baseFile(in: directory)
+        // A cluster leaf outside the newest commit: the file opens, the read finds it.
+        let leaf = try #require(try Self.nodes(of: base).first { base[$0.offset] == NodeKind.clusterLeaf.rawValue })
+        var bytes = base
+        bytes[leaf.offset + leaf.length - 1] ^= 1
+        let path = directory.path("damaged.realm")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        do {
+            let store = try Store.open(path: path, options: StoreOptions(create: false))
+            try store.verify()
+            Issue.record("the damaged leaf was not found")
+        } catch {
+            #expect(error.code == .fileCorrupted)
+            #expect(error.path == path, "\(error)")
+            #expect(error.message.contains("clusterLeaf node at offset \(leaf.offset)"), "\(error)")
+        }
+    }
+
+    /// Verified once per process: damage arriving later in a node already verified is found by
+    /// an uncached check (and by every new process), not by the reads that trusted it.
+    @Test func aNodeIsVerifiedOncePerProcess() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        // Every root in a slot: `nodes(of:)` reads the newest slot's version.
+        let store = try Store.open(path: path, options: StoreOptions(limits: CrashWorkload.limits, chainLength: 1))
+        for step in CrashWorkload.steps.indices { try CrashWorkload.commit(step: step, on: store) }
+        let before = try DatabaseDump(store.beginRead())
+        try store.verify()
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let leaf = try #require(try Self.nodes(of: bytes).last { bytes[$0.offset] == NodeKind.list.rawValue || bytes[$0.offset] == NodeKind.indexLeaf.rawValue })
+        // Behind the store's back (the mapping is shared: it shows the change): the checksum
+        // field, so that what the node says stays the same.
+        let fd = open(path, O_RDWR)
+        #expect(fd >= 0)
+        var flipped = bytes[leaf.offset + NodeLayout.checksumOffset] ^ 0xFF
+        #expect(pwrite(fd, &flipped, 1, off_t(leaf.offset + NodeLayout.checksumOffset)) == 1)
+        close(fd)
+        #expect(try DatabaseDump(store.beginRead()) == before)
+        try store.verify()
+        #expect(throws: StorageError.self) { try store.verify(uncached: true) }
+    }
+
+    /// What a store writes carries checksums that verify from the disk, not only from its
+    /// bitmap: after commits that reuse space, a fresh look verifies every node.
+    @Test func everyNodeACommitWritesVerifiesUncached() throws {
+        let directory = TemporaryDirectory()
+        let store = try Store.open(path: directory.path(), options: StoreOptions(limits: CrashWorkload.limits))
+        for step in CrashWorkload.steps.indices {
+            try CrashWorkload.commit(step: step, on: store)
+            try store.verify(uncached: true)
+        }
+    }
+}
