@@ -128,8 +128,11 @@ final class Mailbox<Event: Sendable>: @unchecked Sendable {
         waiting?.resume(returning: event)
     }
 
-    /// The next event; nil (and a recorded issue) if none comes within `seconds`.
-    func next(seconds: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) async -> Event? {
+    /// The next event; nil (and a recorded issue) if none comes within `seconds`. The limit
+    /// is long because it measures the whole test run, not this test: tests start together,
+    /// so a delivery to `TestActor` queues behind every other `@TestActor` test's first steps
+    /// (sync writes among them); on a loaded 2-core machine that took more than a minute.
+    func next(seconds: Double = 300, sourceLocation: SourceLocation = #_sourceLocation) async -> Event? {
         var timer: Task<Void, Never>?
         let event: Event? = await withCheckedContinuation { continuation in
             let ready: Event?? = lock.withLock {
