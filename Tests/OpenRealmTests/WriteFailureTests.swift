@@ -62,6 +62,34 @@ import Testing
         try RoundTripTests.verify(folder)
     }
 
+    /// A list over the element limit (16,777,216 elements) or over 256 MiB fails the write
+    /// through `add`, `create` and a managed list's append, as a value over 16 MiB does.
+    @Test func aListOverItsLimitsFailsTheWrite() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        let tooMany = [Bool](repeating: true, count: 16 * 1024 * 1024 + 1)
+        let unmanaged = EveryList()
+        unmanaged.id = 1
+        unmanaged.bools.append(objectsIn: tooMany)
+        Self.expectWriteFails(realm, .valueTooLarge, "elements exceeds the limit of 16777216") { realm.add(unmanaged) }
+        Self.expectWriteFails(realm, .valueTooLarge, "elements exceeds the limit of 16777216") {
+            realm.create(EveryList.self, value: ["id": 2, "bools": tooMany])
+        }
+        let kept = try realm.write { realm.create(EveryList.self, value: ["id": 3, "bools": [true]]) }
+        Self.expectWriteFails(realm, .valueTooLarge, "elements exceeds the limit of 16777216") {
+            kept.ints.append(7)
+            kept.bools.append(objectsIn: tooMany)
+        }
+        // 17 values of 16 MiB: each within its own limit, the list over 256 MiB.
+        let large = [Data](repeating: Data(count: 16 * 1024 * 1024), count: 17)
+        Self.expectWriteFails(realm, .valueTooLarge, "exceeds the 256 MiB limit") {
+            kept.datas.append(objectsIn: large)
+        }
+        #expect(Array(kept.bools) == [true] && kept.ints.isEmpty && kept.datas.isEmpty)
+        #expect(realm.objects(EveryList.self).map(\.id) == [3])
+        try RoundTripTests.verify(folder)
+    }
+
     @Test func aValueThatDoesNotFitTheSchemaFailsTheWrite() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())

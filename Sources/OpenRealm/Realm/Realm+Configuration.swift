@@ -46,9 +46,10 @@ extension Realm {
         /// `maximumNumberOfActiveVersionsExceeded`: `write {}` and `asyncWrite` before their
         /// block runs, a write begun with `beginWrite()` at `commitWrite()`. Nil: no limit.
         public var maximumNumberOfActiveVersions: UInt?
-        /// Verify the whole file when the realm opens: every node's checksum and structure, the
-        /// trees, the indexes and the free space of the version it opens at (the first open in
-        /// the process, and again when another process has committed since). Damage then
+        /// Verify the whole file when the realm opens: every node the version it opens at
+        /// reaches (trees, lists, indexes, schema, history, free space) is read and matched
+        /// against its checksum, which covers its bytes and its place in the file (the first
+        /// open in the process, and again when another process has committed since). Damage then
         /// throws `Realm.Error` `fileCorrupted` from the initializer, and no later read of that
         /// version, nor of versions this process writes on top of it, can meet damage: without
         /// it, damage in a node is found when the node is first read, and a read that cannot

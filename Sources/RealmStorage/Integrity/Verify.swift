@@ -43,17 +43,17 @@ extension Store {
 }
 
 extension Store {
-    /// Verifies the version `read` pins, whole (`verify`), unless this process knows it whole
-    /// already: verified before, or committed here on top of a version known whole. After it,
-    /// every node of the version has matched its checksum and decoded, so no read of the version
-    /// can meet damage. What `Realm.Configuration.verifyIntegrityOnOpen` runs.
+    /// Reads every node of the version `read` pins through its checksum (`walkNodes`), unless
+    /// this process knows the version whole already: walked before, or committed here on top
+    /// of a version known whole. After it no read of the version can meet damage. What
+    /// `Realm.Configuration.verifyIntegrityOnOpen` runs.
     ///
     /// - Throws: `fileCorrupted` naming the damage and the file.
     package func verifyIntegrity(of read: ReadTransaction) throws(StorageError) {
         let slot = read.slot
         if stateLock.withLock({ wholeVersions.contains { $0.version == slot.version.value && $0.record == slot.commitRecordChecksum } }) { return }
         do throws(StorageError) {
-            _ = try read.verify()
+            _ = try read.walkNodes()
         } catch {
             throw StorageError(.fileCorrupted, "verifying the file at open: \(error.message)", path: path)
         }
