@@ -91,6 +91,16 @@ extension Store {
         return try rider.wait()
     }
 
+    /// For a lane holder with nobody in line to pass its transaction to: waits while a sync is
+    /// under way for a thread that accepts a relay to join the line (true), or until nothing
+    /// written is waiting for a sync any more (false: the holder then commits). Counted among
+    /// the waiting threads, as it waits for a sync to end. The syncs need no lane, so they end.
+    func awaitRelayRecipient() -> Bool {
+        stateLock.withLock { group.counts.waitingThreads += 1 }
+        defer { stateLock.withLock { group.counts.waitingThreads -= 1 } }
+        return lane.awaitRelayRecipient { stateLock.withLock { !group.unsynced.isEmpty } }
+    }
+
     /// Sleeps until `waiter` is answered (false) or promoted to lead (true).
     private func follow(_ waiter: DurabilityWaiter) -> Bool {
         while true {

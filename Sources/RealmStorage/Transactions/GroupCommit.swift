@@ -234,6 +234,8 @@ extension Store {
                 unlockProcessIfIdle()
                 return (failed, takePublishAnswers())
             }
+            // A lane holder waiting for this sync to end commits now (WriteRelay.swift).
+            lane.nudge()
             return SyncAnswers(versions: failed, failure: error, published: told)
         }
         let told: PublishAnswers = stateLock.withLock {
@@ -259,6 +261,7 @@ extension Store {
             unlockProcessIfIdle()
             return takePublishAnswers()
         }
+        lane.nudge()
         return SyncAnswers(versions: batch, failure: nil, published: told)
     }
 }

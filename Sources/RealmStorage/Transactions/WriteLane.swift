@@ -28,6 +28,10 @@ package final class WriteLane: @unchecked Sendable {
     // @unchecked: `busy`, `queue` and `nextTicket` are guarded by `mutex`; a sleeping thread
     // waits on its waiter's semaphore, signalled once, when the lane is its.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    /// Signalled when a writer joins the line or `nudge` is called, while the holder waits for
+    /// a thread to pass its transaction to (`awaitRelayRecipient`).
+    private let joined = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var holderWaits = false
     private var busy = false
     private var queue: [Waiter] = []
     private var nextTicket: UInt64 = 0
@@ -58,9 +62,13 @@ package final class WriteLane: @unchecked Sendable {
     package init() {
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
+        joined.initialize(to: pthread_cond_t())
+        pthread_cond_init(joined, nil)
     }
 
     deinit {
+        pthread_cond_destroy(joined)
+        joined.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
     }
@@ -80,6 +88,7 @@ package final class WriteLane: @unchecked Sendable {
             }
             let granted = ThreadGrant(acceptsRelay: acceptingRelay)
             queue.append(Waiter(ticket: takeTicket(), resume: .thread(granted)))
+            if holderWaits { pthread_cond_signal(joined) }
             return granted
         }
         guard let granted else { return nil }
@@ -121,6 +130,7 @@ package final class WriteLane: @unchecked Sendable {
                         return true
                     }
                     queue.append(Waiter(ticket: ticket, resume: .task(continuation)))
+                    if holderWaits { pthread_cond_signal(joined) }
                     return nil
                 }
                 if let answer { continuation.resume(returning: answer) }
@@ -135,6 +145,31 @@ package final class WriteLane: @unchecked Sendable {
         guard granted else {
             throw StorageError(.cancelled, "the task was cancelled while it waited for the write lane")
         }
+    }
+
+    /// For the lane's holder, with a transaction it could pass: sleeps while nobody is in
+    /// line and `worthWaiting()` holds (called under the lane's mutex: it may take the store's
+    /// state lock, never the other way round). True when the first in line is a thread that
+    /// accepts a relay; false when it is another writer, or when waiting stopped being worth
+    /// it (`nudge` wakes the holder to ask again).
+    package func awaitRelayRecipient(while worthWaiting: () -> Bool) -> Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while true {
+            if let first = queue.first {
+                guard case .thread(let grant) = first.resume else { return false }
+                return grant.acceptsRelay
+            }
+            guard worthWaiting() else { return false }
+            holderWaits = true
+            pthread_cond_wait(joined, mutex)
+            holderWaits = false
+        }
+    }
+
+    /// Wakes a holder waiting in `awaitRelayRecipient` to check its condition again.
+    package func nudge() {
+        locked { if holderWaits { pthread_cond_signal(joined) } }
     }
 
     /// Gives the lane to the first in line, or frees it.
