@@ -104,4 +104,53 @@ import Testing
         #expect(realm.objects(Person.self).count == expected.count)
         try RoundTripTests.verify(folder)
     }
+
+    /// Threads that write while a sync runs share the next commit (WriteRelay.swift): the
+    /// first to take the lane with nobody in line waits, lane held, for the next to come
+    /// instead of committing alone. The threads start one at a time, each once the one before
+    /// waits, and the first sync is held until all eight wait: the first thread's commit and
+    /// one carrying the seven others, two syncs. (Committing alone, they made eight.)
+    @Test func threadsThatWriteDuringASyncShareTheNextCommit() throws {
+        let threads = 8
+        let folder = TestFolder()
+        var configuration = folder.configuration([Person.self])
+        let probe = GroupCommitProbe()
+        let holding = Count(), released = Count()
+        configuration.holdSyncs(while: {
+            guard holding.current == 1, released.current == 0 else { return false }
+            if probe.waitingThreads < threads { return true }
+            released.set(1)
+            return false
+        })
+        let realm = try Realm(configuration: configuration)
+        probe.attach(realm)
+        let threadConfiguration = configuration
+        let problems = Problems()
+        let done = DispatchGroup()
+        let before = probe.syncsAndCommits
+        holding.set(1)
+        for thread in 0..<threads {
+            done.enter()
+            Thread.detachNewThread {
+                defer { done.leave() }
+                do {
+                    let threadRealm = try Realm(configuration: threadConfiguration)
+                    try threadRealm.write { threadRealm.create(Person.self, value: ["id": thread, "name": "thread \(thread)"]) }
+                } catch {
+                    problems.add("thread \(thread): \(error)")
+                }
+            }
+            // The next starts once this one waits: for its sync, as a rider, or lane held.
+            let deadline = ContinuousClock.now + .seconds(120)    // a hang guard only
+            while probe.waitingThreads < thread + 1 && ContinuousClock.now < deadline && problems.all.isEmpty { usleep(100) }
+        }
+        done.wait()
+        let after = probe.syncsAndCommits
+        #expect(problems.all.isEmpty, "\(problems.all)")
+        #expect(after.commits - before.commits == 2, "\(after.commits - before.commits) commits carried \(threads) writes")
+        #expect(after.syncs - before.syncs == 2)
+        realm.refresh()
+        #expect(Set(realm.objects(Person.self).map(\.id)) == Set(0..<threads))
+        try RoundTripTests.verify(folder)
+    }
 }
