@@ -68,10 +68,7 @@ enum CopyFile {
             unlink(temporary)
             throw error
         }
-        let linked = link(temporary, path)
-        let err = errno
-        unlink(temporary)
-        guard linked == 0 else {
+        if let err = PosixFile.linkInPlace(temporary, at: path) {
             if err == EEXIST {
                 throw StorageError(.fileExists, "a file appeared at the destination of the copy while it was written; choose a new path",
                                    path: path, errno: err)
