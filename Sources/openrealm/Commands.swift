@@ -33,4 +33,14 @@ enum Commands {
         let after = try Store.open(path: copy, options: StoreOptions(create: false, readOnly: true)).spaceUsage().fileSize
         print("wrote \(copy): \(after) bytes (from \(before))")
     }
+
+    /// Compacts the file where it is (Store.compact): refused while any process has it open.
+    static func compactInPlace(_ path: String) throws {
+        switch try Store.compact(path: path, options: StoreOptions(create: false)) {
+        case .compacted(let before, let after): print("compacted \(path): \(after) bytes (from \(before))")
+        case .inUse(let reason): fail("\(path) was not compacted: \(reason); close it there first")
+        case .noFile: fail("no realm file at \(path)")
+        case .notNeeded: break
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //   openrealm verify <file>          check a realm file's integrity
 //   openrealm inspect <file>         list tables, columns, object counts and space
 //   openrealm compact <file> <copy>  write a compacted copy
+//   openrealm compact <file>         replace the file with a compacted copy (when nothing has it open)
 //   openrealm bench [rows] [folder]  time the engine's insert and lookup workload
 
 #if canImport(Glibc)
@@ -25,7 +26,7 @@ let usage = """
     usage: openrealm demo [folder]
            openrealm verify <file>
            openrealm inspect <file>
-           openrealm compact <file> <copy>
+           openrealm compact <file> [<copy>]
            openrealm bench [rows] [folder]
     """
 
@@ -36,6 +37,7 @@ do {
     case "verify" where arguments.count == 2: try Commands.verify(arguments[1])
     case "inspect" where arguments.count == 2: try Commands.inspect(arguments[1])
     case "compact" where arguments.count == 3: try Commands.compact(arguments[1], to: arguments[2])
+    case "compact" where arguments.count == 2: try Commands.compactInPlace(arguments[1])
     default: print(usage)
     }
 } catch {

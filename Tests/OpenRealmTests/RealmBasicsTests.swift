@@ -613,7 +613,7 @@ final class Cat: Animal {
             let realm = try Realm(configuration: compacting)
             guard realm.objects(Person.self).count == 20_000,
                   realm.object(ofType: Person.self, forPrimaryKey: 42)?.name.count == 40,
-                  !FileManager.default.fileExists(atPath: configuration.path + ".compacted") else { exit(3) }
+                  !FileManager.default.fileExists(atPath: configuration.path + ".compacting") else { exit(3) }
         }
     }
 

@@ -268,21 +268,28 @@ struct Probe<Record: Object> {
 @Suite struct RoundTripTests {
     /// Checks the integrity of the test file with the engine's verify.
     static func verify(_ folder: TestFolder, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let store = try EngineStore(path: folder.configuration().fileURL!.path)
+        try verify(folder.configuration(), sourceLocation: sourceLocation)
+    }
+
+    /// Checks the integrity of the file of `configuration` with the engine's verify.
+    static func verify(_ configuration: Realm.Configuration, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let store = try EngineStore(path: configuration.fileURL!.path)
         #expect(throws: Never.self, sourceLocation: sourceLocation) { try store.verify() }
     }
 
     /// Writes every row of `Record` through `probes`, reopens and checks them; rewrites each
     /// row with the next row's values through the reopened realm, reopens and checks again.
     /// At least `minimumRows` rows: enough to spread each column over several leaves.
+    /// `reopening`: each reopen reads the file written, or a copy of it (CopyReopening).
     static func roundTrip<Record: Object>(_ type: Record.Type, id: ReferenceWritableKeyPath<Record, Int>, minimumRows: Int = 1,
+                                          reopening: CopyReopening = .sameFile,
                                           _ probes: [Probe<Record>], sourceLocation: SourceLocation = #_sourceLocation) throws {
         let folder = TestFolder()
-        let configuration = folder.configuration([Record.self])
+        var configuration = folder.configuration([Record.self])
         let rows = max(minimumRows, probes.map(\.rows).max() ?? 1)
         do {
             let realm = try Realm(configuration: configuration)
-            try realm.write {
+            configuration = try reopening.write(realm, in: folder) {
                 for row in 0..<rows {
                     let record = Record()
                     record[keyPath: id] = row
@@ -301,14 +308,14 @@ struct Probe<Record: Object> {
                 for probe in probes { probe.check(record, row + shift) }
             }
             if shift == 0 {
-                try realm.write {
+                configuration = try reopening.write(realm, in: folder) {
                     for (row, record) in records.enumerated() {
                         for probe in probes { probe.write(record, row + 1) }
                     }
                 }
             }
         }
-        try verify(folder, sourceLocation: sourceLocation)
+        try verify(configuration, sourceLocation: sourceLocation)
     }
 
     // MARK: Scalars
@@ -316,10 +323,10 @@ struct Probe<Record: Object> {
     /// Row counts: one leaf of the object tree, and several (a leaf holds at most 256 objects).
     static let rowCounts = [1, 600]
 
-    @Test(arguments: rowCounts) func everyScalarTypeKeepsItsExtremes(rows: Int) throws {
+    @Test(arguments: rowCounts, CopyReopening.allCases) func everyScalarTypeKeepsItsExtremes(rows: Int, reopening: CopyReopening) throws {
         let v = Extremes()
         typealias P = Probe<EveryScalar>
-        try Self.roundTrip(EveryScalar.self, id: \.id, minimumRows: rows, [
+        try Self.roundTrip(EveryScalar.self, id: \.id, minimumRows: rows, reopening: reopening, [
             P.scalar("bool", \.bool, v.bools), P.scalar("int", \.int, v.ints), P.scalar("int8", \.int8, v.int8s),
             P.scalar("int16", \.int16, v.int16s), P.scalar("int32", \.int32, v.int32s), P.scalar("int64", \.int64, v.int64s),
             P.scalar("float", \.float, v.floats), P.scalar("double", \.double, v.doubles),
@@ -330,10 +337,11 @@ struct Probe<Record: Object> {
         ])
     }
 
-    @Test(arguments: rowCounts) func everyOptionalScalarTypeKeepsNilAndItsExtremes(rows: Int) throws {
+    @Test(arguments: rowCounts, CopyReopening.allCases)
+    func everyOptionalScalarTypeKeepsNilAndItsExtremes(rows: Int, reopening: CopyReopening) throws {
         let v = Extremes()
         typealias P = Probe<EveryOptionalScalar>
-        try Self.roundTrip(EveryOptionalScalar.self, id: \.id, minimumRows: rows, [
+        try Self.roundTrip(EveryOptionalScalar.self, id: \.id, minimumRows: rows, reopening: reopening, [
             P.optional("bool", \.bool, v.bools), P.optional("int", \.int, v.ints), P.optional("int8", \.int8, v.int8s),
             P.optional("int16", \.int16, v.int16s), P.optional("int32", \.int32, v.int32s), P.optional("int64", \.int64, v.int64s),
             P.optional("float", \.float, v.floats), P.optional("double", \.double, v.doubles),
@@ -407,10 +415,10 @@ struct Probe<Record: Object> {
 
     // MARK: Collections
 
-    @Test func listsOfEveryTypeKeepTheirElementsInOrder() throws {
+    @Test(arguments: CopyReopening.allCases) func listsOfEveryTypeKeepTheirElementsInOrder(reopening: CopyReopening) throws {
         let v = Extremes()
         typealias P = Probe<EveryList>
-        try Self.roundTrip(EveryList.self, id: \.id, [
+        try Self.roundTrip(EveryList.self, id: \.id, reopening: reopening, [
             P.list("bools", \.bools, v.bools), P.list("ints", \.ints, v.ints), P.list("int8s", \.int8s, v.int8s),
             P.list("int16s", \.int16s, v.int16s), P.list("int32s", \.int32s, v.int32s), P.list("int64s", \.int64s, v.int64s),
             P.list("floats", \.floats, v.floats), P.list("doubles", \.doubles, v.doubles),
@@ -421,11 +429,11 @@ struct Probe<Record: Object> {
         ])
     }
 
-    @Test func listsOfOptionalsKeepTheirNils() throws {
+    @Test(arguments: CopyReopening.allCases) func listsOfOptionalsKeepTheirNils(reopening: CopyReopening) throws {
         let v = Extremes()
         typealias P = Probe<EveryOptionalList>
         func withNils<T>(_ values: [T]) -> [T?] { [nil] + values.map(Optional.some) + [nil] }
-        try Self.roundTrip(EveryOptionalList.self, id: \.id, [
+        try Self.roundTrip(EveryOptionalList.self, id: \.id, reopening: reopening, [
             P.list("bools", \.bools, withNils(v.bools)), P.list("ints", \.ints, withNils(v.ints)),
             P.list("int8s", \.int8s, withNils(v.int8s)), P.list("int16s", \.int16s, withNils(v.int16s)),
             P.list("int32s", \.int32s, withNils(v.int32s)), P.list("int64s", \.int64s, withNils(v.int64s)),
@@ -437,10 +445,10 @@ struct Probe<Record: Object> {
         ])
     }
 
-    @Test func setsOfEveryTypeKeepTheirElements() throws {
+    @Test(arguments: CopyReopening.allCases) func setsOfEveryTypeKeepTheirElements(reopening: CopyReopening) throws {
         let v = Extremes()
         typealias P = Probe<EverySet>
-        try Self.roundTrip(EverySet.self, id: \.id, [
+        try Self.roundTrip(EverySet.self, id: \.id, reopening: reopening, [
             P.set("bools", \.bools, v.bools), P.set("ints", \.ints, v.ints), P.set("int8s", \.int8s, v.int8s),
             P.set("int16s", \.int16s, v.int16s), P.set("int32s", \.int32s, v.int32s), P.set("int64s", \.int64s, v.int64s),
             P.set("floats", \.floats, v.floats), P.set("doubles", \.doubles, v.doubles),
@@ -451,11 +459,11 @@ struct Probe<Record: Object> {
         ])
     }
 
-    @Test func setsOfOptionalsKeepTheirNil() throws {
+    @Test(arguments: CopyReopening.allCases) func setsOfOptionalsKeepTheirNil(reopening: CopyReopening) throws {
         let v = Extremes()
         typealias P = Probe<EveryOptionalSet>
         func withNil<T>(_ values: [T]) -> [T?] { values.map(Optional.some) + [nil] }
-        try Self.roundTrip(EveryOptionalSet.self, id: \.id, [
+        try Self.roundTrip(EveryOptionalSet.self, id: \.id, reopening: reopening, [
             P.set("bools", \.bools, withNil(v.bools)), P.set("ints", \.ints, withNil(v.ints)),
             P.set("int8s", \.int8s, withNil(v.int8s)), P.set("int16s", \.int16s, withNil(v.int16s)),
             P.set("int32s", \.int32s, withNil(v.int32s)), P.set("int64s", \.int64s, withNil(v.int64s)),
@@ -467,10 +475,10 @@ struct Probe<Record: Object> {
         ])
     }
 
-    @Test func mapsOfEveryTypeKeepTheirEntries() throws {
+    @Test(arguments: CopyReopening.allCases) func mapsOfEveryTypeKeepTheirEntries(reopening: CopyReopening) throws {
         let v = Extremes()
         typealias P = Probe<EveryMap>
-        try Self.roundTrip(EveryMap.self, id: \.id, [
+        try Self.roundTrip(EveryMap.self, id: \.id, reopening: reopening, [
             P.map("bools", \.bools, v.bools), P.map("ints", \.ints, v.ints), P.map("int8s", \.int8s, v.int8s),
             P.map("int16s", \.int16s, v.int16s), P.map("int32s", \.int32s, v.int32s), P.map("int64s", \.int64s, v.int64s),
             P.map("floats", \.floats, v.floats), P.map("doubles", \.doubles, v.doubles),
@@ -481,11 +489,11 @@ struct Probe<Record: Object> {
         ])
     }
 
-    @Test func mapsOfOptionalsKeepTheirNilEntries() throws {
+    @Test(arguments: CopyReopening.allCases) func mapsOfOptionalsKeepTheirNilEntries(reopening: CopyReopening) throws {
         let v = Extremes()
         typealias P = Probe<EveryOptionalMap>
         func withNils<T>(_ values: [T]) -> [T?] { [nil] + values.map(Optional.some) + [nil] }
-        try Self.roundTrip(EveryOptionalMap.self, id: \.id, [
+        try Self.roundTrip(EveryOptionalMap.self, id: \.id, reopening: reopening, [
             P.map("bools", \.bools, withNils(v.bools)), P.map("ints", \.ints, withNils(v.ints)),
             P.map("int8s", \.int8s, withNils(v.int8s)), P.map("int16s", \.int16s, withNils(v.int16s)),
             P.map("int32s", \.int32s, withNils(v.int32s)), P.map("int64s", \.int64s, withNils(v.int64s)),
@@ -499,9 +507,9 @@ struct Probe<Record: Object> {
 
     // MARK: Links
 
-    @Test func linksEmbeddedObjectsAndLinkingObjectsSurviveReopening() throws {
+    @Test(arguments: CopyReopening.allCases) func linksEmbeddedObjectsAndLinkingObjectsSurviveReopening(reopening: CopyReopening) throws {
         let folder = TestFolder()
-        let configuration = folder.configuration([Waypoint.self, Landmark.self, Coordinate.self])
+        var configuration = folder.configuration([Waypoint.self, Landmark.self, Coordinate.self])
         do {
             let realm = try Realm(configuration: configuration)
             let (a, b, c, d, e) = (Waypoint("a"), Waypoint("b"), Waypoint("c"), Waypoint("d"), Waypoint("e"))
@@ -529,7 +537,7 @@ struct Probe<Record: Object> {
                 point.label = label
                 a.track.append(point)
             }
-            try realm.write {
+            configuration = try reopening.write(realm, in: folder) {
                 realm.add(a)
                 realm.add(e)
             }
@@ -568,7 +576,7 @@ struct Probe<Record: Object> {
         #expect(a.track[0].x == 1.5 && a.track[0].label == "one" && a.track[0].tags.isEmpty)
         #expect(a.track[1].x.isNaN && a.track[1].label == nil)
         #expect(a.track[2].x == -.infinity && a.track[2].label == "")
-        try Self.verify(folder)
+        try Self.verify(configuration)
     }
 
     // MARK: The 16 MiB limit

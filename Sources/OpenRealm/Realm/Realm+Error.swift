@@ -20,6 +20,8 @@ extension Realm {
 
             public static let fileAccess = Code(rawValue: "fileAccess")
             public static let fileNotFound = Code(rawValue: "fileNotFound")
+            /// A file exists where a new one was to be written (`writeCopy(toFile:)`).
+            public static let fileExists = Code(rawValue: "fileExists")
             public static let filePermissionDenied = Code(rawValue: "filePermissionDenied")
             public static let alreadyOpen = Code(rawValue: "alreadyOpen")
             /// The realm's lock file (`<name>.lock`) cannot be shared with the processes that
@@ -84,6 +86,7 @@ extension Realm {
             case .fileCorrupted: code = .fileCorrupted
             case .unsupportedFormatVersion: code = .unsupportedFileFormatVersion
             case .fileNotFound: code = .fileNotFound
+            case .fileExists: code = .fileExists
             case .permissionDenied: code = .filePermissionDenied
             case .alreadyOpen: code = .alreadyOpen
             case .incompatibleLockFile: code = .incompatibleLockFile

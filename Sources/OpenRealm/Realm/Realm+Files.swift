@@ -8,8 +8,8 @@ extension Realm {
         return FileManager.default.fileExists(atPath: configuration.path)
     }
 
-    /// Deletes the realm file of a configuration and its auxiliary files (the lock file).
-    /// Returns whether a realm file existed.
+    /// Deletes the realm file of a configuration and its auxiliary files (the lock file, and
+    /// the copy a compaction stopped by a crash left). Returns whether a realm file existed.
     ///
     /// - Throws: `Realm.Error` `alreadyOpen` while a `Realm` in this process or another has
     ///   the file open; `filePermissionDenied` or `fileAccess` when a file cannot be removed.
@@ -24,7 +24,7 @@ extension Realm {
             throw Realm.Error(.alreadyOpen, "the realm is open in another process: close it there before deleting its files", path: path)
         }
         let existed = FileManager.default.fileExists(atPath: path)
-        for file in [path, path + ".lock"] where FileManager.default.fileExists(atPath: file) {
+        for file in [path, path + ".lock", path + ".compacting"] where FileManager.default.fileExists(atPath: file) {
             guard unlink(file) == 0 else {
                 let code: Realm.Error.Code = errno == EACCES || errno == EPERM ? .filePermissionDenied : .fileAccess
                 throw Realm.Error(code, "cannot delete \(file): \(String(cString: strerror(errno)))", path: path, errno: errno)

@@ -103,7 +103,7 @@ public final class Realm {
         isFrozen = false
         self.confinement = confinement
         if let shouldCompact = configuration.shouldCompactOnLaunch {
-            try Self.compactIfAsked(configuration) { (store) throws(StorageError) in
+            Self.compactIfAsked(configuration) { (store) throws(StorageError) in
                 let usage = try store.spaceUsage()
                 let used = Int(store.beginRead().slot.logicalSize) - Int(usage.freeBytes)
                 return shouldCompact(Int(usage.fileSize), used)
@@ -113,7 +113,7 @@ public final class Realm {
         // which writes the current format; where it cannot be (read-only, open elsewhere, no
         // room), the file opens as it is and its nodes are read unverified.
         if Self.fileFormat(at: configuration.path).map({ $0 < FileHeader.nodeChecksumFormat }) == true {
-            try Self.compactIfAsked(configuration) { _ throws(StorageError) in true }
+            Self.compactIfAsked(configuration) { _ throws(StorageError) in true }
         }
         var store = try engine { () throws(StorageError) in try Store.open(path: configuration.path, options: configuration.storeOptions) }
         var read = store.beginRead()
@@ -175,46 +175,6 @@ public final class Realm {
         guard header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, 12, 0) }) == 12,
               Array(header[0..<8]) == FileHeader.magic else { return nil }
         return header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: FileHeader.formatVersionOffset, as: UInt32.self)) }
-    }
-
-    /// Compacts the file before opening it when `shouldCompact` asks for it. Only when no
-    /// `Realm` in this process or any other has the file open (the first open, as in Realm).
-    private static func compactIfAsked(_ configuration: Configuration, _ shouldCompact: (Store) throws(StorageError) -> Bool) throws {
-        let path = configuration.path
-        guard configuration.inMemoryIdentifier == nil, !configuration.readOnly, !Store.isOpen(path: path),
-              FileManager.default.fileExists(atPath: path) else { return }
-        let compacted = path + ".compacted"
-        // Held from before the copy until the file is replaced: no other process can open the
-        // old file meanwhile and write what the copy would lose.
-        var openers: OpeningHold?
-        try engine { () throws(StorageError) in
-            let store = try Store.open(path: path, options: configuration.storeOptions)
-            guard try shouldCompact(store) else { return }
-            openers = try Store.holdOffOpeners(path: path)
-            guard !store.otherProcessesHaveTheFile else {
-                openers = nil
-                return
-            }
-            unlink(compacted)
-            // Compacting is an optimisation: a copy that cannot be written (a full disk, a file
-            // size limit, an I/O error on the new file) leaves the file as it was, and the
-            // realm opens uncompacted rather than not at all.
-            do throws(StorageError) {
-                try store.writeCompactedCopy(to: compacted)
-            } catch {
-                unlink(compacted)
-                openers = nil
-            }
-        }
-        defer { withExtendedLifetime(openers) {} }
-        guard openers != nil, FileManager.default.fileExists(atPath: compacted) else { return }
-        // The store above is closed (its lock released); replace the file in one step. If
-        // that fails, the old file is whole: open it as it is.
-        guard rename(compacted, path) == 0 else {
-            unlink(compacted)
-            return
-        }
-        PosixFile.syncDirectory(of: path)
     }
 
     /// Every difference between the file's tables and the model classes: those listed in

@@ -18,6 +18,8 @@ package struct StorageError: Error, Sendable, CustomStringConvertible, Equatable
         /// Written by a newer build with a format this build does not know.
         case unsupportedFormatVersion
         case fileNotFound
+        /// A file is where a new one was to be created (the destination of a copy).
+        case fileExists
         case permissionDenied
         /// Another process holds the file open in a way that excludes this opener.
         case alreadyOpen

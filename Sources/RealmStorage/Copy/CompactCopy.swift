@@ -6,81 +6,181 @@ import Darwin
 
 // Compacting copies: one version written into a new file that holds only what that version
 // reaches, packed from the header on, with an empty free list and no change history. This is
-// what `writeCopy` and compaction build on.
+// what `writeCopy`, `compact` and the upgrade of old formats at open build on.
 //
-// The copy is written under a temporary name, synced, then linked into place and the
-// directory synced, so the destination either does not exist or is a complete realm file.
+// The version is either committed (a read transaction: every tree a ref into the mapping) or
+// the state of an open write transaction (its trees mix committed refs and buffers; nothing
+// is committed to copy it). `CopySource` holds either as "a catalogue plus, per table, the
+// root of each tree", and the copy walks each tree from its root:
+//
+//   1. A committed node is read through a context that records no frees and keeps no
+//      leaves: a committed leaf is decoded for the copy alone, its lists read in, and encoded
+//      anew (reusing the unchanged blocks of the node it came from, whose bytes are copied).
+//   2. A buffer of the write transaction is never changed: a cluster leaf is cloned before its
+//      lists are read in, an index leaf is encoded as it is, an inner buffer gets the new refs
+//      of its children. So copying inside a write leaves the write exactly as it was.
+//   3. Children are written before their parent, as at commit; every node carries version 1,
+//      the copy's only version.
+//
+// The new file is written and synced under a temporary name; only then does it get its name
+// (CopyFile.swift), so a crash leaves either no file at the destination or a whole one.
+
+/// What a compacted copy is made of: the catalogue and, per table, the trees as the source
+/// holds them.
+struct CopySource {
+    var top: TopState
+    /// The roots of the trees a write transaction has touched; other tables' trees are
+    /// committed and named by `top`.
+    var clusters: [TableKey: TreeNode<ClusterFormat>] = [:]
+    var indexes: [TableKey: [TreeNode<IndexFormat>?]] = [:]
+    var schemaBlob: [UInt8]?
+    /// Reads the source's committed nodes (see the header, 1).
+    let context: TreeContext
+
+    init(top: TopState, schemaBlob: [UInt8]?, reading context: TreeContext) {
+        self.top = top
+        self.schemaBlob = schemaBlob
+        // Without the transaction's freed list: decoding a leaf with removed list columns
+        // records their lists as freed, which for the copy must not reach the transaction.
+        self.context = TreeContext(base: context.base, limit: context.limit, limits: context.limits, freed: nil, check: context.check,
+                                   columns: [], reuse: nil, written: nil, retired: nil)
+    }
+
+    /// Encodes the copy as version 1 of a new file, ready to be written.
+    func encode() throws(StorageError) -> CommitWriter.Prepared {
+        let version = VersionID(1)
+        let writer = CommitWriter(version: version, free: FreeSpace(extents: [], logicalSize: UInt64(FileHeader.size)))
+        var copy = top
+        copy.version = version
+        copy.history = []
+        copy.schemaBlob = .none
+        for (t, info) in top.tables.enumerated() {
+            // Every root is set anew, so that no ref into the source file survives.
+            copy.tables[t].clusterRoot = .none
+            copy.tables[t].indexRoots = Array(repeating: .none, count: info.indexRoots.count)
+            let cluster = clusters[info.key] ?? (info.clusterRoot.isNone ? nil : .clean(info.clusterRoot))
+            if let cluster {
+                copy.tables[t].clusterRoot = try Self.copy(cluster, context.with(columns: info.columns), writer, depth: 0)
+            }
+            for c in info.indexRoots.indices {
+                // A touched table's index tree where it has one, else the committed root (as a
+                // commit keeps it: `Store.prepareCommit`).
+                let touched = indexes[info.key].flatMap { c < $0.count ? $0[c] : nil }
+                let root = touched ?? (info.indexRoots[c].isNone ? nil : .clean(info.indexRoots[c]))
+                if let root { copy.tables[t].indexRoots[c] = try Self.copy(root, context, writer, depth: 0) }
+            }
+        }
+        if let schemaBlob {
+            copy.schemaBlob = try writer.place(BlobNode.encode(schemaBlob, version: version))
+        }
+        return writer.finish(topRef: try writer.place(copy.encoded()))
+    }
+
+    /// Writes the tree below `node` into `sink`, leaves first; returns its new root.
+    static func copy<F: CopiedFormat>(_ node: TreeNode<F>, _ context: TreeContext, _ sink: NodeSink, depth: Int) throws(StorageError) -> Ref {
+        // A cycle of refs in a damaged file would recurse until the stack ran out.
+        guard depth <= 64 else { throw StorageError(.fileCorrupted, "tree deeper than 64 levels: a cycle of refs") }
+        switch node {
+        case .leaf(let leaf):
+            return try F.encodeCopy(of: leaf, owned: false, context, sink)
+        case .inner(let inner):
+            var refs: [Int64] = []
+            refs.reserveCapacity(inner.children.count)
+            for child in inner.children {
+                refs.append(Int64(bitPattern: try copy(child, context, sink, depth: depth + 1).offset))
+            }
+            return try sink.place(BTree<F>.encodeInner(inner, refs: refs, version: sink.version))
+        case .clean(let ref):
+            let (node, kind) = try context.node(ref, F.innerKind, orLeaf: F.leafKind)
+            if kind == F.leafKind {
+                return try F.encodeCopy(of: try F.decodeLeaf(node, context), owned: true, context, sink)
+            }
+            let inner = try InnerView<F>(node)
+            var refs: [Int64] = []
+            var counts: [Int64] = []
+            for i in 0..<inner.childCount {
+                refs.append(Int64(bitPattern: try copy(TreeNode<F>.clean(inner.child(i)), context, sink, depth: depth + 1).offset))
+                counts.append(inner.counts[i])
+            }
+            var w = NodeWriter(capacity: 64 + refs.count * 24)
+            PackedInts.write(refs, to: &w)
+            PackedInts.write(counts, to: &w)
+            F.writeKeys(try F.readKeys(node, at: inner.keysOffset, count: inner.childCount), to: &w)
+            return try sink.place(w.finish(kind: F.innerKind, version: sink.version))
+        }
+    }
+}
+
+/// How a compacted copy encodes the leaves of one kind of tree.
+protocol CopiedFormat: TreeFormat {
+    /// Encodes `leaf` into the copy so that it refers to nothing in the source file.
+    /// `owned`: decoded for the copy alone, so it may be changed; otherwise a write
+    /// transaction's buffer, which must stay as it is (see the header, 2).
+    static func encodeCopy(of leaf: Leaf, owned: Bool, _ context: TreeContext, _ sink: NodeSink) throws(StorageError) -> Ref
+}
+
+extension ClusterFormat: CopiedFormat {
+    static func encodeCopy(of leaf: ClusterLeaf, owned: Bool, _ context: TreeContext, _ sink: NodeSink) throws(StorageError) -> Ref {
+        // A clone has no source node, so it is encoded in full from its values.
+        let copy = owned ? leaf : ClusterLeaf(keys: leaf.keys, columns: leaf.columns, lists: leaf.lists, byteEstimate: leaf.byteEstimate)
+        // Lists are nodes of their own in the source file: read them in, to be written with the leaf.
+        for (c, spec) in context.columns.enumerated() where spec.isList && !spec.removed {
+            for i in copy.lists[c].indices {
+                if case .clean(let ref) = copy.lists[c][i], !ref.isNone {
+                    copy.setList(.dirty(try readList(ref, spec.type, context)), column: c, row: i)
+                }
+            }
+        }
+        return try encodeLeaf(copy, context, sink)
+    }
+}
+
+extension IndexFormat: CopiedFormat {
+    static func encodeCopy(of leaf: IndexLeaf, owned: Bool, _ context: TreeContext, _ sink: NodeSink) throws(StorageError) -> Ref {
+        // Index entries hold their values inline: encoding reads the leaf and changes nothing.
+        try sink.place(encodeNode(leaf, context, version: sink.version, reusingSource: owned).bytes)
+    }
+}
 
 extension Store {
     /// Writes the newest version, compacted, to a new file at `path`.
     ///
-    /// - Throws: `fileExists`-style `invalidArgument` when `path` exists, I/O errors.
+    /// - Throws: `fileExists` when `path` exists, I/O errors.
     package func writeCompactedCopy(to path: String) throws(StorageError) {
         try beginRead().writeCompactedCopy(to: path)
     }
 }
 
 extension ReadTransaction {
-    /// Writes this version, compacted, to a new file at `path`.
+    /// Writes this version, compacted, to a new file at `path`, synced with its folder.
+    ///
+    /// - Throws: `fileExists` when `path` exists, `outOfDiskSpace`, `ioFailure`,
+    ///   `fileCorrupted` for a damaged source.
     package func writeCompactedCopy(to path: String) throws(StorageError) {
-        guard access(path, F_OK) != 0 else {
-            throw StorageError(.invalidArgument, "a file already exists at the destination; choose a new path or delete it first", path: path)
-        }
-        let version = VersionID(1)
-        let writer = CommitWriter(version: version, free: FreeSpace(extents: [], logicalSize: UInt64(FileHeader.size)))
-        var copy = top
-        copy.version = version
-        copy.history = []
-        for (t, info) in top.tables.enumerated() {
-            let tableContext = context.with(columns: info.columns)
-            if !info.clusterRoot.isNone {
-                copy.tables[t].clusterRoot = try Self.copyTree(ClusterFormat.self, info.clusterRoot, tableContext, writer) { (leaf) throws(StorageError) in
-                    // Lists are copied with their leaf: read them from this file now.
-                    for (c, spec) in info.columns.enumerated() where spec.isList && !spec.removed {
-                        for i in leaf.lists[c].indices {
-                            if case .clean(let ref) = leaf.lists[c][i] {
-                                leaf.setList(ref.isNone ? .clean(.none) : .dirty(try ClusterFormat.readList(ref, spec.type, tableContext)), column: c, row: i)
-                            }
-                        }
-                    }
-                }
-            }
-            for c in info.columns.indices where !info.indexRoots[c].isNone {
-                copy.tables[t].indexRoots[c] = try Self.copyTree(IndexFormat.self, info.indexRoots[c], context, writer) { _ throws(StorageError) in }
-            }
-        }
-        if let blob = try schemaBlob() {
-            copy.schemaBlob = try writer.place(BlobNode.encode(blob, version: version))
-        }
-        let prepared = writer.finish(topRef: try writer.place(copy.encoded()))
-
-        try PosixFile.createAtomically(at: path, suffix: ".compacting", allowExisting: false) { (file) throws(StorageError) in
-            try file.setSize(prepared.slot.logicalSize)
-            try file.write(FileHeader.initial(), at: 0)
-            try prepared.write(to: file, slotIndex: 0, sync: false)
-        }
+        try CopyFile.refuseExisting(path)
+        let source = CopySource(top: top, schemaBlob: try schemaBlob(), reading: context)
+        try CopyFile.create(at: path, source.encode(), hooks: store.options.copyHooks)
     }
+}
 
-    /// Re-encodes a committed tree through `sink`, leaves first; returns the new root.
-    static func copyTree<F: TreeFormat>(_ format: F.Type, _ ref: Ref, _ context: TreeContext, _ sink: NodeSink,
-                                        prepare: (F.Leaf) throws(StorageError) -> Void) throws(StorageError) -> Ref {
-        let (node, kind) = try context.node(ref, F.innerKind, orLeaf: F.leafKind)
-        if kind == F.leafKind {
-            let leaf = try F.decodeLeaf(node, context)
-            try prepare(leaf)
-            return try F.encodeLeaf(leaf, context, sink)
+extension WriteTransaction {
+    /// Writes the state of this open transaction, its uncommitted changes included, compacted
+    /// to a new file at `path`, synced with its folder. The transaction goes on as it was.
+    ///
+    /// - Throws: `transactionEnded` after the commit or rollback, and what
+    ///   `ReadTransaction.writeCompactedCopy` throws.
+    package func writeCompactedCopy(to path: String) throws(StorageError) {
+        try ensureActive()
+        try CopyFile.refuseExisting(path)
+        // What a commit would do first, and what reads do when they need it: the copy then
+        // holds no link to an object deleted here, and every index has its pending entries.
+        try clearLinksToDeletedObjects()
+        for state in states.values { try flushIndexEntries(state) }
+        var source = CopySource(top: top, schemaBlob: try schemaBlob(), reading: context)
+        for (key, state) in states {
+            source.clusters[key] = state.cluster.root
+            source.indexes[key] = state.indexes.map { $0?.root }
         }
-        let inner = try InnerView<F>(node)
-        var refs = [Int64]()
-        var counts = [Int64]()
-        for i in 0..<inner.childCount {
-            refs.append(Int64(bitPattern: try copyTree(format, inner.child(i), context, sink, prepare: prepare).offset))
-            counts.append(inner.counts[i])
-        }
-        var w = NodeWriter(capacity: 64 + refs.count * 24)
-        PackedInts.write(refs, to: &w)
-        PackedInts.write(counts, to: &w)
-        F.writeKeys(try F.readKeys(node, at: inner.keysOffset, count: inner.childCount), to: &w)
-        return try sink.place(w.finish(kind: F.innerKind, version: sink.version))
+        try CopyFile.create(at: path, source.encode(), hooks: store.options.copyHooks)
     }
 }

@@ -690,15 +690,16 @@ final class ProcessCoordination: @unchecked Sendable {
     }
 
     /// Keeps processes from opening the realm at `path` until the returned value goes (for
-    /// replacing the file: Store.swift, `excludingOpeners`). Waits while one is opening it.
-    static func holdOpening(path: String) throws(StorageError) -> OpeningHold {
+    /// replacing the file: Compaction.swift). Nil, without waiting, while one is opening it
+    /// (or holds openers off itself).
+    static func holdOpening(path: String) throws(StorageError) -> OpeningHold? {
         let fd = systemOpen(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw StorageError.system("opening the lock file", path: path + ".lock", errno: errno) }
-        do throws(StorageError) {
-            try lock(fd, openingByte, mode: 2, path: path + ".lock")
-        } catch {
+        let err = openrealm_range_lock(fd, openingByte, 1, 2, 0)
+        guard err == 0 else {
             close(fd)
-            throw error
+            if err == EAGAIN { return nil }
+            throw StorageError.system("locking", path: path + ".lock", errno: err)
         }
         return OpeningHold(fd: fd)
     }

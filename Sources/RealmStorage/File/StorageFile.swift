@@ -189,15 +189,21 @@ package final class PosixFile: StorageFile {
             unlink(temporary)
             throw error
         }
-        let linked = link(temporary, path)
-        let err = errno
-        unlink(temporary)
-        if linked != 0 {
+        if let err = linkInPlace(temporary, at: path) {
             guard err == EEXIST, allowExisting else { throw StorageError.system("creating", path: path, errno: err) }
             return false
         }
         syncDirectory(of: path)
         return true
+    }
+
+    /// Gives the file at `temporary` the name `path`, never replacing a file there, and removes
+    /// the temporary name either way. Returns the errno of a failure (EEXIST: `path` exists).
+    package static func linkInPlace(_ temporary: String, at path: String) -> Int32? {
+        let linked = link(temporary, path)
+        let err = errno
+        unlink(temporary)
+        return linked == 0 ? nil : err
     }
 
     /// Makes a directory entry change (create, rename) durable.

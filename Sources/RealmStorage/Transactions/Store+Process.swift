@@ -335,10 +335,11 @@ extension Store {
     /// Whether another process has this file open now.
     package var otherProcessesHaveTheFile: Bool { coordination?.othersPresent ?? false }
 
-    /// Keeps other processes from opening the realm at `path` (they wait) until the returned
-    /// value goes: with a store of this process open and `otherProcessesHaveTheFile` false,
-    /// nobody else can reach the file meanwhile, so it may be replaced (compaction).
-    package static func holdOffOpeners(path: String) throws(StorageError) -> OpeningHold {
+    /// Keeps other openers (of this process too) from opening the realm at `path` (they wait)
+    /// until the returned value goes: with a store open and `otherProcessesHaveTheFile` false,
+    /// nobody else can reach the file meanwhile, so it may be replaced (compaction). Nil,
+    /// without waiting, while someone is opening it.
+    package static func holdOffOpeners(path: String) throws(StorageError) -> OpeningHold? {
         try ProcessCoordination.holdOpening(path: path)
     }
 

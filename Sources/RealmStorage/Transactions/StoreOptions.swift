@@ -37,6 +37,9 @@ package struct StoreOptions: Sendable {
     /// system (EROFS) or where the process may not write (EACCES), which a test running as
     /// root cannot otherwise see (ProcessCoordination.swift).
     package var lockFileCreationFailure: Int32?
+    /// Tests: wraps the files copies and compactions write, and stops them before a change to
+    /// the folder (CopyFile.swift).
+    package var copyHooks = CopyHooks()
 
     package init(durability: Durability = .full, create: Bool = true, readOnly: Bool = false,
                  limits: TreeLimits = .standard, fileWrapper: (@Sendable (StorageFile) -> StorageFile)? = nil,

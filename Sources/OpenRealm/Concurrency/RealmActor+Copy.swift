@@ -1,0 +1,36 @@
+import Dispatch
+import Foundation
+import RealmStorage
+
+extension RealmActor {
+    /// Writes a compacted copy of the newest version of the realm to a new file (as
+    /// `Realm.writeCopy(toFile:encryptionKey:)`).
+    ///
+    /// The actor only pins the newest version (opening its realm if it has not yet); the copy
+    /// is written on a dispatch queue, off the actor and off the cooperative thread pool, so
+    /// writes queued on the actor and every other writer go on while it is written.
+    ///
+    /// ```swift
+    /// let store = RealmActor(configuration: config)
+    /// try await store.writeCopy(toFile: backupURL)
+    /// ```
+    ///
+    /// - Throws: what `Realm.writeCopy(toFile:encryptionKey:)` throws, and what opening the
+    ///   realm throws.
+    public nonisolated func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) async throws {
+        let path = try Realm.copyDestination(fileURL, encryptionKey: encryptionKey)
+        let version = try await newestVersion()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Swift.Error>) in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { () throws(Realm.Error) in
+                    try engine { () throws(StorageError) in try version.writeCompactedCopy(to: path) }
+                })
+            }
+        }
+    }
+
+    /// The newest committed version of the file, pinned until the returned transaction goes.
+    private func newestVersion() throws -> ReadTransaction {
+        try realm().store.beginRead()
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import RealmStorage
+
+// Copies and compaction (the engine's side: RealmStorage/Copy).
+//
+// `writeCopy` writes what the realm sees, compacted, to a new file: the version it reads, or
+// inside a write transaction that version with the write's changes so far. It pins that one
+// version while it writes and takes no lock: writers of the file go on meanwhile.
+//
+// `compact(configuration:)` replaces the file with a compacted copy, only when nothing has it
+// open: a `Realm` (a live one, frozen snapshots and the objects they keep alive, a
+// `RealmActor`'s) maps the file, and a replaced file would leave it reading, or writing into, a
+// file that no longer has a name. So compaction is a static function that refuses, without
+// waiting, when the file is open anywhere; `shouldCompactOnLaunch` runs the same compaction
+// at the first open.
+
+extension Realm {
+    /// Writes a compacted copy of this realm to a new file.
+    ///
+    /// The copy holds the version this realm reads (for a frozen realm, its version); inside a
+    /// write transaction, that version with the changes the write has made so far, which stay
+    /// uncommitted here. It holds only live data, with no free space or history, and it is
+    /// synced to the disk, file and folder, before the call returns. Other writers of the file
+    /// are not held up: the copy reads its one version while they commit.
+    ///
+    /// ```swift
+    /// let backup = URL(fileURLWithPath: "/var/backups/orders-\(date).realm")
+    /// try realm.writeCopy(toFile: backup)
+    /// let restored = try Realm(fileURL: backup)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - fileURL: Where to write the copy. No file may exist there.
+    ///   - encryptionKey: Must be nil: encrypted realms are not available yet.
+    /// - Throws: `Realm.Error` with code `fileExists` (a file is at `fileURL`),
+    ///   `unsupported` (an encryption key), `outOfDiskSpace`, `filePermissionDenied`,
+    ///   `fileNotFound` (no such folder), `fileAccess` (another I/O failure), `fileCorrupted`
+    ///   (the source is damaged); inside a write, the write's recorded data error. A copy that
+    ///   fails leaves no file at `fileURL`.
+    public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
+        if !isFrozen { confinement.verify() }
+        let path = try Self.copyDestination(fileURL, encryptionKey: encryptionKey)
+        if let writeTransaction {
+            // A write that met a data error is discarded at its end: so would its copy be.
+            if let writeFailure { throw writeFailure }
+            try engine { () throws(StorageError) in try writeTransaction.writeCompactedCopy(to: path) }
+        } else {
+            let read = readTransaction
+            try engine { () throws(StorageError) in try read.writeCompactedCopy(to: path) }
+        }
+    }
+
+    /// The path to write a copy to; refuses an encryption key and what is not a file URL.
+    static func copyDestination(_ fileURL: URL, encryptionKey: Data?) throws(Realm.Error) -> String {
+        guard encryptionKey == nil else {
+            throw Realm.Error(.unsupported, "encrypted realms are not available yet; write the copy without an encryption key",
+                              path: fileURL.path)
+        }
+        guard fileURL.isFileURL else {
+            throw Realm.Error(.invalidArgument, "a copy is written to a file: \(fileURL) is not a file URL")
+        }
+        return fileURL.path
+    }
+
+    /// Replaces the realm file of `configuration` with a compacted copy of it, holding only its
+    /// live data, when nothing has the file open; returns whether it did.
+    ///
+    /// Compaction needs the file to itself: it returns false at once, without waiting, while
+    /// any `Realm` in this process (live, frozen, or a `RealmActor`'s) or any other process has
+    /// the file open, or is opening it. Release them first (a `RealmActor` with `close()`).
+    /// The new file is written beside the old one, synced, renamed over it, and the folder
+    /// synced: a crash at any instant leaves the old file or the new one, whole.
+    ///
+    /// ```swift
+    /// if try Realm.compact(configuration: config) {
+    ///     print("compacted")
+    /// }
+    /// ```
+    ///
+    /// - Returns: true when the file was replaced; false when it is open somewhere, or when
+    ///   there is no file (or the configuration is of an in-memory realm).
+    /// - Throws: `Realm.Error`: `readOnly` for a read-only configuration; what opening the
+    ///   file throws (`invalidDatabase`, `fileCorrupted`, `incompatibleLockFile`, …);
+    ///   `outOfDiskSpace` or `fileAccess` when the copy cannot be written (the file is left as
+    ///   it was), or when the folder cannot be synced after the rename (the file is then the
+    ///   compacted one, which a power loss may turn back into the old one: both are whole).
+    @discardableResult
+    public static func compact(configuration: Configuration = .defaultConfiguration) throws -> Bool {
+        guard configuration.inMemoryIdentifier == nil else { return false }
+        guard !configuration.readOnly else {
+            throw Realm.Error(.readOnly, "a read-only configuration cannot compact the file; compact with a writable one",
+                              path: configuration.path)
+        }
+        guard configuration.encryptionKey == nil else {
+            throw Realm.Error(.unsupported, "encrypted realms are not available yet; compact without an encryption key",
+                              path: configuration.path)
+        }
+        let result = try engine { () throws(StorageError) in
+            try Store.compact(path: configuration.path, options: configuration.storeOptions)
+        }
+        if case .compacted = result { return true }
+        return false
+    }
+
+    /// Compacts the file before opening it when `shouldCompact` asks for it: only when no
+    /// `Realm` in this process or any other has the file open (the first open, as in Realm).
+    /// Compacting is an optimisation: a copy that cannot be written (a full disk, a file size
+    /// limit, an I/O error on the new file) leaves the file as it was, and the realm opens
+    /// uncompacted rather than not at all; the open that follows reports any problem of the
+    /// file itself.
+    static func compactIfAsked(_ configuration: Configuration, _ shouldCompact: (Store) throws(StorageError) -> Bool) {
+        guard configuration.inMemoryIdentifier == nil, !configuration.readOnly else { return }
+        _ = try? Store.compact(path: configuration.path, options: configuration.storeOptions, if: shouldCompact)
+    }
+}

@@ -1,0 +1,126 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Putting a copy on disk. Two ways, one order of steps:
+//
+//   new file (writeCopy)            replacement (compact)
+//   1. write <tmp>, sync it         1. write <path>.compacting, sync it
+//   2. link <tmp> at <path>         2. rename it over <path>
+//      (fails if <path> exists)
+//   3. unlink <tmp>, sync folder    3. sync the folder
+//
+// Invariants, for a crash at any instant:
+//   1. The destination name only ever names a complete, synced file: step 2 comes after the
+//      sync of step 1, and link and rename are atomic.
+//   2. Until the folder is synced, the name change may be lost: a new copy may be missing,
+//      a replaced file may be the old one. Both are whole (the old file is never written).
+//   3. A failed step undoes what it can (the temporary file goes) and throws: a copy that
+//      returns has reached the disk, folder included.
+//
+// `CopyHooks` lets tests wrap the new file (fault and crash injection) and stop before each
+// change of the folder, as a crash there would.
+
+/// Test seams of copying and compacting (see the header).
+package struct CopyHooks: Sendable {
+    /// Wraps the file the copy is written to.
+    package var fileWrapper: (@Sendable (StorageFile) -> StorageFile)?
+    /// Called before each change to the folder; a throw stops the copy there.
+    package var beforeFolderStep: (@Sendable (FolderStep) throws(StorageError) -> Void)?
+
+    package init(fileWrapper: (@Sendable (StorageFile) -> StorageFile)? = nil,
+                 beforeFolderStep: (@Sendable (FolderStep) throws(StorageError) -> Void)? = nil) {
+        self.fileWrapper = fileWrapper
+        self.beforeFolderStep = beforeFolderStep
+    }
+}
+
+/// A change to the folder a copy is made in.
+package enum FolderStep: Sendable, Equatable {
+    /// A new copy gets its name.
+    case link
+    /// A compacted file replaces the original.
+    case rename
+    case syncFolder
+}
+
+enum CopyFile {
+    /// Refuses a destination that exists, before any work is done. (Step 2 refuses it again,
+    /// atomically, if one appears meanwhile.)
+    static func refuseExisting(_ path: String) throws(StorageError) {
+        guard access(path, F_OK) != 0 else {
+            throw StorageError(.fileExists, "a file already exists at the destination of the copy; choose a new path or delete it first",
+                               path: path)
+        }
+    }
+
+    /// Writes `copy` to a new file at `path` (which must not exist) as a new file, synced with
+    /// its folder (see the header).
+    static func create(at path: String, _ copy: CommitWriter.Prepared, hooks: CopyHooks) throws(StorageError) {
+        // A name of its own: copies to one destination at once must not share a temporary file.
+        let temporary = path + ".\(String(UInt64.random(in: .min ... .max), radix: 16)).copying"
+        try write(copy, to: temporary, hooks: hooks)
+        do throws(StorageError) {
+            try hooks.beforeFolderStep?(.link)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        if let err = PosixFile.linkInPlace(temporary, at: path) {
+            if err == EEXIST {
+                throw StorageError(.fileExists, "a file appeared at the destination of the copy while it was written; choose a new path",
+                                   path: path, errno: err)
+            }
+            throw StorageError.system("naming the copy", path: path, errno: err)
+        }
+        do throws(StorageError) {
+            try syncFolder(of: path, hooks: hooks)
+        } catch {
+            // Not known to be durable: no copy is better than one that may vanish later.
+            unlink(path)
+            throw error
+        }
+    }
+
+    /// Writes `copy` into a new file at `path` and syncs it (step 1). On failure the file
+    /// is removed.
+    static func write(_ copy: CommitWriter.Prepared, to path: String, hooks: CopyHooks) throws(StorageError) {
+        do throws(StorageError) {
+            let posix = try PosixFile(path: path, mode: .createNew)
+            let file = hooks.fileWrapper?(posix) ?? posix
+            try file.setSize(copy.slot.logicalSize)
+            try file.write(FileHeader.initial(), at: 0)
+            // One sync for nodes and slot: the file has no name a reader could open until it
+            // is synced (invariant 1).
+            try copy.write(to: file, slotIndex: 0, sync: true)
+        } catch {
+            unlink(path)
+            throw error
+        }
+    }
+
+    /// Renames `temporary` over `path` and syncs the folder (steps 2 and 3 of a replacement).
+    static func replace(_ path: String, with temporary: String, hooks: CopyHooks) throws(StorageError) {
+        do throws(StorageError) {
+            try hooks.beforeFolderStep?(.rename)
+            guard rename(temporary, path) == 0 else { throw StorageError.system("replacing the realm file with its compacted copy", path: path, errno: errno) }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        try syncFolder(of: path, hooks: hooks)
+    }
+
+    /// Makes a name change in the folder of `path` durable.
+    static func syncFolder(of path: String, hooks: CopyHooks) throws(StorageError) {
+        try hooks.beforeFolderStep?(.syncFolder)
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let fd = open(folder, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw StorageError.system("opening the folder to sync it", path: folder, errno: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw StorageError.system("syncing the folder", path: folder, errno: errno) }
+    }
+}

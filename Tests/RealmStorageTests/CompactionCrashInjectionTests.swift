@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+@testable import RealmStorage
+
+/// Compaction stopped at every step: each write and size change of the new file failing, a
+/// power cut at its sync (with every post-crash image of its unsynced writes), and a crash
+/// before each change to the folder (the rename, the folder's sync). Whatever the instant, the
+/// file at the realm's path must be the old file or the new one, whole, with the same data,
+/// and a later compaction must succeed.
+@Suite struct CompactionCrashInjectionTests {
+    static let seed: UInt64 = 0xC0_4AC7_0001
+
+    /// A file holding the whole crash workload (small trees, lists, indexes, deletes): its
+    /// bytes and what it holds.
+    struct Original {
+        var bytes: Data
+        var dump: DatabaseDump
+    }
+
+    static let original: Original = {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        do {
+            let store = try Store.open(path: path, options: StoreOptions(limits: CrashWorkload.limits))
+            for step in CrashWorkload.steps.indices { try CrashWorkload.commit(step: step, on: store) }
+            let dump = try DatabaseDump(store.beginRead())
+            return Original(bytes: try Data(contentsOf: URL(fileURLWithPath: path)), dump: dump)
+        } catch {
+            fatalError("the crash workload failed: \(error)")
+        }
+    }()
+
+    /// A fresh copy of the original file at a new path of `directory`.
+    static func placeOriginal(in directory: TemporaryDirectory, _ name: String) throws -> String {
+        let path = directory.path(name)
+        try original.bytes.write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    static func options(_ hooks: CopyHooks) -> StoreOptions {
+        var options = StoreOptions(limits: CrashWorkload.limits)
+        options.copyHooks = hooks
+        return options
+    }
+
+    static func inode(_ path: String) -> UInt64? {
+        var status = stat()
+        return stat(path, &status) == 0 ? UInt64(status.st_ino) : nil
+    }
+
+    /// What a version holds, without its number (a compacted file starts again at version 1).
+    static func content(_ dump: DatabaseDump) -> DatabaseDump {
+        var dump = dump
+        dump.version = 0
+        return dump
+    }
+
+    /// Opens the file at `path`, verifies it and checks that it holds the original's data.
+    static func checkWhole(_ path: String, _ context: String) {
+        do {
+            let store = try Store.open(path: path, options: StoreOptions(create: false, limits: CrashWorkload.limits))
+            try store.verify()
+            let dump = try DatabaseDump(store.beginRead())
+            #expect(content(dump) == content(original.dump), "\(context): \(dump.differences(from: original.dump))")
+            try DatabaseDump.checkIndexes(store.beginRead())
+        } catch {
+            Issue.record("\(context): the file does not open whole: \(error)")
+        }
+    }
+
+    /// After the stopped compaction: a later one replaces the file, and the result is whole.
+    static func checkCompactsAgain(_ path: String, _ context: String) {
+        do {
+            let result = try Store.compact(path: path, options: StoreOptions(limits: CrashWorkload.limits))
+            guard case .compacted = result else {
+                Issue.record("\(context): the next compaction did not compact: \(result)")
+                return
+            }
+            checkWhole(path, context + ", compacted again")
+        } catch {
+            Issue.record("\(context): the next compaction failed: \(error)")
+        }
+    }
+
+    @Test func aCompactionWithoutFaultsKeepsEveryObjectInASmallerFile() throws {
+        let directory = TemporaryDirectory()
+        let path = try Self.placeOriginal(in: directory, "plain.realm")
+        let result = try Store.compact(path: path, options: StoreOptions(limits: CrashWorkload.limits))
+        guard case .compacted(let before, let after) = result else {
+            Issue.record("not compacted: \(result)")
+            return
+        }
+        #expect(after < before, "compacted from \(before) to \(after) bytes")
+        #expect(!FileManager.default.fileExists(atPath: path + ".compacting"))
+        Self.checkWhole(path, "compacted")
+    }
+
+    @Test(arguments: FaultInjectingFile.Call.allCases)
+    func everyFailingWriteSizeChangeAndSyncOfTheCopyLeavesTheOldFile(call: FaultInjectingFile.Call) throws {
+        let directory = TemporaryDirectory()
+        var failures = 0
+        for n in 1... {
+            let path = try Self.placeOriginal(in: directory, "fault-\(call)-\(n).realm")
+            let box = WrappedFileBox<FaultInjectingFile>()
+            let hooks = CopyHooks(fileWrapper: box.wrapper { FaultInjectingFile(wrapping: $0, failing: call, at: n, errno: EIO) })
+            let context = "\(call) \(n) failing"
+            do {
+                _ = try Store.compact(path: path, options: Self.options(hooks))
+                #expect(box.file?.didFail != true, "\(context): the compaction succeeded after a failure")
+                break
+            } catch {
+                #expect(box.file?.didFail == true, "\(context): failed without the injected fault: \(error)")
+                #expect(error.code == .ioFailure, "\(context): \(error)")
+            }
+            failures += 1
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Self.original.bytes, "\(context): the old file changed")
+            #expect(!FileManager.default.fileExists(atPath: path + ".compacting"), "\(context): the temporary file stayed")
+            Self.checkWhole(path, context)
+            Self.checkCompactsAgain(path, context)
+            if n > 50 {
+                Issue.record("the compaction still fails at \(call) \(n)")
+                break
+            }
+        }
+        #expect(failures >= 1, "the compaction makes no \(call) call")
+    }
+
+    /// A power cut at the copy's sync: its unsynced writes land in any way (kept, dropped,
+    /// torn, garbled). If the realm's path named the new file by then, its post-crash image
+    /// would be what opens; it must not (the rename comes after the sync), so the old file is
+    /// there, unchanged. A stray temporary file holding any of those images must not keep a
+    /// later compaction from working.
+    @Test func aPowerCutAtTheCopysSyncLeavesTheOldFile() throws {
+        let directory = TemporaryDirectory()
+        let path = try Self.placeOriginal(in: directory, "cut.realm")
+        let oldInode = Self.inode(path)
+        let box = WrappedFileBox<CrashSimulatingFile>()
+        let hooks = CopyHooks(fileWrapper: box.wrapper { CrashSimulatingFile(wrapping: $0, crashAtSync: 1) })
+        #expect(throws: StorageError.self) { try Store.compact(path: path, options: Self.options(hooks)) }
+        let state = try #require(box.file?.crashState, "the copy must sync")
+        #expect(Self.inode(path) == oldInode, "the realm's path was changed before the copy was synced")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Self.original.bytes)
+        Self.checkWhole(path, "power cut at the copy's sync")
+        let policies: [CrashPolicy] = [.keepAll, .dropAll, .keepFirst(max(1, state.pending.count / 2))]
+            + (0..<4).map { .random(seed: ReplayableRandom.derive(Self.seed, $0)) }
+        for policy in policies {
+            try state.image(policy).write(to: path + ".compacting")
+            Self.checkWhole(path, "stray copy under \(policy)")
+            Self.checkCompactsAgain(path, "stray copy under \(policy)")
+            try Self.original.bytes.write(to: URL(fileURLWithPath: path))
+        }
+    }
+
+    /// A crash before each change to the folder. Before the rename: the old file. Before the
+    /// folder's sync: the rename may or may not survive a power cut, so both the old file and
+    /// the new one must open whole with the same data.
+    @Test(arguments: [FolderStep.rename, .syncFolder])
+    func aCrashBeforeAFolderChangeLeavesTheOldOrTheNewFileWhole(step: FolderStep) throws {
+        struct Crash: Error {}
+        let directory = TemporaryDirectory()
+        let path = try Self.placeOriginal(in: directory, "folder.realm")
+        let oldInode = Self.inode(path)
+        let hooks = CopyHooks(beforeFolderStep: { (reached) throws(StorageError) in
+            if reached == step { throw StorageError(.ioFailure, "simulated crash before \(step)") }
+        })
+        #expect(throws: StorageError.self) { try Store.compact(path: path, options: Self.options(hooks)) }
+        switch step {
+        case .rename:
+            #expect(Self.inode(path) == oldInode)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Self.original.bytes)
+            Self.checkWhole(path, "crash before the rename")
+        default:
+            #expect(Self.inode(path) != oldInode, "the rename comes before the folder's sync")
+            Self.checkWhole(path, "crash before the folder's sync, the rename kept")
+            let lost = try Self.placeOriginal(in: directory, "rename-lost.realm")
+            Self.checkWhole(lost, "crash before the folder's sync, the rename lost")
+        }
+        Self.checkCompactsAgain(path, "after a crash before \(step)")
+    }
+}
