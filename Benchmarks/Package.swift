@@ -76,6 +76,16 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // Compacted copies and compaction (W7 of the writeCopy issue) against SQLite's VACUUM
+        // INTO and VACUUM.
+        .executableTarget(
+            name: "CopySideBySide",
+            dependencies: [
+                "EngineWorkloads",
+                .product(name: "OpenRealm", package: "OpenRealm"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -93,6 +93,7 @@ struct CopySource {
         case .clean(let ref):
             let (node, kind) = try context.node(ref, F.innerKind, orLeaf: F.leafKind)
             if kind == F.leafKind {
+                if F.copiesLeafBytes(context) { return try sink.place(rebadged(node, version: sink.version)) }
                 return try F.encodeCopy(of: try F.decodeLeaf(node, context), owned: true, context, sink)
             }
             let inner = try InnerView<F>(node)
@@ -111,8 +112,26 @@ struct CopySource {
     }
 }
 
+extension CopySource {
+    /// A committed node's bytes as the copy's own: its header names the copy's version (the
+    /// checksum, which covers the node's new offset, is stamped as the copy is gathered).
+    static func rebadged(_ node: NodeView, version: VersionID) -> [UInt8] {
+        var bytes = [UInt8](UnsafeRawBufferPointer(start: node.base, count: node.length))
+        let kind = node.base.load(as: UInt8.self), flags = node.base.load(fromByteOffset: 1, as: UInt8.self)
+        bytes.withUnsafeMutableBytes { header in
+            NodeLayout.storeHeader(header.baseAddress!, kind: NodeKind(rawValue: kind)!, flags: flags, length: node.length, version: version.value)
+        }
+        return bytes
+    }
+}
+
 /// How a compacted copy encodes the leaves of one kind of tree.
 protocol CopiedFormat: TreeFormat {
+    /// Whether a committed leaf refers to no other node, so that the copy takes its bytes
+    /// as they are (with its own version) instead of decoding and encoding its values: that
+    /// decoding was four fifths of a copy's time.
+    static func copiesLeafBytes(_ context: TreeContext) -> Bool
+
     /// Encodes `leaf` into the copy so that it refers to nothing in the source file.
     /// `owned`: decoded for the copy alone, so it may be changed; otherwise a write
     /// transaction's buffer, which must stay as it is (see the header, 2).
@@ -120,6 +139,12 @@ protocol CopiedFormat: TreeFormat {
 }
 
 extension ClusterFormat: CopiedFormat {
+    /// A table with lists keeps them in nodes of their own, named by refs in the leaf; a
+    /// removed column's values are dropped by decoding (as a commit drops them).
+    static func copiesLeafBytes(_ context: TreeContext) -> Bool {
+        !context.columns.contains { $0.isList || $0.removed }
+    }
+
     static func encodeCopy(of leaf: ClusterLeaf, owned: Bool, _ context: TreeContext, _ sink: NodeSink) throws(StorageError) -> Ref {
         // A clone has no source node, so it is encoded in full from its values.
         let copy = owned ? leaf : ClusterLeaf(keys: leaf.keys, columns: leaf.columns, lists: leaf.lists, byteEstimate: leaf.byteEstimate)
@@ -136,6 +161,8 @@ extension ClusterFormat: CopiedFormat {
 }
 
 extension IndexFormat: CopiedFormat {
+    static func copiesLeafBytes(_ context: TreeContext) -> Bool { true }
+
     static func encodeCopy(of leaf: IndexLeaf, owned: Bool, _ context: TreeContext, _ sink: NodeSink) throws(StorageError) -> Ref {
         // Index entries hold their values inline: encoding reads the leaf and changes nothing.
         try sink.place(encodeNode(leaf, context, version: sink.version, reusingSource: owned).bytes)
