@@ -40,6 +40,17 @@ import Darwin
         try RoundTripTests.verify(configuration)
     }
 
+    /// A realm kept private stays private: the compacted file takes the old one's mode.
+    @Test func compactKeepsTheFilesPermissions() throws {
+        let folder = TestFolder()
+        let configuration = folder.configuration([Person.self])
+        try Self.fill(configuration)
+        #expect(chmod(configuration.path, 0o600) == 0)
+        #expect(try Realm.compact(configuration: configuration))
+        let mode = try FileManager.default.attributesOfItem(atPath: configuration.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
     @Test func compactRefusesWithoutWaitingWhileARealmIsOpen() throws {
         let folder = TestFolder()
         let configuration = folder.configuration([Person.self])

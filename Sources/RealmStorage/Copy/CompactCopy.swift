@@ -93,7 +93,10 @@ struct CopySource {
         case .clean(let ref):
             let (node, kind) = try context.node(ref, F.innerKind, orLeaf: F.leafKind)
             if kind == F.leafKind {
-                if F.copiesLeafBytes(context) { return try sink.place(rebadged(node, version: sink.version)) }
+                // Only bytes the checksum has vouched for: a file of a format before node
+                // checksums is decoded, so that its damage is found here rather than
+                // stamped with a valid checksum in the copy (the upgrade at open is a copy).
+                if context.check.enabled && F.copiesLeafBytes(context) { return try sink.place(rebadged(node, version: sink.version)) }
                 return try F.encodeCopy(of: try F.decodeLeaf(node, context), owned: true, context, sink)
             }
             let inner = try InnerView<F>(node)

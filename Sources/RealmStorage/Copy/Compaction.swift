@@ -79,6 +79,10 @@ extension Store {
             let read = store.beginRead()
             let copy = try CopySource(top: read.top, schemaBlob: try read.schemaBlob(), reading: read.context).encode()
             try CopyFile.write(copy, to: temporary, hooks: options.copyHooks)
+            // The file keeps its permissions: a realm kept private must not become readable
+            // by others through a compaction.
+            var status = stat()
+            if stat(path, &status) == 0 { chmod(temporary, status.st_mode & 0o7777) }
             sizes = (try store.spaceUsage().fileSize, copy.slot.logicalSize)
         }
         try CopyFile.replace(path, with: temporary, hooks: options.copyHooks)

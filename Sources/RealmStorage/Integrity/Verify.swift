@@ -43,7 +43,8 @@ extension Store {
 }
 
 extension Store {
-    /// Reads every node of the version `read` pins through its checksum (`walkNodes`), unless
+    /// Reads every node of the version `read` pins through its checksum (`walkNodes`; in a
+    /// file of a format before node checksums, the full check `verify` instead), unless
     /// this process knows the version whole already: walked before, or committed here on top
     /// of a version known whole. After it no read of the version can meet damage. What
     /// `Realm.Configuration.verifyIntegrityOnOpen` runs.
@@ -53,7 +54,8 @@ extension Store {
         let slot = read.slot
         if stateLock.withLock({ wholeVersions.contains { $0.version == slot.version.value && $0.record == slot.commitRecordChecksum } }) { return }
         do throws(StorageError) {
-            _ = try read.walkNodes()
+            // A file of a format before node checksums has none to read: the full check.
+            if verifiesNodes { _ = try read.walkNodes() } else { _ = try read.verify() }
         } catch {
             throw StorageError(.fileCorrupted, "verifying the file at open: \(error.message)", path: path)
         }
