@@ -92,30 +92,35 @@ import Glibc
         #expect(checked >= 4)
     }
 
+    /// For each node of `base`, a copy of the file with `mask` flipped into one byte of it
+    /// (the body's middle, and once in a while the header's version or length), opened: a
+    /// refused open must be `fileCorrupted`; an open store goes to `body` with a description.
+    static func forEachDamagedNode(of base: [UInt8], in directory: TemporaryDirectory, flipping mask: UInt8,
+                                   _ body: (Store, String) throws(StorageError) -> Void) throws {
+        for (n, node) in try nodes(of: base).enumerated() {
+            let at = node.offset + (n % 5 == 4 ? 9 : NodeLayout.headerSize + (node.length - NodeLayout.headerSize) / 2)
+            var bytes = base
+            bytes[at] ^= mask
+            let path = directory.path("damaged-\(mask)-\(n).realm")
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let context = "node \(n) at \(node.offset) (\(node.length) bytes), byte \(at), kind \(base[node.offset])"
+            do throws(StorageError) {
+                try body(try Store.open(path: path, options: StoreOptions(durability: .unsafe, create: false)), context)
+            } catch {
+                #expect(error.code == .fileCorrupted, "\(context): \(error)")
+            }
+        }
+    }
+
     /// A byte changed in any node of the newest version: the file is refused, or a read reports
     /// `fileCorrupted`, or it reads as a version it held (the damage hit the newest commit,
     /// whose record refuses it). Never other data.
     @Test func aByteChangedInAnyNodeIsReportedNeverRead() throws {
         let directory = TemporaryDirectory()
         let base = try Self.baseFile(in: directory)
-        let nodes = try Self.nodes(of: base)
-        #expect(nodes.count > 20)
-        for (n, node) in nodes.enumerated() {
-            // The body's middle, and once in a while the header's version or length.
-            let at = node.offset + (n % 5 == 4 ? 9 : NodeLayout.headerSize + (node.length - NodeLayout.headerSize) / 2)
-            var bytes = base
-            bytes[at] ^= 0x20
-            let path = directory.path("damaged-\(n).realm")
-            try Data(bytes).write(to: URL(fileURLWithPath: path))
-            let context = "node \(n) at \(node.offset) (\(node.length) bytes), byte \(at), kind \(base[node.offset])"
-            let store: Store
-            do {
-                store = try Store.open(path: path, options: StoreOptions(durability: .unsafe, create: false))
-            } catch {
-                #expect(error.code == .fileCorrupted, "\(context): \(error)")
-                continue
-            }
-            do {
+        #expect(try Self.nodes(of: base).count > 20)
+        try Self.forEachDamagedNode(of: base, in: directory, flipping: 0x20) { (store, context) throws(StorageError) in
+            do throws(StorageError) {
                 try store.verify()
                 let dump = try DatabaseDump(store.beginRead())
                 #expect(CrashWorkload.expected.dropLast().contains(dump), "\(context): the damage was read as data")
@@ -137,27 +142,13 @@ import Glibc
         let walked = try whole.beginRead().walkNodes()
         let verified = try whole.verify()
         #expect(walked.nodes == verified.nodes && walked.bytes == verified.reachableBytes)
-        let nodes = try Self.nodes(of: base)
-        for (n, node) in nodes.enumerated() {
-            let at = node.offset + (n % 5 == 4 ? 9 : NodeLayout.headerSize + (node.length - NodeLayout.headerSize) / 2)
-            var bytes = base
-            bytes[at] ^= 0x04
-            let path = directory.path("walked-\(n).realm")
-            try Data(bytes).write(to: URL(fileURLWithPath: path))
-            let context = "node \(n) at \(node.offset) (\(node.length) bytes), byte \(at), kind \(base[node.offset])"
-            let store: Store
-            do {
-                store = try Store.open(path: path, options: StoreOptions(durability: .unsafe, create: false))
-            } catch {
-                #expect(error.code == .fileCorrupted, "\(context): \(error)")
-                continue
-            }
+        try Self.forEachDamagedNode(of: base, in: directory, flipping: 0x04) { (store, context) throws(StorageError) in
             let read = store.beginRead()
-            do {
+            do throws(StorageError) {
                 _ = try read.walkNodes()
             } catch {
                 #expect(error.code == .fileCorrupted, "\(context): \(error)")
-                continue
+                return
             }
             // The damage hit the newest commit, and the open recovered the version before it.
             do {
