@@ -140,14 +140,14 @@ extension BTree {
             if leaf.count == 0 { inner.remove(at: i); return }
             if isOverfull(leaf, limits) {
                 let pieces = splitLeaf(leaf, limits)
-                inner.keys[i] = leaf.firstKey!
+                inner.setKey(i, leaf.firstKey!)
                 inner.setCount(i, leaf.count)
                 for (offset, piece) in pieces.enumerated() {
                     inner.insert(.leaf(piece), key: piece.firstKey!, count: piece.count, at: i + 1 + offset)
                 }
                 return
             }
-            inner.keys[i] = leaf.firstKey!
+            inner.setKey(i, leaf.firstKey!)
             inner.setCount(i, leaf.count)
             // Not a leaf a run of inserts is filling (splitPoint): the neighbour's keys would
             // come back into the leaf the run rewrites at each of its commits.
@@ -156,14 +156,14 @@ extension BTree {
             if child.children.isEmpty { inner.remove(at: i); return }
             if child.children.count > limits.innerCapacity {
                 let pieces = splitInner(child, limits)
-                inner.keys[i] = child.keys[0]
+                inner.setKey(i, child.keys[0])
                 inner.setCount(i, child.total)
                 for (offset, piece) in pieces.enumerated() {
                     inner.insert(.inner(piece), key: piece.keys[0], count: piece.total, at: i + 1 + offset)
                 }
                 return
             }
-            inner.keys[i] = child.keys[0]
+            inner.setKey(i, child.keys[0])
             inner.setCount(i, child.total)
             if child.children.count * 3 < limits.innerCapacity { try mergeInner(inner, i, context) }
         case .clean:
@@ -270,7 +270,7 @@ extension BTree {
         guard a.byteEstimate + b.byteEstimate <= context.limits.leafBytes else { return }
         a.absorb(b)
         inner.setCount(left, a.count)
-        inner.keys[left] = a.firstKey!
+        inner.setKey(left, a.firstKey!)
         inner.remove(at: right)
     }
 
@@ -283,7 +283,7 @@ extension BTree {
         guard a.children.count + b.children.count <= context.limits.innerCapacity else { return }
         a.absorb(b)
         inner.setCount(left, a.total)
-        inner.keys[left] = a.keys[0]
+        inner.setKey(left, a.keys[0])
         inner.remove(at: right)
     }
 
@@ -344,10 +344,32 @@ extension BTree {
 
     /// The bytes of inner node `inner` whose children were written to `refs`.
     static func encodeInner(_ inner: InnerBuffer<F>, refs: [Int64], version: VersionID) -> [UInt8] {
-        var w = NodeWriter(capacity: 64 + refs.count * 24)
+        #if DEBUG
+        // Debug builds check the cache against the keys as they are: a change to them that
+        // did not go through `keys` (so kept a stale encoding) would write wrong separators.
+        if let cached = inner.encodedKeys {
+            inner.encodedKeys = nil
+            precondition(encodeKeys(inner) == cached, "an inner node's cached key encoding is stale")
+        }
+        #endif
+        let keys = inner.encodedKeys ?? encodeKeys(inner)
+        var w = NodeWriter(capacity: 64 + refs.count * 16 + keys.count)
         PackedInts.write(refs, to: &w)
         PackedInts.write(inner.counts.lazy.map { Int64($0) }, to: &w)
-        F.writeKeys(inner.keys, to: &w)
+        // The key block starts 8-aligned here as in `encodeKeys`' scratch node, so its
+        // padding comes out the same.
+        assert(w.count & 7 == 0, "an inner node's key block starts unaligned")
+        keys.withUnsafeBytes { w.raw($0) }
         return w.finish(kind: F.innerKind, version: version)
+    }
+
+    /// Encodes `inner`'s keys alone (as they follow the refs and counts) and caches them.
+    private static func encodeKeys(_ inner: InnerBuffer<F>) -> [UInt8] {
+        var scratch = NodeWriter(capacity: 64 + inner.keys.count * 16)
+        let start = scratch.count
+        F.writeKeys(inner.keys, to: &scratch)
+        let keys = Array(scratch.bytes[start...])
+        inner.encodedKeys = keys
+        return keys
     }
 }

@@ -194,6 +194,7 @@ package final class DecodedLeaves {
     /// Keeps `inner`, just encoded to `ref`, whose children are all committed refs.
     func keepInner<F: TreeFormat>(_ inner: InnerBuffer<F>, at ref: Ref) {
         let size = 64 + inner.children.count * (MemoryLayout<F.Key>.stride + MemoryLayout<TreeNode<F>>.stride + 8)
+            + (inner.encodedKeys?.count ?? 0)
         guard admit(size) else { return }
         inners[ref.offset] = (inner, size, version)
     }
@@ -249,6 +250,9 @@ extension TreeFormat {
     static func keepDecodedInner(_ inner: InnerBuffer<Self>, refs: [Int64], at ref: Ref, _ context: TreeContext) {
         guard let written = context.written else { return }
         for i in inner.children.indices {
+            // A committed child was "encoded" to its own ref: nothing to retire or replace
+            // (most of them: an inner node has up to 256 children and a small commit changes one).
+            if case .clean = inner.children[i] { continue }
             context.retired?.retire(inner.children[i])
             inner.children[i] = .clean(Ref(UInt64(bitPattern: refs[i])))
         }
