@@ -355,7 +355,11 @@ extension BTree {
         let keys = inner.encodedKeys ?? encodeKeys(inner)
         var w = NodeWriter(capacity: 64 + refs.count * 16 + keys.count)
         PackedInts.write(refs, to: &w)
-        PackedInts.write(inner.counts.lazy.map { Int64($0) }, to: &w)
+        // As Int64s in place (Int is 64 bits wide here): a lazy map called its closure per
+        // child, unspecialised.
+        inner.counts.withUnsafeBufferPointer { counts in
+            counts.withMemoryRebound(to: Int64.self) { PackedInts.write($0, to: &w) }
+        }
         // The key block starts 8-aligned here as in `encodeKeys`' scratch node, so its
         // padding comes out the same.
         assert(w.count & 7 == 0, "an inner node's key block starts unaligned")
