@@ -148,37 +148,43 @@ extension List: _RealmCollectionDefault {}
 extension MutableSet: _RealmCollectionDefault {}
 extension Map: _RealmCollectionDefault {}
 
+extension ObjectEncoding {
+    /// `elements` as a JSON array.
+    static func encodeElements<S: Sequence>(_ elements: S, to encoder: Encoder) throws where S.Element: Encodable {
+        var container = encoder.unkeyedContainer()
+        for element in elements { try container.encode(element) }
+    }
+
+    /// Each element of the array `decoder` holds, in order.
+    static func decodeElements<T: Decodable>(_ type: T.Type, from decoder: Decoder, _ body: (T) -> Void) throws {
+        var container = try decoder.unkeyedContainer()
+        while !container.isAtEnd { body(try container.decode(T.self)) }
+    }
+}
+
 extension List: Encodable where Element: Encodable {
     /// The elements, in order, as an array.
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        for element in self { try container.encode(element) }
-    }
+    public func encode(to encoder: Encoder) throws { try ObjectEncoding.encodeElements(self, to: encoder) }
 }
 
 extension List: Decodable where Element: Decodable {
     /// An unmanaged list of the decoded elements.
     public convenience init(from decoder: Decoder) throws {
         self.init()
-        var container = try decoder.unkeyedContainer()
-        while !container.isAtEnd { append(try container.decode(Element.self)) }
+        try ObjectEncoding.decodeElements(Element.self, from: decoder) { append($0) }
     }
 }
 
 extension MutableSet: Encodable where Element: Encodable {
     /// The elements as an array.
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        for element in self { try container.encode(element) }
-    }
+    public func encode(to encoder: Encoder) throws { try ObjectEncoding.encodeElements(self, to: encoder) }
 }
 
 extension MutableSet: Decodable where Element: Decodable {
     /// An unmanaged set of the decoded elements (repeats kept once).
     public convenience init(from decoder: Decoder) throws {
         self.init()
-        var container = try decoder.unkeyedContainer()
-        while !container.isAtEnd { insert(try container.decode(Element.self)) }
+        try ObjectEncoding.decodeElements(Element.self, from: decoder) { insert($0) }
     }
 }
 
