@@ -15,6 +15,9 @@ import Foundation
 // object, so live, frozen and unmanaged objects all encode, the same way. A class that writes
 // its own `encode(to:)` keeps it (no `override` needed, as with Realm Swift).
 //
+// Keys are the property names: a class that renames them with a `CodingKeys` enum (which the
+// compiler's decoding follows) writes its own `encode(to:)` with the same keys.
+//
 // Where Realm Swift differs: its synthesised encoding throws for managed objects. Ours
 // encodes them, and refuses, with an `EncodingError`, what would not end: a cycle of links
 // (A → B → A) and nesting deeper than `Object.maximumEncodingDepth` objects. LinkingObjects
