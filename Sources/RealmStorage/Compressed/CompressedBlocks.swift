@@ -30,7 +30,7 @@ final class CompressedBlocks: Sendable {
         let stored = UnsafeMutableRawBufferPointer(start: scratch, count: Int(block.length))
         let good: Bool
         if let n = try? file.read(into: stored, at: block.offset), n == stored.count,
-           CompressedFormat.blockChecksum(index: index, offset: UInt64(index) * UInt64(layout.blockSize), UnsafeRawBufferPointer(stored)) == block.checksum {
+           CompressedFormat.blockChecksum(nonce: layout.nonce, index: index, offset: UInt64(index) * UInt64(layout.blockSize), UnsafeRawBufferPointer(stored)) == block.checksum {
             if block.stored {
                 destination.copyMemory(from: scratch, byteCount: logical)
                 good = true

@@ -35,7 +35,9 @@ final class CompressedFile: StorageFile, @unchecked Sendable {
     func size() throws(StorageError) -> UInt64 { blocks.layout.logicalSize }
 
     /// Reads the logical image by decompressing the blocks `buffer` covers (the header, read
-    /// before anything is mapped); a damaged block reads as zeros, which the header check refuses.
+    /// before anything is mapped).
+    ///
+    /// - Throws: `fileCorrupted` for a block that does not verify.
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
         let layout = blocks.layout
         guard offset < layout.logicalSize else { return 0 }
@@ -47,7 +49,9 @@ final class CompressedFile: StorageFile, @unchecked Sendable {
         while done < n {
             let at = offset + UInt64(done)
             let index = Int(at / UInt64(layout.blockSize)), within = Int(at % UInt64(layout.blockSize))
-            _ = blocks.fill(index, into: block, scratch: scratch)
+            guard blocks.fill(index, into: block, scratch: scratch) else {
+                throw StorageError(.fileCorrupted, "block \(index) of the compressed copy does not match its checksum: the file is damaged", path: path)
+            }
             let count = min(n - done, layout.blockSize - within)
             buffer.baseAddress!.advanced(by: done).copyMemory(from: block + within, byteCount: count)
             done += count

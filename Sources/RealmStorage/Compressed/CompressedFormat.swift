@@ -15,13 +15,15 @@
 //   24      4     block count: ceil(logical size / block size)
 //   28      4     codec: 1 = LZ4 block format
 //   32      8     checksum of the block table (Checksum over its bytes)
-//   40      16    reserved, 0
+//   40      8     nonce: random, this copy's own
+//   48      8     reserved, 0
 //   56      8     checksum of bytes 0..<56
 //   64      24 × block count: the block table, one entry per block:
 //             0   8  offset of the block's stored bytes in this file
 //             8   4  stored length
 //             12  4  flags: 1 = stored uncompressed (LZ4 would not shrink it)
-//             16  8  checksum of the block's index, its logical offset and its stored bytes
+//             16  8  checksum of the copy's nonce, the block's index, its logical offset and
+//                    its stored bytes
 //   ...     the stored blocks, in order, back to back, to the end of the file
 //
 // Invariants (checked at open, before anything is read through the region):
@@ -33,8 +35,9 @@
 //      refused at open.
 //   3. A block is installed only after its checksum verifies and it decompresses to exactly
 //      its logical length (the block size; the last block, what is left). The checksum
-//      covers the block's index and logical offset, so a block copied into another block's
-//      place (spliced) does not verify there even with its table entry.
+//      covers the block's index and logical offset and the copy's nonce, so a block copied
+//      into another block's place, or from another copy (spliced), does not verify there even
+//      with its table entry.
 //   4. A block that fails 3 is installed as zeros. Zeros never pass for data: every node
 //      checks its kind byte (kind 0 is no kind), its length (at least its 16-byte header) and
 //      its checksum, which covers its offset (NodeFormat.swift); so reads of a damaged block
@@ -72,9 +75,11 @@ package enum CompressedFormat {
         return isCompressed(prefix)
     }
 
-    /// The checksum of block `index` at logical offset `offset` stored as `bytes` (invariant 3).
-    static func blockChecksum(index: Int, offset: UInt64, _ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    /// The checksum of block `index` at logical offset `offset` stored as `bytes` in the copy
+    /// with `nonce` (invariant 3).
+    static func blockChecksum(nonce: UInt64, index: Int, offset: UInt64, _ bytes: UnsafeRawBufferPointer) -> UInt64 {
         var sum = Checksum()
+        sum.update(nonce)
         sum.update(UInt64(index))
         sum.update(offset)
         sum.update(bytes)
@@ -96,6 +101,7 @@ struct CompressedBlock: Equatable {
 struct CompressedLayout {
     var blockSize: Int
     var logicalSize: UInt64
+    var nonce: UInt64
     var blocks: [CompressedBlock]
 
     var tableSize: Int { blocks.count * CompressedFormat.entrySize }
@@ -122,7 +128,8 @@ struct CompressedLayout {
         header.append(le: UInt32(blocks.count))
         header.append(le: CompressedFormat.lz4Codec)
         header.append(le: Checksum.of(table))
-        header += [UInt8](repeating: 0, count: 16)
+        header.append(le: nonce)
+        header += [UInt8](repeating: 0, count: 8)
         header.append(le: Checksum.of(header))
         return header + table
     }
@@ -165,7 +172,7 @@ struct CompressedLayout {
         guard table.count == Int(tableSize), Checksum.of(table) == u64(32) else {
             throw StorageError(.fileCorrupted, "the block table of the compressed copy does not match its checksum: the file is damaged", path: path)
         }
-        var layout = CompressedLayout(blockSize: blockSize, logicalSize: logicalSize, blocks: [])
+        var layout = CompressedLayout(blockSize: blockSize, logicalSize: logicalSize, nonce: u64(40), blocks: [])
         var next = UInt64(CompressedFormat.headerSize) + tableSize
         let bound = UInt64(LZ4_compressBound(Int32(blockSize)))
         let entries = table.withUnsafeBytes { raw in

@@ -14,7 +14,7 @@ enum CompressedWriter {
         try CopyFile.fill(image, with: copy, sync: false)
         let logicalSize = try image.size()
         let count = Int((logicalSize + UInt64(blockSize) - 1) / UInt64(blockSize))
-        var layout = CompressedLayout(blockSize: blockSize, logicalSize: logicalSize, blocks: [])
+        var layout = CompressedLayout(blockSize: blockSize, logicalSize: logicalSize, nonce: UInt64.random(in: .min ... .max), blocks: [])
         layout.blocks.reserveCapacity(count)
         let bound = Int(LZ4_compressBound(Int32(blockSize)))
         var source = [UInt8](repeating: 0, count: blockSize)
@@ -38,7 +38,7 @@ enum CompressedWriter {
             // room for its bound).
             let stored = n <= 0 || Int(n) >= logical
             let bytes = stored ? Array(source[0..<logical]) : Array(packed[0..<Int(n)])
-            let checksum = bytes.withUnsafeBytes { CompressedFormat.blockChecksum(index: index, offset: UInt64(index) * UInt64(blockSize), $0) }
+            let checksum = bytes.withUnsafeBytes { CompressedFormat.blockChecksum(nonce: layout.nonce, index: index, offset: UInt64(index) * UInt64(blockSize), $0) }
             try file.write(bytes, at: offset)
             layout.blocks.append(CompressedBlock(offset: offset, length: UInt32(bytes.count), flags: stored ? CompressedFormat.storedFlag : 0,
                                                  checksum: checksum))
