@@ -85,7 +85,7 @@ extension CompressedCopyTests {
         }
         #expect(seen == 200_000)
         let counts = try #require(copy.compressedCounts)
-        #expect(counts.onDemand)
+        #expect(counts.onDemand, "userfaultfd refused here: \(counts.fallbackReason ?? "")")
         #expect(counts.budget == 16)
         #expect(counts.peakResident <= counts.budget)
         // The image is many times the budget: blocks were dropped and refilled.

@@ -219,7 +219,7 @@ do {
                      n + 1, scans.plain.last!, scans.lz4.last!, lookups, probes.plain.last!, probes.lz4.last!))
     }
     if let counts = lz4.compressedCounts {
-        print("LZ4 region: \(counts.onDemand ? "on demand" : "inflated"), budget \(counts.budget) blocks, "
+        print("LZ4 region: \(counts.onDemand ? "on demand" : "inflated (\(counts.fallbackReason ?? ""))"), budget \(counts.budget) blocks, "
               + "peak \(counts.peakResident) resident, \(counts.installs) blocks decompressed")
     }
 }

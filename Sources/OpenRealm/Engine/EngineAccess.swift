@@ -502,8 +502,10 @@ public struct EngineTableReader {
 /// What the cache of an LZ4-compressed copy has done (Compressed/FaultRegion.swift).
 @_spi(Engine)
 public struct EngineCompressedCounts: Sendable, Equatable {
-    /// Whether blocks are decompressed on demand (false: the copy was inflated at open).
+    /// Whether blocks are decompressed on demand (false: the copy was inflated at open, and
+    /// `fallbackReason` says why).
     public var onDemand: Bool
+    public var fallbackReason: String?
     /// The most blocks kept resident, and the most that ever were at once.
     public var budget: Int
     public var peakResident: Int
@@ -517,7 +519,7 @@ extension Realm {
     @_spi(Engine)
     public var compressedCounts: EngineCompressedCounts? {
         store.compressedCounts.map {
-            EngineCompressedCounts(onDemand: $0.onDemand, budget: $0.budget, peakResident: $0.peakResident, installs: $0.installs, damaged: $0.damaged)
+            EngineCompressedCounts(onDemand: $0.onDemand, fallbackReason: $0.fallbackReason, budget: $0.budget, peakResident: $0.peakResident, installs: $0.installs, damaged: $0.damaged)
         }
     }
 }

@@ -9,7 +9,8 @@ import Darwin
 /// (FaultRegion.swift). It cannot be written: the engine opens it only read-only, and every
 /// write throws.
 final class CompressedFile: StorageFile, @unchecked Sendable {
-    // @unchecked: `region` and `fallbackReason` are set under `lock`; the rest is immutable.
+    // @unchecked: `region`, `inflatedDamage` and `fallbackReason` are touched under `lock`; the
+    // rest is immutable.
     let path: String
     let blocks: CompressedBlocks
     private let cacheSize: Int
@@ -18,7 +19,7 @@ final class CompressedFile: StorageFile, @unchecked Sendable {
     private weak var region: FaultRegion?
     private var inflatedDamage: Int?
     /// Why the image was inflated rather than read on demand, when it was.
-    private(set) var fallbackReason: String?
+    private var fallbackReason: String?
 
     /// Opens the compressed copy at `path` and verifies its header and block table.
     ///
@@ -94,7 +95,8 @@ final class CompressedFile: StorageFile, @unchecked Sendable {
         lock.withLock {
             if let region { return region.counts }
             let n = blocks.layout.blocks.count
-            return FaultRegionCounts(onDemand: false, resident: n, peakResident: n, budget: n, installs: n, damaged: inflatedDamage ?? 0)
+            return FaultRegionCounts(onDemand: false, fallbackReason: fallbackReason, resident: n, peakResident: n, budget: n, installs: n,
+                                     damaged: inflatedDamage ?? 0)
         }
     }
 }

@@ -54,6 +54,8 @@ package enum CompressedReading: Sendable, Equatable {
 package struct FaultRegionCounts: Sendable, Equatable {
     /// Whether blocks are decompressed on demand (false: the image was inflated at open).
     package var onDemand: Bool
+    /// Why the image was inflated, when it was (userfaultfd refused, or inflating asked for).
+    package var fallbackReason: String? = nil
     /// Blocks resident now, and the most ever resident at once.
     package var resident: Int
     package var peakResident: Int
