@@ -96,6 +96,12 @@ final class FaultRegion: @unchecked Sendable {
         guard err == 0 else { return (nil, "userfaultfd is not available (errno \(err))") }
         let blockSize = blocks.layout.blockSize
         let length = blocks.layout.blocks.count * blockSize
+        // Blocks are installed and dropped whole, in pages (16 KiB blocks on a 64 KiB-page kernel
+        // could not be).
+        guard blockSize % Int(sysconf(Int32(_SC_PAGESIZE))) == 0 else {
+            close(fd)
+            return (nil, "the copy's blocks of \(blockSize) bytes are not whole pages of this system")
+        }
         guard let base = mmap(nil, length, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0), base != MAP_FAILED else {
             close(fd)
             return (nil, "no address space for the region (errno \(errno))")
@@ -186,9 +192,19 @@ final class FaultRegion: @unchecked Sendable {
                 continue
             }
             if !blocks.fill(index, into: buffer, scratch: scratch) { damaged.add(1, ordering: .relaxed) }
-            let copied = openrealm_uffd_copy(uffd, start, buffer, UInt64(blockSize))
-            if copied != 0 { _ = openrealm_uffd_wake(uffd, start, UInt64(blockSize)) }
+            var copied = openrealm_uffd_copy(uffd, start, buffer, UInt64(blockSize))
+            if copied == EEXIST {
+                // Part of the block is present, which invariant 3 rules out: make it whole.
+                madvise(start, blockSize, MADV_DONTNEED)
+                copied = openrealm_uffd_copy(uffd, start, buffer, UInt64(blockSize))
+            }
             installs.add(1, ordering: .relaxed)
+            guard copied == 0 else {
+                // Not installed (the kernel was short of memory): the woken thread faults
+                // again, and the block is tried again then.
+                _ = openrealm_uffd_wake(uffd, start, UInt64(blockSize))
+                continue
+            }
             resident[index] = true
             order[(head + count) % (budget + 1)] = Int32(index)
             count += 1
