@@ -40,3 +40,116 @@ int openrealm_start_writeback(int fd, int64_t start, int64_t length) {
     return 0;
 #endif
 }
+
+// userfaultfd: the region behind an LZ4-compressed copy opened in place (FaultRegion.swift).
+// Thin wrappers only: ioctl is variadic, which Swift cannot call, and the structs are easier
+// to fill here. Every function returns 0 or an errno; nothing here allocates.
+#ifdef __linux__
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int openrealm_uffd_open(int user_mode_only, int *out_fd) {
+#ifdef SYS_userfaultfd
+    int flags = O_CLOEXEC | O_NONBLOCK;
+#ifdef UFFD_USER_MODE_ONLY
+    if (user_mode_only) flags |= UFFD_USER_MODE_ONLY;
+#else
+    if (user_mode_only) return EINVAL;
+#endif
+    int fd = (int)syscall(SYS_userfaultfd, flags);
+    if (fd < 0) return errno;
+    struct uffdio_api api;
+    memset(&api, 0, sizeof api);
+    api.api = UFFD_API;
+    if (ioctl(fd, UFFDIO_API, &api) != 0) {
+        int err = errno;
+        close(fd);
+        return err;
+    }
+    *out_fd = fd;
+    return 0;
+#else
+    (void)user_mode_only; (void)out_fd;
+    return ENOSYS;
+#endif
+}
+
+int openrealm_uffd_register(int fd, void *address, uint64_t length) {
+    struct uffdio_register reg;
+    memset(&reg, 0, sizeof reg);
+    reg.range.start = (uint64_t)(uintptr_t)address;
+    reg.range.len = length;
+    reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+    if (ioctl(fd, UFFDIO_REGISTER, &reg) != 0) return errno;
+    if (!(reg.ioctls & ((uint64_t)1 << _UFFDIO_COPY))) return ENOTSUP;
+    return 0;
+}
+
+int openrealm_uffd_next_fault(int fd, int stop_fd, uint64_t *address) {
+    // Faults come in bursts (a lookup touches a few blocks in a row): look for the next one a
+    // few times before sleeping in poll, whose wake-up costs more than a block's decompression
+    // on a busy machine. A bounded spin: about 64 non-blocking reads.
+    for (int spin = 0; spin < 64; spin++) {
+        struct uffd_msg msg;
+        ssize_t n = read(fd, &msg, sizeof msg);
+        if (n == sizeof msg && msg.event == UFFD_EVENT_PAGEFAULT) {
+            *address = msg.arg.pagefault.address;
+            return 0;
+        }
+        if (n < 0 && errno != EAGAIN && errno != EINTR) break;
+    }
+    for (;;) {
+        struct pollfd fds[2] = {{.fd = fd, .events = POLLIN}, {.fd = stop_fd, .events = POLLIN}};
+        if (poll(fds, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        if (fds[1].revents) return ECANCELED;
+        struct uffd_msg msg;
+        ssize_t n = read(fd, &msg, sizeof msg);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR) continue;
+            return errno;
+        }
+        if (n != sizeof msg) return EIO;
+        if (msg.event != UFFD_EVENT_PAGEFAULT) continue;
+        *address = msg.arg.pagefault.address;
+        return 0;
+    }
+}
+
+int openrealm_uffd_copy(int fd, void *destination, const void *source, uint64_t length) {
+    struct uffdio_copy copy;
+    memset(&copy, 0, sizeof copy);
+    copy.dst = (uint64_t)(uintptr_t)destination;
+    copy.src = (uint64_t)(uintptr_t)source;
+    copy.len = length;
+    for (;;) {
+        if (ioctl(fd, UFFDIO_COPY, &copy) == 0) return 0;
+        if (errno == EAGAIN && copy.copy > 0 && (uint64_t)copy.copy < copy.len) {
+            // A partial copy: go on from where it stopped.
+            copy.dst += (uint64_t)copy.copy;
+            copy.src += (uint64_t)copy.copy;
+            copy.len -= (uint64_t)copy.copy;
+            copy.copy = 0;
+            continue;
+        }
+        if (errno == EAGAIN) continue;
+        return errno;
+    }
+}
+
+int openrealm_uffd_wake(int fd, void *address, uint64_t length) {
+    struct uffdio_range range = {.start = (uint64_t)(uintptr_t)address, .len = length};
+    return ioctl(fd, UFFDIO_WAKE, &range) == 0 ? 0 : errno;
+}
+#else
+int openrealm_uffd_open(int user_mode_only, int *out_fd) { (void)user_mode_only; (void)out_fd; return ENOSYS; }
+int openrealm_uffd_register(int fd, void *address, uint64_t length) { (void)fd; (void)address; (void)length; return ENOSYS; }
+int openrealm_uffd_next_fault(int fd, int stop_fd, uint64_t *address) { (void)fd; (void)stop_fd; (void)address; return ENOSYS; }
+int openrealm_uffd_copy(int fd, void *destination, const void *source, uint64_t length) { (void)fd; (void)destination; (void)source; (void)length; return ENOSYS; }
+int openrealm_uffd_wake(int fd, void *address, uint64_t length) { (void)fd; (void)address; (void)length; return ENOSYS; }
+#endif

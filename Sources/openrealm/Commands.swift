@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import RealmStorage
 
 enum Commands {
@@ -32,6 +37,19 @@ enum Commands {
         let before = try store.spaceUsage().fileSize
         let after = try Store.open(path: copy, options: StoreOptions(create: false, readOnly: true)).spaceUsage().fileSize
         print("wrote \(copy): \(after) bytes (from \(before))")
+    }
+
+    /// Writes a compacted copy of the realm at `path` to `copy`, LZ4-compressed with `lz4`
+    /// (a file that opens read-only only). A compressed source gives an ordinary writable
+    /// realm without `lz4`: the way back from a compressed copy.
+    static func copy(_ path: String, to copy: String, lz4: Bool) throws {
+        let store = try Store.open(path: path, options: StoreOptions(create: false, readOnly: true))
+        try store.writeCompactedCopy(to: copy, compression: lz4 ? .lz4 : .none)
+        let size = { (path: String) -> Int64 in
+            var info = stat()
+            return stat(path, &info) == 0 ? Int64(info.st_size) : -1
+        }
+        print("wrote \(copy): \(size(copy)) bytes\(lz4 ? ", LZ4-compressed" : "") (from \(size(path)) bytes)")
     }
 
     /// Compacts the file where it is (Store.compact): refused while any process has it open.

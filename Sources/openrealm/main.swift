@@ -5,6 +5,10 @@
 //   openrealm inspect <file>         list tables, columns, object counts and space
 //   openrealm compact <file> <copy>  write a compacted copy
 //   openrealm compact <file>         replace the file with a compacted copy (when nothing has it open)
+//   openrealm copy <file> <copy> [--lz4]
+//                                    write a compacted copy; --lz4: LZ4-compressed, opened
+//                                    read-only in place (without it, from a compressed file:
+//                                    a writable realm again)
 //   openrealm bench [rows] [folder]  time the engine's insert and lookup workload
 
 #if canImport(Glibc)
@@ -27,6 +31,7 @@ let usage = """
            openrealm verify <file>
            openrealm inspect <file>
            openrealm compact <file> [<copy>]
+           openrealm copy <file> <copy> [--lz4]
            openrealm bench [rows] [folder]
     """
 
@@ -38,6 +43,8 @@ do {
     case "inspect" where arguments.count == 2: try Commands.inspect(arguments[1])
     case "compact" where arguments.count == 3: try Commands.compact(arguments[1], to: arguments[2])
     case "compact" where arguments.count == 2: try Commands.compactInPlace(arguments[1])
+    case "copy" where arguments.count == 3: try Commands.copy(arguments[1], to: arguments[2], lz4: false)
+    case "copy" where arguments.count == 4 && arguments[3] == "--lz4": try Commands.copy(arguments[1], to: arguments[2], lz4: true)
     default: print(usage)
     }
 } catch {

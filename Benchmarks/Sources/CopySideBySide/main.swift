@@ -5,12 +5,18 @@
 // `Realm.compact(configuration:)` against `VACUUM` in place. Prints each run, the medians, and
 // the sizes of the files before and after.
 //
+// LZ4 (issue 25, point 2): `writeCopy(toFile:compression: .lz4)` timed and sized the same way;
+// then the LZ4 copy and an uncompressed copy, each opened read-only, in turn: reading every
+// object (every property), and random primary-key lookups, with the LZ4 copy read in place
+// through a cache of `--cache` MiB (default: the configuration's default, 4 MiB).
+//
 //   swift run -c release --package-path Benchmarks CopySideBySide [--rows N] [--repeat N] [--openrealm-only]
+//       [--cache MiB] [--lookups N]
 
 import EngineWorkloads
 import Foundation
 import GRDB
-import OpenRealm
+@_spi(Engine) import OpenRealm
 
 final class Person: Object {
     @Persisted(primaryKey: true) var id = 0
@@ -23,12 +29,16 @@ final class Person: Object {
 var rows = 1_000_000
 var repeats = 3
 var openRealmOnly = false
+var cacheSize = Realm.Configuration().compressedCacheSize
+var lookups = 100_000
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--rows": rows = Int(arguments.next()!)!
     case "--repeat": repeats = Int(arguments.next()!)!
     case "--openrealm-only": openRealmOnly = true
+    case "--cache": cacheSize = Int(arguments.next()!)! << 20
+    case "--lookups": lookups = Int(arguments.next()!)!
     default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
     }
 }
@@ -139,6 +149,86 @@ if queue != nil {
     print(String(format: "| compacted copy, synced (median s) | %.3f | – | – |", median(realmTimes)))
     print("| copy's size | \(mib(realmCopySize)) | – | – |")
 }
+
+// MARK: LZ4-compressed copies, and reading them in place
+
+var lz4Times: [Double] = []
+var lz4Size = 0
+let lz4Copy = folder.appendingPathComponent("copy.realmz"), plainCopy = folder.appendingPathComponent("copy.realm")
+do {
+    let realm = try Realm(configuration: realmConfiguration)
+    for n in 0..<repeats {
+        try? FileManager.default.removeItem(at: lz4Copy)
+        lz4Times.append(try seconds { try realm.writeCopy(toFile: lz4Copy, compression: .lz4) })
+        lz4Size = size(lz4Copy)
+        print(String(format: "run %d: writeCopy(compression: .lz4) %.3f s", n + 1, lz4Times.last!))
+    }
+    try realm.writeCopy(toFile: plainCopy)
+}
+print("\n| W7, LZ4 | OpenRealm | reference | ratio |")
+print("|---|---:|---:|---:|")
+print(String(format: "| LZ4 copy, synced (median s) | %.3f | %.3f (uncompressed copy) | %.2f× the time |",
+             median(lz4Times), median(realmTimes), median(lz4Times) / median(realmTimes)))
+if queue != nil {
+    print("| LZ4 copy's size | \(mib(lz4Size)) | \(mib(sqliteCopySize)) (SQLite's vacuumed) | "
+          + String(format: "%.2f× |", Double(lz4Size) / Double(sqliteCopySize)))
+}
+print("| LZ4 copy's size | \(mib(lz4Size)) | \(mib(size(plainCopy))) (uncompressed copy) | "
+      + String(format: "%.2f× |", Double(lz4Size) / Double(size(plainCopy))))
+
+/// Reads every property of every object; returns a sum so that nothing is optimised away.
+func readAll(_ realm: Realm) -> Int {
+    var total = 0
+    for person in realm.objects(Person.self) {
+        total &+= person.id &+ person.name.utf8.count &+ person.age &+ Int(person.score) &+ (person.email?.utf8.count ?? 0)
+    }
+    return total
+}
+/// `lookups` random primary keys of surviving objects (the even ids), each read whole.
+let keys: [Int] = {
+    var random = SystemRandomNumberGenerator()
+    return (0..<lookups).map { _ in Int.random(in: 0..<(rows / 2), using: &random) * 2 }
+}()
+func lookUp(_ realm: Realm) -> Int {
+    var total = 0
+    for key in keys {
+        guard let person = realm.object(ofType: Person.self, forPrimaryKey: key) else { preconditionFailure("no person \(key)") }
+        total &+= person.name.utf8.count &+ person.age
+    }
+    return total
+}
+var plainConfiguration = realmConfiguration
+plainConfiguration.fileURL = plainCopy
+plainConfiguration.readOnly = true
+var lz4Configuration = plainConfiguration
+lz4Configuration.fileURL = lz4Copy
+lz4Configuration.compressedCacheSize = cacheSize
+var scans: (plain: [Double], lz4: [Double]) = ([], []), probes: (plain: [Double], lz4: [Double]) = ([], [])
+do {
+    let plain = try Realm(configuration: plainConfiguration)
+    let lz4 = try Realm(configuration: lz4Configuration)
+    precondition(readAll(plain) == readAll(lz4), "the LZ4 copy reads other data than the uncompressed copy")
+    for n in 0..<repeats {
+        var sums = (0, 0)
+        scans.plain.append(seconds { sums.0 = readAll(plain) })
+        scans.lz4.append(seconds { sums.1 = readAll(lz4) })
+        probes.plain.append(seconds { sums.0 &+= lookUp(plain) })
+        probes.lz4.append(seconds { sums.1 &+= lookUp(lz4) })
+        precondition(sums.0 == sums.1, "the LZ4 copy reads other data than the uncompressed copy")
+        print(String(format: "run %d: every object %.3f s uncompressed, %.3f s LZ4; %d lookups %.3f s uncompressed, %.3f s LZ4",
+                     n + 1, scans.plain.last!, scans.lz4.last!, lookups, probes.plain.last!, probes.lz4.last!))
+    }
+    if let counts = lz4.compressedCounts {
+        print("LZ4 region: \(counts.onDemand ? "on demand" : "inflated (\(counts.fallbackReason ?? ""))"), budget \(counts.budget) blocks, "
+              + "peak \(counts.peakResident) resident, \(counts.installs) blocks decompressed")
+    }
+}
+print("\n| W7, read-only in place (cache \(cacheSize >> 20) MiB) | uncompressed copy | LZ4 copy | LZ4 speed / uncompressed |")
+print("|---|---:|---:|---:|")
+print(String(format: "| every object, every property (median s) | %.3f | %.3f | %.0f%% |",
+             median(scans.plain), median(scans.lz4), 100 * median(scans.plain) / median(scans.lz4)))
+print(String(format: "| %d random primary-key lookups (median s) | %.3f | %.3f | %.0f%% |",
+             lookups, median(probes.plain), median(probes.lz4), 100 * median(probes.plain) / median(probes.lz4)))
 
 // MARK: Compaction in place (once each: the second would find nothing to do)
 

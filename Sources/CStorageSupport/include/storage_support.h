@@ -53,4 +53,22 @@ int openrealm_range_is_locked(int fd, int64_t start, int64_t length);
 /// A hint: durability still needs fdatasync. Returns 0 or the errno.
 int openrealm_start_writeback(int fd, int64_t start, int64_t length);
 
+/// userfaultfd (Linux), for the region an LZ4-compressed copy is read through in place
+/// (Compressed/FaultRegion.swift). Each returns 0 or an errno (ENOSYS where there is none).
+///
+/// Opens a userfaultfd, non-blocking and close-on-exec, with `user_mode_only` asking for
+/// UFFD_USER_MODE_ONLY (faults from user code only, which unprivileged processes may ask for
+/// where vm.unprivileged_userfaultfd is 0), and negotiates the API.
+int openrealm_uffd_open(int user_mode_only, int *out_fd);
+/// Registers `length` bytes at `address` (page-aligned, anonymous) for missing-page faults.
+int openrealm_uffd_register(int fd, void *address, uint64_t length);
+/// Waits for the next page fault on `fd` and stores its address; ECANCELED once `stop_fd`
+/// becomes readable.
+int openrealm_uffd_next_fault(int fd, int stop_fd, uint64_t *address);
+/// Installs `length` bytes from `source` at `destination` (page-aligned) and wakes the threads
+/// waiting there; EEXIST when a page of the range is already present.
+int openrealm_uffd_copy(int fd, void *destination, const void *source, uint64_t length);
+/// Wakes the threads waiting on faults in the range.
+int openrealm_uffd_wake(int fd, void *address, uint64_t length);
+
 #endif

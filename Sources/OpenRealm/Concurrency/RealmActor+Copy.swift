@@ -18,12 +18,26 @@ extension RealmActor {
     /// - Throws: what `Realm.writeCopy(toFile:encryptionKey:)` throws, and what opening the
     ///   realm throws.
     public nonisolated func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) async throws {
+        try await writeCopy(toFile: fileURL, encryptionKey: encryptionKey, compression: .none)
+    }
+
+    /// Writes a compacted copy of the newest version of the realm to a new file, compressed
+    /// as `compression` says (as `Realm.writeCopy(toFile:encryptionKey:compression:)`), off
+    /// the actor as `writeCopy(toFile:encryptionKey:)`.
+    ///
+    /// ```swift
+    /// try await store.writeCopy(toFile: archiveURL, compression: .lz4)
+    /// ```
+    ///
+    /// - Throws: what `Realm.writeCopy(toFile:encryptionKey:)` throws, and what opening the
+    ///   realm throws.
+    public nonisolated func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil, compression: Realm.Compression) async throws {
         let path = try Realm.copyDestination(fileURL, encryptionKey: encryptionKey)
         let version = try await newestVersion()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Swift.Error>) in
             DispatchQueue.global().async {
                 continuation.resume(with: Result { () throws(Realm.Error) in
-                    try engine { () throws(StorageError) in try version.writeCompactedCopy(to: path) }
+                    try engine { () throws(StorageError) in try version.writeCompactedCopy(to: path, compression: compression.engine) }
                 })
             }
         }

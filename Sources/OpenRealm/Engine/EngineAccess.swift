@@ -496,3 +496,30 @@ public struct EngineTableReader {
         }
     }
 }
+
+// MARK: - Compressed copies
+
+/// What the cache of an LZ4-compressed copy has done (Compressed/FaultRegion.swift).
+@_spi(Engine)
+public struct EngineCompressedCounts: Sendable, Equatable {
+    /// Whether blocks are decompressed on demand (false: the copy was inflated at open, and
+    /// `fallbackReason` says why).
+    public var onDemand: Bool
+    public var fallbackReason: String?
+    /// The most blocks kept resident, and the most that ever were at once.
+    public var budget: Int
+    public var peakResident: Int
+    /// Blocks decompressed so far, and of them those that did not verify.
+    public var installs: Int
+    public var damaged: Int
+}
+
+extension Realm {
+    /// For a realm opened from an LZ4-compressed copy, what its cache has done; nil otherwise.
+    @_spi(Engine)
+    public var compressedCounts: EngineCompressedCounts? {
+        store.compressedCounts.map {
+            EngineCompressedCounts(onDemand: $0.onDemand, fallbackReason: $0.fallbackReason, budget: $0.budget, peakResident: $0.peakResident, installs: $0.installs, damaged: $0.damaged)
+        }
+    }
+}

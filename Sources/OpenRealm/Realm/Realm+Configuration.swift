@@ -23,7 +23,8 @@ extension Realm {
         /// that needs a write, such as a migration, can happen. A realm on a read-only file
         /// system, or in a folder this process may not write (one shipped with an
         /// application), opens without its lock file; a process that then opens it to write
-        /// is refused (`incompatibleLockFile`) until every such reader has closed it.
+        /// is refused (`incompatibleLockFile`) until every such reader has closed it. An
+        /// LZ4-compressed copy opens only read-only, and nothing is created beside it.
         public var readOnly = false
         /// The version of the schema the model classes describe.
         public var schemaVersion: UInt64 = 0
@@ -64,6 +65,22 @@ extension Realm {
         /// catch let error as Realm.Error where error.code == .fileCorrupted { /* refuse the upload */ }
         /// ```
         public var verifyIntegrityOnOpen = false
+        /// The most bytes of decompressed data an LZ4-compressed copy (`writeCopy(toFile:
+        /// encryptionKey:compression:)`) keeps in memory while it is read; at least four
+        /// 16 KiB blocks. Reads decompress the blocks they touch and the oldest are dropped
+        /// beyond this, so a larger cache serves repeated reads of a larger part of the file
+        /// without decompressing again. Where the system refuses the page-fault handling this
+        /// needs (Linux userfaultfd: a seccomp filter, a kernel before 4.3), the whole copy is
+        /// decompressed into memory at open instead. The first `Realm` of a file in the
+        /// process fixes it for the file. Default 4 MiB.
+        ///
+        /// ```swift
+        /// var config = Realm.Configuration(fileURL: archiveURL, readOnly: true)
+        /// config.compressedCacheSize = 64 << 20
+        /// ```
+        public var compressedCacheSize = 4 << 20
+        /// Tests: how a compressed copy is read (the fallback forced).
+        var compressedReading = CompressedReading.onDemand
         /// An encryption key (64 bytes). Encryption is not available yet: setting a key is an
         /// error when the realm is opened, never silently ignored.
         public var encryptionKey: Data?
@@ -116,8 +133,11 @@ extension Realm {
         var fileWrapper: (@Sendable (StorageFile) -> StorageFile)?
 
         var storeOptions: StoreOptions {
-            StoreOptions(durability: inMemoryIdentifier != nil ? .memOnly : .full, create: !readOnly, readOnly: readOnly,
-                         fileWrapper: fileWrapper)
+            var options = StoreOptions(durability: inMemoryIdentifier != nil ? .memOnly : .full, create: !readOnly, readOnly: readOnly,
+                                       fileWrapper: fileWrapper)
+            options.compressedCacheSize = compressedCacheSize
+            options.compressedReading = compressedReading
+            return options
         }
     }
 }

@@ -38,15 +38,50 @@ extension Realm {
     ///   (the source is damaged); inside a write, the write's recorded data error. A copy that
     ///   fails leaves no file at `fileURL`.
     public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
+        try writeCopy(toFile: fileURL, encryptionKey: encryptionKey, compression: .none)
+    }
+
+    /// How a copy written by `writeCopy(toFile:encryptionKey:compression:)` stores its data.
+    public struct Compression: Hashable, Sendable, CustomStringConvertible {
+        let engine: CopyCompression
+
+        /// A realm file like any other, readable and writable.
+        public static let none = Compression(engine: .none)
+        /// LZ4-compressed blocks behind a checksummed block table: a smaller file that opens
+        /// only read-only (`Configuration.readOnly`), in place, decompressing what is read
+        /// into a bounded cache (`Configuration.compressedCacheSize`). For backups, archives
+        /// and realms shipped with an application.
+        public static let lz4 = Compression(engine: .lz4)
+
+        public var description: String { engine == .lz4 ? "lz4" : "none" }
+    }
+
+    /// Writes a compacted copy of this realm to a new file, compressed as `compression` says.
+    ///
+    /// As `writeCopy(toFile:encryptionKey:)` (the same version, synced before it returns),
+    /// and with `.lz4` the copy's data is stored in LZ4-compressed blocks, each with a
+    /// checksum. Such a copy opens with the same API, read-only: reads decompress the blocks
+    /// they touch on demand, keeping at most `compressedCacheSize` bytes of them in memory, so
+    /// a copy of any size opens at once. Opened for writing it is refused (`readOnly`): to get
+    /// a writable realm from it, write an uncompressed copy of it from a read-only realm.
+    ///
+    /// ```swift
+    /// try realm.writeCopy(toFile: archiveURL, compression: .lz4)
+    /// let archive = try Realm(configuration: Realm.Configuration(fileURL: archiveURL, readOnly: true))
+    /// let order = archive.object(ofType: Order.self, forPrimaryKey: orderID)
+    /// ```
+    ///
+    /// - Throws: what `writeCopy(toFile:encryptionKey:)` throws.
+    public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil, compression: Compression) throws {
         if !isFrozen { confinement.verify() }
         let path = try Self.copyDestination(fileURL, encryptionKey: encryptionKey)
         if let writeTransaction {
             // A write that met a data error is discarded at its end: so would its copy be.
             if let writeFailure { throw writeFailure }
-            try engine { () throws(StorageError) in try writeTransaction.writeCompactedCopy(to: path) }
+            try engine { () throws(StorageError) in try writeTransaction.writeCompactedCopy(to: path, compression: compression.engine) }
         } else {
             let read = readTransaction
-            try engine { () throws(StorageError) in try read.writeCompactedCopy(to: path) }
+            try engine { () throws(StorageError) in try read.writeCompactedCopy(to: path, compression: compression.engine) }
         }
     }
 

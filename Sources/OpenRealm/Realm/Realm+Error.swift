@@ -44,6 +44,8 @@ extension Realm {
             public static let invalidQuery = Code(rawValue: "invalidQuery")
             public static let notInWriteTransaction = Code(rawValue: "notInWriteTransaction")
             public static let alreadyInWriteTransaction = Code(rawValue: "alreadyInWriteTransaction")
+            /// A write was asked of a realm opened read-only, or a file that can only be read
+            /// (an LZ4-compressed copy) was opened for writing.
             public static let readOnly = Code(rawValue: "readOnly")
             public static let unsupported = Code(rawValue: "unsupported")
             public static let maximumNumberOfActiveVersionsExceeded = Code(rawValue: "maximumNumberOfActiveVersionsExceeded")
@@ -98,6 +100,7 @@ extension Realm {
             case .transactionEnded: code = .notInWriteTransaction
             case .cancelled: code = .cancelled
             case .mergedWriteFailed: code = .mergedWriteFailed
+            case .readOnlyFile: code = .readOnly
             }
             self.init(code, error.message, path: error.path, errno: error.errno)
         }

@@ -88,7 +88,8 @@ public final class Realm {
     ///   `fileCorrupted`, `incompatibleLockFile` (another process opened it with a different
     ///   lock file layout, or has it open through a lock file deleted or replaced since),
     ///   `schemaMismatch`, `invalidSchema`,
-    ///   `unsupported` (an encryption key).
+    ///   `unsupported` (an encryption key), `readOnly` (an LZ4-compressed copy opened without
+    ///   `readOnly`).
     public convenience init(configuration: Configuration, isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(configuration: configuration, confinement: .of(isolation))
     }

@@ -44,6 +44,8 @@ package struct StorageError: Error, Sendable, CustomStringConvertible, Equatable
         /// A write committed together with this one failed and could not be undone on its
         /// own, so none of them was made (WriteRelay.swift).
         case mergedWriteFailed
+        /// The file can only be opened read-only (an LZ4-compressed copy: Compressed/).
+        case readOnlyFile
     }
 
     package var code: Code

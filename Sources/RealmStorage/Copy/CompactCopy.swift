@@ -176,20 +176,21 @@ extension Store {
     /// Writes the newest version, compacted, to a new file at `path`.
     ///
     /// - Throws: `fileExists` when `path` exists, I/O errors.
-    package func writeCompactedCopy(to path: String) throws(StorageError) {
-        try beginRead().writeCompactedCopy(to: path)
+    package func writeCompactedCopy(to path: String, compression: CopyCompression = .none) throws(StorageError) {
+        try beginRead().writeCompactedCopy(to: path, compression: compression)
     }
 }
 
 extension ReadTransaction {
-    /// Writes this version, compacted, to a new file at `path`, synced with its folder.
+    /// Writes this version, compacted, to a new file at `path`, synced with its folder;
+    /// `compression` .lz4 writes an LZ4-compressed copy (Compressed/CompressedFormat.swift).
     ///
     /// - Throws: `fileExists` when `path` exists, `outOfDiskSpace`, `ioFailure`,
     ///   `fileCorrupted` for a damaged source.
-    package func writeCompactedCopy(to path: String) throws(StorageError) {
+    package func writeCompactedCopy(to path: String, compression: CopyCompression = .none) throws(StorageError) {
         try CopyFile.refuseExisting(path)
         let source = CopySource(top: top, schemaBlob: try schemaBlob(), reading: context)
-        try CopyFile.create(at: path, source.encode(), hooks: store.options.copyHooks)
+        try CopyFile.create(at: path, source.encode(), compression: compression, hooks: store.options.copyHooks)
     }
 }
 
@@ -199,7 +200,7 @@ extension WriteTransaction {
     ///
     /// - Throws: `transactionEnded` after the commit or rollback, and what
     ///   `ReadTransaction.writeCompactedCopy` throws.
-    package func writeCompactedCopy(to path: String) throws(StorageError) {
+    package func writeCompactedCopy(to path: String, compression: CopyCompression = .none) throws(StorageError) {
         try ensureActive()
         try CopyFile.refuseExisting(path)
         // What a commit would do first, and what reads do when they need it: the copy then
@@ -211,6 +212,6 @@ extension WriteTransaction {
             source.clusters[key] = state.cluster.root
             source.indexes[key] = state.indexes.map { $0?.root }
         }
-        try CopyFile.create(at: path, source.encode(), hooks: store.options.copyHooks)
+        try CopyFile.create(at: path, source.encode(), compression: compression, hooks: store.options.copyHooks)
     }
 }

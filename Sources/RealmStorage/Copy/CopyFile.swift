@@ -37,6 +37,14 @@ package struct CopyHooks: Sendable {
     }
 }
 
+/// How a copy stores its nodes.
+package enum CopyCompression: Sendable, Equatable {
+    /// A realm file, as the source's.
+    case none
+    /// An LZ4-compressed copy, opened read-only in place (Compressed/CompressedFormat.swift).
+    case lz4
+}
+
 /// A change to the folder a copy is made in.
 package enum FolderStep: Sendable, Equatable {
     /// A new copy gets its name.
@@ -58,10 +66,14 @@ enum CopyFile {
 
     /// Writes `copy` to a new file at `path` (which must not exist) as a new file, synced with
     /// its folder (see the header).
-    static func create(at path: String, _ copy: CommitWriter.Prepared, hooks: CopyHooks) throws(StorageError) {
+    static func create(at path: String, _ copy: CommitWriter.Prepared, compression: CopyCompression = .none,
+                       hooks: CopyHooks) throws(StorageError) {
         // A name of its own: copies to one destination at once must not share a temporary file.
         let temporary = path + ".\(String(UInt64.random(in: .min ... .max), radix: 16)).copying"
-        try write(copy, to: temporary, hooks: hooks)
+        switch compression {
+        case .none: try write(copy, to: temporary, hooks: hooks)
+        case .lz4: try write(to: temporary, hooks: hooks) { (file) throws(StorageError) in try CompressedWriter.write(copy, to: file) }
+        }
         do throws(StorageError) {
             try hooks.beforeFolderStep?(.link)
         } catch {
@@ -87,14 +99,24 @@ enum CopyFile {
     /// Writes `copy` into a new file at `path` and syncs it (step 1). On failure the file
     /// is removed.
     static func write(_ copy: CommitWriter.Prepared, to path: String, hooks: CopyHooks) throws(StorageError) {
+        // One sync for nodes and slot: the file has no name a reader could open until it is
+        // synced (invariant 1).
+        try write(to: path, hooks: hooks) { (file) throws(StorageError) in try fill(file, with: copy, sync: true) }
+    }
+
+    /// Writes the realm file of `copy` into `file` (empty): header, nodes, slot.
+    static func fill(_ file: StorageFile, with copy: CommitWriter.Prepared, sync: Bool) throws(StorageError) {
+        try file.setSize(copy.slot.logicalSize)
+        try file.write(FileHeader.initial(), at: 0)
+        try copy.write(to: file, slotIndex: 0, sync: sync)
+    }
+
+    /// Creates a new file at `path` and has `body` write and sync it. On failure the file is
+    /// removed.
+    static func write(to path: String, hooks: CopyHooks, _ body: (StorageFile) throws(StorageError) -> Void) throws(StorageError) {
         do throws(StorageError) {
             let posix = try PosixFile(path: path, mode: .createNew)
-            let file = hooks.fileWrapper?(posix) ?? posix
-            try file.setSize(copy.slot.logicalSize)
-            try file.write(FileHeader.initial(), at: 0)
-            // One sync for nodes and slot: the file has no name a reader could open until it
-            // is synced (invariant 1).
-            try copy.write(to: file, slotIndex: 0, sync: true)
+            try body(hooks.fileWrapper?(posix) ?? posix)
         } catch {
             unlink(path)
             throw error

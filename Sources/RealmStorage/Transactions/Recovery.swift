@@ -25,7 +25,9 @@ enum Recovery {
         var format: UInt32
     }
 
-    static func open(file: StorageFile, path: String, minimumMapping: Int = 1 << 30) throws(StorageError) -> Result {
+    /// `checkExtents` false: the bytes the commit wrote are vouched for otherwise (the blocks
+    /// of a compressed copy, each verified when decompressed); its record is still checked.
+    static func open(file: StorageFile, path: String, minimumMapping: Int = 1 << 30, checkExtents: Bool = true) throws(StorageError) -> Result {
         let size = try file.size()
         guard size >= UInt64(FileHeader.size) else {
             throw StorageError(.invalidDatabase, size == 0 ? "the file is empty; it is not a realm file"
@@ -70,7 +72,7 @@ enum Recovery {
             let name = candidate.slotIndex >= 0 ? "slot \(candidate.slotIndex)" : "the run header at \(candidate.root.runHeader.offset)"
             let depth: UInt32
             do throws(StorageError) {
-                depth = try verifyCommit(candidate.root, mapping: mapping, physicalSize: size, check: check)
+                depth = try verifyCommit(candidate.root, mapping: mapping, physicalSize: size, check: check, extents: checkExtents)
             } catch {
                 reasons.append("\(name) (\(candidate.root.version)): \(error.message)")
                 if candidate.slotIndex >= 0 { refusedSlot = candidate.slotIndex }
@@ -145,7 +147,7 @@ enum Recovery {
     /// Checks that everything the commit of `slot` wrote reached the disk intact; returns the
     /// record's group depth (how many versions back its extents reach; 0 for one commit).
     @discardableResult
-    static func verifyCommit(_ slot: RootSlot, mapping: Mapping, physicalSize: UInt64, check: NodeCheck) throws(StorageError) -> UInt32 {
+    static func verifyCommit(_ slot: RootSlot, mapping: Mapping, physicalSize: UInt64, check: NodeCheck, extents: Bool = true) throws(StorageError) -> UInt32 {
         let limit = slot.logicalSize
         guard limit >= UInt64(FileHeader.size), limit <= physicalSize, limit <= UInt64(mapping.length) else {
             throw StorageError(.fileCorrupted, "its size \(limit) exceeds the file (\(physicalSize) bytes)")
@@ -159,7 +161,7 @@ enum Recovery {
         let depth = try r.u32()
         if record.flags & CommitWriter.historyNonceFlag != 0 { _ = try r.u64() }
         let lanes = record.flags & CommitWriter.laneChecksumsFlag != 0
-        for _ in 0..<count {
+        for _ in 0..<(extents ? count : 0) {
             let offset = try r.u64(), length = try r.u64(), sum = try r.u64()
             guard offset >= UInt64(FileHeader.size), length <= limit, offset <= limit - length else {
                 throw StorageError(.fileCorrupted, "its commit record lists an extent outside the file")

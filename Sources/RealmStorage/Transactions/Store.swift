@@ -126,6 +126,13 @@ package final class Store: @unchecked Sendable {
             try Store.writeGenesis(memory)
             file = options.fileWrapper?(memory) ?? memory
             coordination = nil
+        } else if CompressedFormat.isCompressedFile(at: path) {
+            // Immutable: nothing to coordinate with other processes, and nothing created
+            // beside it (no lock file).
+            guard options.readOnly else { throw CompressedFile.readOnly(path) }
+            file = try CompressedFile(path: path, cacheSize: options.compressedCacheSize, reading: options.compressedReading,
+                                      wrapper: options.fileWrapper)
+            coordination = nil
         } else {
             // Joined before the realm file is created or read: the first process creates it
             // (atomically), and none reads it before it has a reader slot.
@@ -150,7 +157,10 @@ package final class Store: @unchecked Sendable {
         // the newest (the reader table's argument, ProcessCoordination.swift).
         if !alone { coordination?.pinEverything(from: 1) }
         defer { if !alone { coordination?.pinEverything(from: 0) } }
-        let recovered = try Recovery.open(file: file, path: path, minimumMapping: options.minimumMapping)
+        // A compressed copy's blocks are verified as they are decompressed: checking the commit's
+        // extents would decompress the whole image at open.
+        let recovered = try Recovery.open(file: file, path: path, minimumMapping: options.minimumMapping,
+                                          checkExtents: !(file is CompressedFile))
         // Known on the disk: created just now, or what the processes before named synced in
         // the lock file. Else synced here (`settle`), when this store syncs at all.
         var synced = created || coordination?.previousSynced == recovered.slot.version.value
@@ -259,6 +269,9 @@ package final class Store: @unchecked Sendable {
 
     /// Whether the file at `path` is open in this process.
     package static func isOpen(path: String) -> Bool { StoreRegistry.shared.isOpen(path: path) }
+
+    /// What the region of an LZ4-compressed copy has done; nil for other files.
+    package var compressedCounts: FaultRegionCounts? { (file as? CompressedFile)?.counts }
 
     /// The newest committed version.
     package var latestVersion: VersionID { stateLock.withLock { committed.slot.version } }

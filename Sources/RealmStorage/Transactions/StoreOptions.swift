@@ -40,6 +40,11 @@ package struct StoreOptions: Sendable {
     /// Tests: wraps the files copies and compactions write, and stops them before a change to
     /// the folder (CopyFile.swift).
     package var copyHooks = CopyHooks()
+    /// The most bytes of decompressed blocks an LZ4-compressed copy keeps in memory while it
+    /// is read in place (Compressed/FaultRegion.swift; at least four blocks).
+    package var compressedCacheSize = 4 << 20
+    /// How an LZ4-compressed copy is read: on demand, or (tests of the fallback) inflated whole.
+    package var compressedReading = CompressedReading.onDemand
 
     package init(durability: Durability = .full, create: Bool = true, readOnly: Bool = false,
                  limits: TreeLimits = .standard, fileWrapper: (@Sendable (StorageFile) -> StorageFile)? = nil,

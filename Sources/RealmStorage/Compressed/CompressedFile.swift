@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An LZ4-compressed copy opened read-only, as the engine sees a realm file: its size and
+/// reads are those of the logical image, and its mapping decompresses blocks on demand
+/// (FaultRegion.swift). It cannot be written: the engine opens it only read-only, and every
+/// write throws.
+final class CompressedFile: StorageFile, @unchecked Sendable {
+    // @unchecked: `region`, `inflatedDamage` and `fallbackReason` are touched under `lock`; the
+    // rest is immutable.
+    let path: String
+    let blocks: CompressedBlocks
+    private let cacheSize: Int
+    private let reading: CompressedReading
+    private let lock = Mutex()
+    private weak var region: FaultRegion?
+    private var inflatedDamage: Int?
+    /// Why the image was inflated rather than read on demand, when it was.
+    private var fallbackReason: String?
+
+    /// Opens the compressed copy at `path` and verifies its header and block table.
+    ///
+    /// - Throws: what `CompressedLayout.read` throws, and what opening the file throws.
+    init(path: String, cacheSize: Int, reading: CompressedReading, wrapper: (@Sendable (StorageFile) -> StorageFile)?) throws(StorageError) {
+        self.path = path
+        let posix = try PosixFile(path: path, mode: .readOnly)
+        let file = wrapper?(posix) ?? posix
+        blocks = CompressedBlocks(file: file, layout: try CompressedLayout.read(from: file, path: path))
+        self.cacheSize = cacheSize
+        self.reading = reading
+    }
+
+    func size() throws(StorageError) -> UInt64 { blocks.layout.logicalSize }
+
+    /// Reads the logical image by decompressing the blocks `buffer` covers (the header, read
+    /// before anything is mapped).
+    ///
+    /// - Throws: `fileCorrupted` for a block that does not verify.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
+        let layout = blocks.layout
+        guard offset < layout.logicalSize else { return 0 }
+        let n = Int(min(UInt64(buffer.count), layout.logicalSize - offset))
+        let block = UnsafeMutableRawPointer.allocate(byteCount: layout.blockSize, alignment: 16)
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: blocks.readBufferSize, alignment: 16)
+        defer { block.deallocate(); scratch.deallocate() }
+        var done = 0
+        while done < n {
+            let at = offset + UInt64(done)
+            let index = Int(at / UInt64(layout.blockSize)), within = Int(at % UInt64(layout.blockSize))
+            guard blocks.fill(index, into: block, scratch: scratch) else {
+                throw StorageError(.fileCorrupted, "block \(index) of the compressed copy does not match its checksum: the file is damaged", path: path)
+            }
+            let count = min(n - done, layout.blockSize - within)
+            buffer.baseAddress!.advanced(by: done).copyMemory(from: block + within, byteCount: count)
+            done += count
+        }
+        return n
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) { throw Self.readOnly(path) }
+    func setSize(_ size: UInt64) throws(StorageError) { throw Self.readOnly(path) }
+    func sync() throws(StorageError) { throw Self.readOnly(path) }
+
+    /// The error for anything that would write a compressed copy.
+    static func readOnly(_ path: String) -> StorageError {
+        StorageError(.readOnlyFile, "an LZ4-compressed copy can only be opened read-only; to get a writable realm, write an "
+                     + "uncompressed copy of it (writeCopy(toFile:) from a read-only realm of it, or `openrealm copy <file> <copy>` "
+                     + "without --lz4)", path: path)
+    }
+
+    /// The region the logical image is read through (`length` is ignored: the image never grows).
+    func map(length: Int) throws(StorageError) -> Mapping {
+        try lock.withLock { () throws(StorageError) -> Mapping in
+            if reading == .onDemand {
+                let made = FaultRegion.make(blocks, cacheSize: cacheSize)
+                if let region = made.region {
+                    self.region = region
+                    return Mapping(base: UnsafeRawPointer(region.base), length: region.length, path: path) { withExtendedLifetime(region) {} }
+                }
+                fallbackReason = made.reason
+            } else {
+                fallbackReason = "inflating was asked for"
+            }
+            let inflated = try blocks.inflate(path: path)
+            inflatedDamage = inflated.damaged
+            return Mapping(base: UnsafeRawPointer(inflated.base), length: inflated.length, path: path) { munmap(inflated.base, inflated.length) }
+        }
+    }
+
+    /// What the region of the newest mapping has done (the inflated image: all blocks resident).
+    var counts: FaultRegionCounts {
+        lock.withLock {
+            if let region { return region.counts }
+            let n = blocks.layout.blocks.count
+            return FaultRegionCounts(onDemand: false, fallbackReason: fallbackReason, resident: n, peakResident: n, budget: n, installs: n,
+                                     damaged: inflatedDamage ?? 0)
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+@testable import RealmStorage
+
+/// LZ4-compressed copies (Compressed/): written from a version, opened read-only in place,
+/// read like the source, refused for writing, bounded in memory.
+@Suite struct CompressedCopyTests {
+    /// A store with `count` persons (every other one deleted when `sparse`) and a list column.
+    static func makeSource(_ path: String, count: Int, sparse: Bool = false) throws -> Store {
+        let store = try Store.open(path: path)
+        let tx = try store.beginWrite()
+        let table = try tx.createTable("Person", columns: Fixtures.personColumns + [ColumnSpec(name: "tags", type: .string, isList: true)])
+        for id in 0..<count {
+            try tx.insert(table, values: Fixtures.person(Int64(id)) + [.null])
+            if id % 7 == 0 { try tx.setList(table, ObjectKey(Int64(id)), ColumnKey(5), [.string("t\(id)"), .string("u")]) }
+        }
+        if sparse { for id in stride(from: 0, to: count, by: 2) { _ = try tx.delete(table, ObjectKey(Int64(id))) } }
+        try tx.commit()
+        return store
+    }
+
+    /// What a version holds, without its version number (a copy is version 1).
+    static func contents(_ read: ReadTransaction) throws -> DatabaseDump {
+        var dump = try DatabaseDump(read)
+        dump.version = 0
+        return dump
+    }
+
+    static func openCompressed(_ path: String, cacheSize: Int = 4 << 20, reading: CompressedReading = .onDemand) throws(StorageError) -> Store {
+        var options = StoreOptions(create: false, readOnly: true)
+        options.compressedCacheSize = cacheSize
+        options.compressedReading = reading
+        return try Store(path: path, options: options)
+    }
+
+    @Test(arguments: [CompressedReading.onDemand, .inflate])
+    func compressedCopyReadsAsTheSource(reading: CompressedReading) throws {
+        let dir = TemporaryDirectory()
+        let source = try Self.makeSource(dir.path(), count: 5000, sparse: true)
+        let copyPath = dir.path("copy.realmz")
+        try source.writeCompactedCopy(to: copyPath, compression: .lz4)
+        #expect(CompressedFormat.isCompressedFile(at: copyPath))
+        let copy = try Self.openCompressed(copyPath, reading: reading)
+        #expect(try Self.contents(copy.beginRead()) == Self.contents(source.beginRead()))
+        let read = copy.beginRead()
+        let view = try read.table(read.tables[0].key)
+        #expect(try view.indexLookup(ColumnKey(0), .int(501)) == [ObjectKey(501)])
+        #expect(try view.indexLookup(ColumnKey(0), .int(500)) == [])
+        try copy.verify()
+        let counts = try #require(copy.compressedCounts)
+        #expect(counts.onDemand == (reading == .onDemand))
+        #expect(counts.damaged == 0)
+        // Smaller than the uncompressed copy.
+        let plainPath = dir.path("copy.realm")
+        try source.writeCompactedCopy(to: plainPath)
+        let sizes = try [copyPath, plainPath].map { try FileManager.default.attributesOfItem(atPath: $0)[.size] as! Int }
+        #expect(sizes[0] < sizes[1])
+    }
+}
+
+extension CompressedCopyTests {
+    /// A file far larger than the cache answers lookups and a full scan, with no more blocks
+    /// resident than the budget allows at any time.
+    @Test func largeCopyIsReadWithinItsCacheBudget() throws {
+        let dir = TemporaryDirectory()
+        let source = try Self.makeSource(dir.path(), count: 200_000)
+        let copyPath = dir.path("copy.realmz")
+        try source.writeCompactedCopy(to: copyPath, compression: .lz4)
+        let copy = try Self.openCompressed(copyPath, cacheSize: 256 << 10)
+        let read = copy.beginRead()
+        let view = try read.table(read.tables[0].key)
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let id = Int64.random(in: 0..<200_000, using: &random)
+            let keys = try view.indexLookup(ColumnKey(0), .int(id))
+            #expect(keys.count == 1)
+            let row = try #require(try view.row(keys[0]))
+            #expect(Array(try row.values().prefix(5)) == Fixtures.person(id))
+        }
+        var seen = 0
+        try view.forEachRow { (row) throws(StorageError) -> Bool in
+            if try row.values()[0] != .int(row.key.value) { Issue.record("row \(row.key) holds another object") }
+            seen += 1
+            return true
+        }
+        #expect(seen == 200_000)
+        let counts = try #require(copy.compressedCounts)
+        #expect(counts.onDemand, "userfaultfd refused here: \(counts.fallbackReason ?? "")")
+        #expect(counts.budget == 16)
+        #expect(counts.peakResident <= counts.budget)
+        // The image is many times the budget: blocks were dropped and refilled.
+        let blocks = Int(read.slot.logicalSize) / CompressedFormat.defaultBlockSize
+        #expect(blocks > 10 * counts.budget)
+        #expect(counts.installs > blocks)
+        #expect(counts.damaged == 0)
+    }
+
+    /// Opened for writing, a compressed copy is refused with the way to a writable file; opened
+    /// read-only, nothing is created beside it (no lock file).
+    @Test func compressedCopyIsOnlyOpenedReadOnly() throws {
+        let dir = TemporaryDirectory()
+        let source = try Self.makeSource(dir.path(), count: 100)
+        let folder = TemporaryDirectory()
+        let copyPath = folder.path("copy.realmz")
+        try source.writeCompactedCopy(to: copyPath, compression: .lz4)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["copy.realmz"])
+        do {
+            _ = try Store(path: copyPath, options: StoreOptions())
+            Issue.record("a compressed copy opened for writing")
+        } catch {
+            #expect(error.code == .readOnlyFile)
+            #expect(error.message.contains("without --lz4"))
+        }
+        let copy = try Self.openCompressed(copyPath)
+        #expect(try copy.beginRead().table(copy.beginRead().tables[0].key).count() == 100)
+        #expect(throws: StorageError.self) { try copy.beginWrite() }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["copy.realmz"])
+        // A copy of the compressed copy, uncompressed, is an ordinary writable realm.
+        let writable = folder.path("writable.realm")
+        try copy.writeCompactedCopy(to: writable)
+        let reopened = try Store(path: writable, options: StoreOptions())
+        let tx = try reopened.beginWrite()
+        try tx.insert(reopened.beginRead().tables[0].key, values: Fixtures.person(100) + [.null])
+        try tx.commit()
+        try reopened.verify()
+    }
+}
