@@ -44,7 +44,7 @@ enum Commands {
     /// realm without `lz4`: the way back from a compressed copy.
     static func copy(_ path: String, to copy: String, lz4: Bool) throws {
         let store = try Store.open(path: path, options: StoreOptions(create: false, readOnly: true))
-        try store.writeCompactedCopy(to: copy, compression: lz4 ? .lz4 : .none)
+        try store.writeCompactedCopy(to: copy, compression: lz4 ? .lz4 : .none, progress: ProgressBar.forTerminal(label: "copying"))
         let size = { (path: String) -> Int64 in
             var info = stat()
             return stat(path, &info) == 0 ? Int64(info.st_size) : -1
@@ -54,11 +54,27 @@ enum Commands {
 
     /// Compacts the file where it is (Store.compact): refused while any process has it open.
     static func compactInPlace(_ path: String) throws {
-        switch try Store.compact(path: path, options: StoreOptions(create: false)) {
+        switch try Store.compact(path: path, options: StoreOptions(create: false), progress: ProgressBar.forTerminal(label: "compacting")) {
         case .compacted(let before, let after): print("compacted \(path): \(after) bytes (from \(before))")
         case .inUse(let reason): fail("\(path) was not compacted: \(reason); close it there first")
         case .noFile: fail("no realm file at \(path)")
         case .notNeeded: break
+        }
+    }
+}
+
+/// A progress bar on standard error for long copies, drawn only when standard error is a
+/// terminal (nothing when it is piped or logged).
+enum ProgressBar {
+    static func forTerminal(label: String) -> CopyProgressHandler? {
+        guard isatty(STDERR_FILENO) == 1 else { return nil }
+        return { progress in
+            let fraction = progress.objectsTotal == 0 ? 1 : Double(progress.objectsDone) / Double(progress.objectsTotal)
+            let width = 30, filled = Int(fraction * Double(width))
+            let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+            let line = "\r\(label) [\(bar)] \(Int(fraction * 100))% \(progress.objectsDone)/\(progress.objectsTotal) objects"
+            let text = line + (progress.finished ? "\n" : "")
+            text.withCString { _ = write(STDERR_FILENO, $0, strlen($0)) }
         }
     }
 }

@@ -29,15 +29,22 @@ extension RealmActor {
     /// try await store.writeCopy(toFile: archiveURL, compression: .lz4)
     /// ```
     ///
+    /// `progress`, when given, is called on the copying thread as
+    /// `Realm.writeCopy(toFile:encryptionKey:compression:progress:)` describes.
+    ///
     /// - Throws: what `Realm.writeCopy(toFile:encryptionKey:)` throws, and what opening the
     ///   realm throws.
-    public nonisolated func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil, compression: Realm.Compression) async throws {
+    public nonisolated func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil, compression: Realm.Compression,
+                                      progress: (@Sendable (Realm.CopyProgress) -> Void)? = nil) async throws {
         let path = try Realm.copyDestination(fileURL, encryptionKey: encryptionKey)
         let version = try await newestVersion()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Swift.Error>) in
             DispatchQueue.global().async {
                 continuation.resume(with: Result { () throws(Realm.Error) in
-                    try engine { () throws(StorageError) in try version.writeCompactedCopy(to: path, compression: compression.engine) }
+                    try engine { () throws(StorageError) in
+                        try version.writeCompactedCopy(to: path, compression: compression.engine,
+                                                       progress: progress.map { progress in { progress(Realm.CopyProgress($0)) } })
+                    }
                 })
             }
         }

@@ -71,17 +71,53 @@ extension Realm {
     /// let order = archive.object(ofType: Order.self, forPrimaryKey: orderID)
     /// ```
     ///
+    /// `progress`, when given, is called on this thread as the copy goes: first with nothing
+    /// copied, then about every hundredth of the objects, last once the copy is on disk
+    /// (`CopyProgress.isFinished`).
+    ///
+    /// ```swift
+    /// try realm.writeCopy(toFile: backupURL, compression: .none) { progress in
+    ///     print("\(Int(progress.fractionCompleted * 100))%")
+    /// }
+    /// ```
+    ///
     /// - Throws: what `writeCopy(toFile:encryptionKey:)` throws.
-    public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil, compression: Compression) throws {
+    public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil, compression: Compression,
+                          progress: ((CopyProgress) -> Void)? = nil) throws {
         if !isFrozen { confinement.verify() }
         let path = try Self.copyDestination(fileURL, encryptionKey: encryptionKey)
+        let report = progress.map { progress in { (engine: RealmStorage.CopyProgress) in progress(CopyProgress(engine)) } }
         if let writeTransaction {
             // A write that met a data error is discarded at its end: so would its copy be.
             if let writeFailure { throw writeFailure }
-            try engine { () throws(StorageError) in try writeTransaction.writeCompactedCopy(to: path, compression: compression.engine) }
+            try engine { () throws(StorageError) in
+                try writeTransaction.writeCompactedCopy(to: path, compression: compression.engine, progress: report)
+            }
         } else {
             let read = readTransaction
-            try engine { () throws(StorageError) in try read.writeCompactedCopy(to: path, compression: compression.engine) }
+            try engine { () throws(StorageError) in try read.writeCompactedCopy(to: path, compression: compression.engine, progress: report) }
+        }
+    }
+
+    /// How far a copy or a compaction has come (`writeCopy(toFile:encryptionKey:compression:progress:)`,
+    /// `compact(configuration:progress:)`), counted in objects: copying them is the work.
+    public struct CopyProgress: Sendable, Equatable {
+        /// Objects copied so far.
+        public let completedObjects: Int
+        /// Objects to copy (in a write, its uncommitted ones included).
+        public let totalObjects: Int
+        /// The copy is written and synced, its name durable: the last report.
+        public let isFinished: Bool
+
+        /// From 0 to 1 (1 for a realm with no objects once it is finished).
+        public var fractionCompleted: Double {
+            totalObjects == 0 ? (isFinished ? 1 : 0) : Double(completedObjects) / Double(totalObjects)
+        }
+
+        init(_ engine: RealmStorage.CopyProgress) {
+            completedObjects = engine.objectsDone
+            totalObjects = engine.objectsTotal
+            isFinished = engine.finished
         }
     }
 
@@ -121,6 +157,16 @@ extension Realm {
     ///   compacted one, which a power loss may turn back into the old one: both are whole).
     @discardableResult
     public static func compact(configuration: Configuration = .defaultConfiguration) throws -> Bool {
+        try compact(configuration: configuration, progress: nil)
+    }
+
+    /// As `compact(configuration:)`, telling `progress` (on this thread) how far the copy has
+    /// come: first with nothing copied, then about every hundredth of the objects, last once
+    /// the compacted file has replaced the old one. Not called when nothing is compacted.
+    ///
+    /// - Throws: what `compact(configuration:)` throws.
+    @discardableResult
+    public static func compact(configuration: Configuration = .defaultConfiguration, progress: ((CopyProgress) -> Void)?) throws -> Bool {
         guard configuration.inMemoryIdentifier == nil else { return false }
         guard !configuration.readOnly else {
             throw Realm.Error(.readOnly, "a read-only configuration cannot compact the file; compact with a writable one",
@@ -131,7 +177,8 @@ extension Realm {
                               path: configuration.path)
         }
         let result = try engine { () throws(StorageError) in
-            try Store.compact(path: configuration.path, options: configuration.storeOptions)
+            try Store.compact(path: configuration.path, options: configuration.storeOptions,
+                              progress: progress.map { progress in { progress(CopyProgress($0)) } })
         }
         if case .compacted = result { return true }
         return false

@@ -36,6 +36,8 @@ struct CopySource {
     var schemaBlob: [UInt8]?
     /// Reads the source's committed nodes (see the header, 1).
     let context: TreeContext
+    /// Told of the objects copied (CopyProgress.swift).
+    var progress: CopyProgressHandler?
 
     init(top: TopState, schemaBlob: [UInt8]?, reading context: TreeContext) {
         self.top = top
@@ -47,8 +49,18 @@ struct CopySource {
     }
 
     /// Encodes the copy as version 1 of a new file, ready to be written.
-    func encode() throws(StorageError) -> CommitWriter.Prepared {
+    func encode() throws(StorageError) -> (CommitWriter.Prepared, CopyProgressCounter?) {
         let version = VersionID(1)
+        var counter: CopyProgressCounter?
+        if let progress {
+            var total = 0
+            for info in top.tables {
+                if let cluster = clusters[info.key] ?? (info.clusterRoot.isNone ? nil : .clean(info.clusterRoot)) {
+                    total += try Self.objectCount(cluster, context.with(columns: info.columns))
+                }
+            }
+            counter = CopyProgressCounter(total: total, handler: progress)
+        }
         let writer = CommitWriter(version: version, free: FreeSpace(extents: [], logicalSize: UInt64(FileHeader.size)))
         var copy = top
         copy.version = version
@@ -60,34 +72,37 @@ struct CopySource {
             copy.tables[t].indexRoots = Array(repeating: .none, count: info.indexRoots.count)
             let cluster = clusters[info.key] ?? (info.clusterRoot.isNone ? nil : .clean(info.clusterRoot))
             if let cluster {
-                copy.tables[t].clusterRoot = try Self.copy(cluster, context.with(columns: info.columns), writer, depth: 0)
+                copy.tables[t].clusterRoot = try Self.copy(cluster, context.with(columns: info.columns), writer, depth: 0, counter)
             }
             for c in info.indexRoots.indices {
                 // A touched table's index tree where it has one, else the committed root (as a
                 // commit keeps it: `Store.prepareCommit`).
                 let touched = indexes[info.key].flatMap { c < $0.count ? $0[c] : nil }
                 let root = touched ?? (info.indexRoots[c].isNone ? nil : .clean(info.indexRoots[c]))
-                if let root { copy.tables[t].indexRoots[c] = try Self.copy(root, context, writer, depth: 0) }
+                if let root { copy.tables[t].indexRoots[c] = try Self.copy(root, context, writer, depth: 0, nil) }
             }
         }
         if let schemaBlob {
             copy.schemaBlob = try writer.place(BlobNode.encode(schemaBlob, version: version))
         }
-        return writer.finish(topRef: try writer.place(copy.encoded()))
+        return (writer.finish(topRef: try writer.place(copy.encoded())), counter)
     }
 
     /// Writes the tree below `node` into `sink`, leaves first; returns its new root.
-    static func copy<F: CopiedFormat>(_ node: TreeNode<F>, _ context: TreeContext, _ sink: NodeSink, depth: Int) throws(StorageError) -> Ref {
+    /// `counter`: told of each leaf's objects (object trees only).
+    static func copy<F: CopiedFormat>(_ node: TreeNode<F>, _ context: TreeContext, _ sink: NodeSink, depth: Int,
+                                      _ counter: CopyProgressCounter?) throws(StorageError) -> Ref {
         // A cycle of refs in a damaged file would recurse until the stack ran out.
         guard depth <= 64 else { throw StorageError(.fileCorrupted, "tree deeper than 64 levels: a cycle of refs") }
         switch node {
         case .leaf(let leaf):
+            counter?.advance(by: leaf.count)
             return try F.encodeCopy(of: leaf, owned: false, context, sink)
         case .inner(let inner):
             var refs: [Int64] = []
             refs.reserveCapacity(inner.children.count)
             for child in inner.children {
-                refs.append(Int64(bitPattern: try copy(child, context, sink, depth: depth + 1).offset))
+                refs.append(Int64(bitPattern: try copy(child, context, sink, depth: depth + 1, counter).offset))
             }
             return try sink.place(BTree<F>.encodeInner(inner, refs: refs, version: sink.version))
         case .clean(let ref):
@@ -96,6 +111,7 @@ struct CopySource {
                 // Only bytes the checksum has vouched for: a file of a format before node
                 // checksums is decoded, so that its damage is found here rather than
                 // stamped with a valid checksum in the copy (the upgrade at open is a copy).
+                if let counter { counter.advance(by: Int(try node.u32(NodeLayout.headerSize))) }
                 if context.check.enabled && F.copiesLeafBytes(context) { return try sink.place(rebadged(node, version: sink.version)) }
                 return try F.encodeCopy(of: try F.decodeLeaf(node, context), owned: true, context, sink)
             }
@@ -103,7 +119,7 @@ struct CopySource {
             var refs: [Int64] = []
             var counts: [Int64] = []
             for i in 0..<inner.childCount {
-                refs.append(Int64(bitPattern: try copy(TreeNode<F>.clean(inner.child(i)), context, sink, depth: depth + 1).offset))
+                refs.append(Int64(bitPattern: try copy(TreeNode<F>.clean(inner.child(i)), context, sink, depth: depth + 1, counter).offset))
                 counts.append(inner.counts[i])
             }
             var w = NodeWriter(capacity: 64 + refs.count * 24)
@@ -176,8 +192,9 @@ extension Store {
     /// Writes the newest version, compacted, to a new file at `path`.
     ///
     /// - Throws: `fileExists` when `path` exists, I/O errors.
-    package func writeCompactedCopy(to path: String, compression: CopyCompression = .none) throws(StorageError) {
-        try beginRead().writeCompactedCopy(to: path, compression: compression)
+    package func writeCompactedCopy(to path: String, compression: CopyCompression = .none,
+                                    progress: CopyProgressHandler? = nil) throws(StorageError) {
+        try beginRead().writeCompactedCopy(to: path, compression: compression, progress: progress)
     }
 }
 
@@ -187,10 +204,14 @@ extension ReadTransaction {
     ///
     /// - Throws: `fileExists` when `path` exists, `outOfDiskSpace`, `ioFailure`,
     ///   `fileCorrupted` for a damaged source.
-    package func writeCompactedCopy(to path: String, compression: CopyCompression = .none) throws(StorageError) {
+    package func writeCompactedCopy(to path: String, compression: CopyCompression = .none,
+                                    progress: CopyProgressHandler? = nil) throws(StorageError) {
         try CopyFile.refuseExisting(path)
-        let source = CopySource(top: top, schemaBlob: try schemaBlob(), reading: context)
-        try CopyFile.create(at: path, source.encode(), compression: compression, hooks: store.options.copyHooks)
+        var source = CopySource(top: top, schemaBlob: try schemaBlob(), reading: context)
+        source.progress = progress
+        let (copy, counter) = try source.encode()
+        try CopyFile.create(at: path, copy, compression: compression, hooks: store.options.copyHooks)
+        counter?.finish()
     }
 }
 
@@ -200,7 +221,8 @@ extension WriteTransaction {
     ///
     /// - Throws: `transactionEnded` after the commit or rollback, and what
     ///   `ReadTransaction.writeCompactedCopy` throws.
-    package func writeCompactedCopy(to path: String, compression: CopyCompression = .none) throws(StorageError) {
+    package func writeCompactedCopy(to path: String, compression: CopyCompression = .none,
+                                    progress: CopyProgressHandler? = nil) throws(StorageError) {
         try ensureActive()
         try CopyFile.refuseExisting(path)
         // What a commit would do first, and what reads do when they need it: the copy then
@@ -212,6 +234,9 @@ extension WriteTransaction {
             source.clusters[key] = state.cluster.root
             source.indexes[key] = state.indexes.map { $0?.root }
         }
-        try CopyFile.create(at: path, source.encode(), compression: compression, hooks: store.options.copyHooks)
+        source.progress = progress
+        let (copy, counter) = try source.encode()
+        try CopyFile.create(at: path, copy, compression: compression, hooks: store.options.copyHooks)
+        counter?.finish()
     }
 }

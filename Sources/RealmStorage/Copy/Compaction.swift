@@ -55,7 +55,8 @@ extension Store {
     ///   be synced after the rename (the file is then the compacted one, which a power loss
     ///   may turn back into the old one: both are whole).
     package static func compact(path: String, options: StoreOptions,
-                                if shouldCompact: (Store) throws(StorageError) -> Bool = { _ in true }) throws(StorageError) -> CompactionResult {
+                                if shouldCompact: (Store) throws(StorageError) -> Bool = { _ in true },
+                                progress: CopyProgressHandler? = nil) throws(StorageError) -> CompactionResult {
         guard options.durability != .memOnly, !options.readOnly else {
             throw StorageError(.invalidArgument, "only a realm file opened for writing can be compacted", path: path)
         }
@@ -65,6 +66,7 @@ extension Store {
         let temporary = path + ".compacting"
         var hold: OpeningHold?
         let sizes: (before: UInt64, after: UInt64)
+        let counter: CopyProgressCounter?
         do {
             // Step 2: unregistered, and closed at the end of this scope (step 6). Never creates
             // a file (one removed since the check above is not to be compacted).
@@ -77,7 +79,10 @@ extension Store {
             guard !store.otherProcessesHaveTheFile else { return .inUse("the realm was opened meanwhile") }
             unlink(temporary)
             let read = store.beginRead()
-            let copy = try CopySource(top: read.top, schemaBlob: try read.schemaBlob(), reading: read.context).encode()
+            var source = CopySource(top: read.top, schemaBlob: try read.schemaBlob(), reading: read.context)
+            source.progress = progress
+            let copy: CommitWriter.Prepared
+            (copy, counter) = try source.encode()
             try CopyFile.write(copy, to: temporary, hooks: options.copyHooks)
             // The file keeps its permissions: a realm kept private must not become readable
             // by others through a compaction.
@@ -86,6 +91,7 @@ extension Store {
             sizes = (try store.spaceUsage().fileSize, copy.slot.logicalSize)
         }
         try CopyFile.replace(path, with: temporary, hooks: options.copyHooks)
+        counter?.finish()
         withExtendedLifetime(hold) {}
         return .compacted(sizeBefore: sizes.before, sizeAfter: sizes.after)
     }
