@@ -36,12 +36,36 @@ protocol ObservedSubject {
     func snapshot() -> Snapshot
     /// Whether `changes` can have changed the subject (false: no need to read it again).
     func mayBeAffected(by changes: ChangeSet) -> Bool
+    /// Whether `changes` can have changed the subject as `old` holds it; a subject that keeps
+    /// enough in its snapshot answers per changed object (results: ResultsOrder.swift).
+    func mayBeAffected(by changes: ChangeSet, from old: Snapshot) -> Bool
+    /// Moves `old` to the subject now by applying `changes`, without reading the whole
+    /// subject: what changed, or nil when this cannot be done (then `old` is untouched and
+    /// the full comparison runs).
+    func advance(_ old: inout Snapshot, by changes: ChangeSet) -> Advanced<Delta>?
     /// What differs from `old` to `new`; nil when nothing worth reporting does. `changes` is nil
     /// when the change sets are unknown: everything present in both counts as modified.
     func delta(from old: Snapshot, to new: Snapshot, changes: ChangeSet?) -> Delta?
     /// The change an observation reports first (collections only).
     func initialChange() -> Change
     func change(for delta: Delta) -> Change
+}
+
+/// What an in-place advance of a snapshot found.
+enum Advanced<Delta> {
+    /// Nothing to report.
+    case unchanged
+    case changed(Delta)
+
+    var delta: Delta? {
+        if case .changed(let delta) = self { return delta }
+        return nil
+    }
+}
+
+extension ObservedSubject {
+    func mayBeAffected(by changes: ChangeSet, from old: Snapshot) -> Bool { mayBeAffected(by: changes) }
+    func advance(_ old: inout Snapshot, by changes: ChangeSet) -> Advanced<Delta>? { nil }
 }
 
 /// What changed between two snapshots.
@@ -126,10 +150,21 @@ class SubjectObservation<Subject: ObservedSubject>: ChangeObservation, @unchecke
     /// changes since the anchor; returns what changed, nil when nothing is to be reported. A
     /// final delta ends the observation.
     func moveSnapshot(to pin: () -> VersionPin, changes: ChangeSet?) -> Subject.Delta? {
-        guard let old = snapshot, !isFinished else { return nil }
-        if let changes, !subject.mayBeAffected(by: changes) {
+        guard var old = snapshot, !isFinished else { return nil }
+        if let changes, !subject.mayBeAffected(by: changes, from: old) {
             anchor = pin()
             return nil
+        }
+        if let changes {
+            // The kept snapshot is changed in place: let go of the stored copy first so that
+            // its arrays are not copied.
+            snapshot = nil
+            let advanced = subject.advance(&old, by: changes)
+            snapshot = old
+            if let advanced {
+                anchor = pin()
+                return advanced.delta
+            }
         }
         let new = subject.snapshot()
         let delta = subject.delta(from: old, to: new, changes: changes)
