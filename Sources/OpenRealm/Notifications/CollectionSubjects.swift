@@ -96,7 +96,8 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
     /// result again (see `advance(_:by:)`).
     let plan: IncrementalPlan?
     /// The classes other than `Element` whose changes can change the result or count as a
-    /// modification of its objects; whether `Element` links to itself (directly or on).
+    /// modification of its objects; whether `Element` links to itself through stored links
+    /// (directly or on), so that a change to one of its objects can modify another.
     private let others: [Object.Type]
     private let linksToItself: Bool
 
@@ -107,8 +108,7 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
         // Key paths compare watched values kept per object: the full comparison does that.
         if case .everything = observed.watch { plan = IncrementalPlan(results.query) } else { plan = nil }
         others = dependencies.filter { $0 != Element.self }
-        let targets = ((try? ObjectSchema.of(Element.self))?.properties ?? []).compactMap(\.linkTarget)
-        linksToItself = targets.contains { reachableClasses(from: $0).contains { $0 == Element.self } }
+        linksToItself = storedLinkTargets(of: Element.self).contains { storedLinkClosure(from: $0).contains { $0 == Element.self } }
     }
 
     var realm: Realm { results.realm }
@@ -202,6 +202,23 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
         let (deletions, insertions, modifications) = delta.indices()
         return .update(results, deletions: deletions, insertions: insertions, modifications: modifications)
     }
+}
+
+/// The classes `type`'s stored links (links, lists, sets and maps of objects) point at: what
+/// the default watch follows (linking objects are not followed).
+private func storedLinkTargets(of type: Object.Type) -> [Object.Type] {
+    ((try? ObjectSchema.of(type))?.properties ?? []).filter(\.isStored).compactMap(\.linkTarget)
+}
+
+/// `type` and every class reachable from it through stored links.
+private func storedLinkClosure(from type: Object.Type) -> [Object.Type] {
+    var found: [ObjectIdentifier: Object.Type] = [:]
+    var pending = [type]
+    while let next = pending.popLast() {
+        guard found.updateValue(next, forKey: ObjectIdentifier(next)) == nil else { continue }
+        pending += storedLinkTargets(of: next)
+    }
+    return Array(found.values)
 }
 
 // MARK: - Lists, sets and maps: one property of their owner

@@ -4,11 +4,22 @@ import RealmStorage
 // full recomputation, so that every notification test also tests the incremental path.
 
 #if DEBUG
+/// How many deliveries took the incremental path, for tests that must know it ran.
+enum IncrementalDeliveries {
+    private static let lock = Mutex()
+    // nonisolated(unsafe): only touched under `lock`.
+    nonisolated(unsafe) private static var total = 0
+
+    static var count: Int { lock.withLock { total } }
+    static func record() { lock.withLock { total += 1 } }
+}
+
 extension ResultsSubject {
     /// Traps when the incremental delivery from `before` differs from what the full
     /// comparison reports: another result, a delta that does not rebuild it, other
     /// modifications, or a delivery where there is none (or none where there is one).
     func verifyIncremental(from before: [ObjectKey], to after: [ObjectKey], _ indices: CollectionIndices, _ changes: ChangeSet) {
+        IncrementalDeliveries.record()
         let full = results.keys
         precondition(after == full, "incremental results: \(after.count) keys differ from the query's \(full.count)")
         let old = ResultsSnapshot(list: CollectionSnapshot(elements: before), order: nil)
