@@ -67,7 +67,7 @@ extension KeptOrder {
             if !gone, let row = try table.row(key),
                try plan.predicate.map({ (p) throws(StorageError) in try evaluator.matches(p, row, binding) }) ?? true {
                 object.isIn = true
-                if plan.isSorted { object.now = try plan.sortValues(row, binding, evaluator) }
+                if plan.isSorted { object.now = try plan.sortValues(row, binding) }
             }
             objects.append(object)
         }

@@ -43,19 +43,19 @@ struct IncrementalPlan {
     let predicate: BoundPredicate?
     /// The sort by the objects' own properties: property index and direction; empty for
     /// unsorted results (key order).
-    let order: [(index: Int, path: BoundPath, ascending: Bool)]
+    let order: [(index: Int, ascending: Bool)]
 
     /// The plan for `query`, or nil when its results cannot be kept up to date from the
     /// change sets alone: a collection as the source, a distinct, a sort or a filter that reads
     /// another object (a key path through a link, linking objects, a subquery or aggregate).
     init?(_ query: ResultsQuery) {
         guard case .table = query.source else { return nil }
-        var order: [(index: Int, path: BoundPath, ascending: Bool)] = []
+        var order: [(index: Int, ascending: Bool)] = []
         for (i, step) in query.steps.enumerated() {
             guard case .sort(let descriptors) = step, i == query.steps.count - 1 else { return nil }
             for descriptor in descriptors {
                 guard descriptor.path.steps.count == 1, !descriptor.path.last.isComputed, !descriptor.path.last.isList else { return nil }
-                order.append((descriptor.path.last.index, descriptor.path, descriptor.ascending))
+                order.append((descriptor.path.last.index, descriptor.ascending))
             }
         }
         if let predicate = query.predicate, !Self.readsOnlyItsObject(predicate) { return nil }
@@ -82,11 +82,12 @@ struct IncrementalPlan {
 
     var isSorted: Bool { !order.isEmpty }
 
-    /// The sort values of `row`.
-    func sortValues(_ row: Row, _ binding: TableBinding, _ evaluator: QueryEvaluator) throws(StorageError) -> SortValues {
+    /// The sort values of `row`: the plan sorts by the object's own scalar properties, so
+    /// each is its column's value (what `QueryEvaluator.values` gives for such a path).
+    func sortValues(_ row: Row, _ binding: TableBinding) throws(StorageError) -> SortValues {
         var values = SortValues(first: .null, rest: [])
         for (i, entry) in order.enumerated() {
-            let value = try evaluator.values(entry.path, row, binding).first ?? .null
+            let value = try row.value(binding.columns[entry.index])
             if i == 0 { values.first = value } else { values.rest.append(value) }
         }
         return values
@@ -109,21 +110,29 @@ struct KeptOrder {
     /// The table binding the result was read with: another one means the schema changed.
     let binding: ObjectIdentifier
 
-    /// The order of `keys` (the result now) under `plan`, read from the realm's current state.
+    /// The order of `keys` (the result now) under `plan`, read from the realm's current state
+    /// in one pass over the table's leaves (a lookup per key costs several times more).
     init?(_ keys: [ObjectKey], _ plan: IncrementalPlan, _ binding: TableBinding, in realm: Realm) {
         self.binding = ObjectIdentifier(binding)
         guard plan.isSorted else { return }
-        let evaluator = QueryEvaluator(realm: realm)
+        let ascending = keys.sorted()
+        var next = 0
+        var values: [ObjectKey: SortValues] = [:]
+        values.reserveCapacity(keys.count)
         do {
-            let table = try realm.tableView(binding.table)
-            sortValues.reserveCapacity(keys.count)
-            for key in keys {
-                guard let row = try table.row(key) else { return nil }
-                sortValues[key] = try plan.sortValues(row, binding, evaluator)
+            try realm.tableView(binding.table).forEachLeaf { (leaf) throws(StorageError) -> Bool in
+                for row in 0..<leaf.count where next < ascending.count && leaf.key(row) == ascending[next] {
+                    values[ascending[next]] = try plan.sortValues(leaf.row(row), binding)
+                    next += 1
+                }
+                return next < ascending.count
             }
         } catch {
             return nil
         }
+        // A key the table does not hold: keep no order (every delivery compares in full).
+        guard next == ascending.count else { return nil }
+        sortValues = values
     }
 
     /// The position `key` (with `values`) has, or would be inserted at, in `keys`.
