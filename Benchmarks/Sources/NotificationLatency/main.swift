@@ -36,17 +36,37 @@ func milliseconds(since start: ContinuousClock.Instant) -> Double {
     return Double(d.components.seconds) * 1e3 + Double(d.components.attoseconds) / 1e15
 }
 
-/// One durable write on another thread (as another part of a server commits), waited for.
-func writeOnAnotherThread(_ configuration: Realm.Configuration, _ body: @escaping @Sendable (Realm) -> Void) {
-    let done = DispatchSemaphore(value: 0)
-    let thread = Thread {
-        let realm = try! Realm(configuration: configuration)
-        try! realm.write { body(realm) }
-        realm.invalidate()
-        done.signal()
+/// The writer: a thread with its own realm committing one durable update per request, as
+/// another part of a server would; `update` returns once the commit has.
+final class Writer: @unchecked Sendable {
+    // @unchecked: `pending` is written before `request` is signalled and read after the
+    // writer's wait on it returns, so the semaphore orders every access.
+    private let request = DispatchSemaphore(value: 0)
+    private let committed = DispatchSemaphore(value: 0)
+    private var pending: (id: Int, score: Int)?
+
+    init(_ configuration: Realm.Configuration) {
+        Thread { [self] in
+            let realm = try! Realm(configuration: configuration)
+            while true {
+                request.wait()
+                guard let (id, score) = pending else { break }
+                try! realm.write { realm.object(ofType: Item.self, forPrimaryKey: id)!.score = score }
+                committed.signal()
+            }
+        }.start()
     }
-    thread.start()
-    done.wait()
+
+    func update(_ id: Int, score: Int) {
+        pending = (id, score)
+        request.signal()
+        committed.wait()
+    }
+
+    func stop() {
+        pending = nil
+        request.signal()
+    }
 }
 
 let realm = try Realm(configuration: configuration)
@@ -66,6 +86,8 @@ for start in stride(from: 0, to: rows, by: 100_000) {
 
 func percentile(_ sorted: [Double], _ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
 
+let writer = Writer(configuration)
+
 @MainActor func measure(_ label: String, _ results: Results<Item>) {
     var deliveries = 0
     let initialStart = ContinuousClock.now
@@ -78,7 +100,7 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double { sorted[min(sorted.c
     for _ in 0..<updates {
         let id = Int.random(in: 0..<rows)
         let score = Int.random(in: 0..<rows)
-        writeOnAnotherThread(configuration) { realm in realm.object(ofType: Item.self, forPrimaryKey: id)!.score = score }
+        writer.update(id, score: score)
         let start = ContinuousClock.now
         realm.refresh()
         samples.append(milliseconds(since: start))
@@ -94,3 +116,4 @@ print("|---|---|---|---|---|---|---|---|")
 measure("sorted(byKeyPath: \"score\")", realm.objects(Item.self).sorted(byKeyPath: "score"))
 measure("filter(\"score > \(rows / 2)\").sorted(byKeyPath: \"name\")",
         realm.objects(Item.self).filter("score > %@", rows / 2).sorted(byKeyPath: "name"))
+writer.stop()
