@@ -67,7 +67,9 @@ final class ScoredEntry: Object {
 
         for step in 0..<40 {
             try realm.write {
-                for _ in 0..<Int.random(in: 1...12, using: &random) {
+                // Half the commits change one object (the path that shifts keys in place).
+                let operations = Bool.random(using: &random) ? 1 : Int.random(in: 2...12, using: &random)
+                for _ in 0..<operations {
                     switch Int.random(in: 0..<4, using: &random) {
                     case 0:
                         Self.add(nextID, realm, &random)

@@ -72,6 +72,10 @@ extension KeptOrder {
             objects.append(object)
         }
 
+        if objects.count == 1, let old = objects[0].oldIndex, objects[0].isIn, !objects[0].replaced {
+            return move(objects[0], from: old, in: &keys, plan, modified: changes.modified.contains(objects[0].key.value))
+        }
+
         // 2. Take out every changed object that was in the result, from the back.
         let removed = objects.compactMap(\.oldIndex).sorted()
         for index in removed.reversed() { keys.remove(at: index) }
@@ -120,6 +124,38 @@ extension KeptOrder {
         result.insertions.sort()
         result.modifications.sort()
         return result
+    }
+
+    /// One object that stays in the result, at `old` before: the keys between its old and new
+    /// positions shift by one (a third of the array on average, where taking it out and putting
+    /// it back moves the whole tail twice).
+    private mutating func move(_ object: ChangedObject, from old: Int, in keys: inout [ObjectKey], _ plan: IncrementalPlan,
+                               modified: Bool) -> CollectionIndices {
+        if let now = object.now { sortValues[object.key] = now }
+        // Its place among the others: a binary search over the keys without position `old`.
+        var low = 0, high = keys.count - 1
+        while low < high {
+            let mid = (low + high) >> 1
+            let other = keys[mid < old ? mid : mid + 1]
+            let before = object.now.flatMap { now in sortValues[other].map { plan.precedes($0, other, now, object.key) } }
+                ?? (other.value < object.key.value)
+            if before { low = mid + 1 } else { high = mid }
+        }
+        let new = low
+        guard new != old else {
+            return CollectionIndices(deletions: [], insertions: [], modifications: modified ? [new] : [])
+        }
+        keys.withUnsafeMutableBufferPointer { buffer in
+            // `update(from:count:)` copies overlapping ranges in the safe direction.
+            let base = buffer.baseAddress!
+            if new > old {
+                (base + old).update(from: base + old + 1, count: new - old)
+            } else {
+                (base + new + 1).update(from: base + new, count: old - new)
+            }
+            base[new] = object.key
+        }
+        return CollectionIndices(deletions: [old], insertions: [new], modifications: [])
     }
 
     /// How many of `sorted` (ascending) are below `value`.
