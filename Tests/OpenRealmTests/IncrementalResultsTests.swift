@@ -2,7 +2,7 @@ import Foundation
 @testable import OpenRealm
 import Testing
 
-// Results kept up to date from the change sets (Notifications/ResultsOrder.swift): random
+// Results kept up to date from the change sets (Notifications/KeptOrder.swift): random
 // commits against 20,000 objects under random sorts (with many ties) and filters. Debug builds
 // check every incremental delivery against the full diff inside the library; here each
 // delivery is also applied to the previous contents and must give the results now.

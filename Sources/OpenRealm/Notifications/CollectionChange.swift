@@ -99,7 +99,7 @@ struct ElementDelta<Element: Hashable>: ObservedDelta {
     /// sets and linking objects have no places to set).
     var replacesInPlace = false
     /// The positions, when a delivery found them without comparing the lists (results kept
-    /// up to date from the change sets: ResultsOrder.swift); `old` and `new` are then empty.
+    /// up to date from the change sets: KeptOrder.swift); `old` and `new` are then empty.
     var known: CollectionIndices?
 
     /// Whether `value` links to an object modified or replaced.

@@ -80,7 +80,7 @@ extension Value {
 // MARK: - Results
 
 /// A result as its observation keeps it: its keys (and watched values), and when its deltas
-/// can be computed from the change sets, its order (ResultsOrder.swift).
+/// can be computed from the change sets, its order (KeptOrder.swift).
 struct ResultsSnapshot {
     var list: CollectionSnapshot<ObjectKey>
     var order: KeptOrder?

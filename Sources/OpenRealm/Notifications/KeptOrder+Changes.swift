@@ -1,6 +1,6 @@
 import RealmStorage
 
-// Applying one delivery's changes to a kept result (ResultsOrder.swift explains the steps).
+// Applying one delivery's changes to a kept result (KeptOrder.swift explains the steps).
 
 /// The positions a delivery reports (see `RealmCollectionChange.update`).
 struct CollectionIndices: Equatable {

@@ -14,6 +14,9 @@ import RealmStorage
 //      arrived are deletions and insertions; elements present in both whose objects the
 //      change sets mark modified (in the properties the observation watches) are
 //      modifications. The difference is a delta, and the new snapshot replaces the old.
+//      A subject that keeps enough in its snapshot applies the change sets to it instead
+//      (`advance(_:by:)`: results over a table, KeptOrder.swift), reading only the objects
+//      that changed; where the change sets cannot say enough it reads and compares in full.
 //   3. A callback observation turns the delta into a change and calls its block at once.
 //      A stream observation (ChangeSequence.swift) does not read anything at a delivery: it
 //      keeps the snapshot its consumer last saw, notes that something changed and wakes the
@@ -37,7 +40,7 @@ protocol ObservedSubject {
     /// Whether `changes` can have changed the subject (false: no need to read it again).
     func mayBeAffected(by changes: ChangeSet) -> Bool
     /// Whether `changes` can have changed the subject as `old` holds it; a subject that keeps
-    /// enough in its snapshot answers per changed object (results: ResultsOrder.swift).
+    /// enough in its snapshot answers per changed object (results: KeptOrder.swift).
     func mayBeAffected(by changes: ChangeSet, from old: Snapshot) -> Bool
     /// Moves `old` to the subject now by applying `changes`, without reading the whole
     /// subject: what changed, or nil when this cannot be done (then `old` is untouched and

@@ -1,6 +1,6 @@
 import RealmStorage
 
-// Debug builds check every delivery the kept order computed (ResultsOrder.swift) against the
+// Debug builds check every delivery the kept order computed (KeptOrder.swift) against the
 // full recomputation, so that every notification test also tests the incremental path.
 
 #if DEBUG
