@@ -30,6 +30,9 @@ final class ScoredEntry: Object {
         Case(filter: "flag == true", sort: [Sort(keyPath: "score", ascending: false), Sort(keyPath: "name")]),
         Case(filter: "score >= 500 AND name BEGINSWITH 'b'", sort: []),
         Case(filter: nil, sort: []),
+        // Answered by the index on `score`: the keys must still come in key order.
+        Case(filter: "score IN {3, 700, 1500}", sort: []),
+        Case(filter: "score == 700", sort: [Sort(keyPath: "name", ascending: false)]),
     ]
 
     static func name(_ random: inout SeededRandom) -> String {
@@ -46,7 +49,7 @@ final class ScoredEntry: Object {
         realm.add(entry)
     }
 
-    @Test(arguments: Array(0..<6), [7] as [UInt64])
+    @Test(arguments: Array(0..<8), [7] as [UInt64])
     func incrementalDeliveriesRebuildTheResults(kind: Int, seed: UInt64) throws {
         var random = SeededRandom(seed: seed &* 31 &+ UInt64(kind))
         let folder = TestFolder()
