@@ -76,6 +76,11 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // Commit → delivery latency of collection notifications (issue 27).
+        .executableTarget(
+            name: "NotificationLatency",
+            dependencies: [.product(name: "OpenRealm", package: "OpenRealm")]
+        ),
         // Compacted copies and compaction (W7 of the writeCopy issue) against SQLite's VACUUM
         // INTO and VACUUM.
         .executableTarget(

@@ -54,6 +54,17 @@ extension RealmObservableCollection {
     /// `keyPaths` (property names, dotted through links: `["name", "toys.brand"]`), only
     /// changes to those do; insertions and deletions are always reported.
     ///
+    /// Cost: a `Results` over all objects of a class, filtered and sorted by their own
+    /// properties and observed without `keyPaths`, keeps its keys and sort values and applies
+    /// each commit's changes to them, so a delivery costs what changed (each changed object
+    /// tested and placed by binary search), and a commit whose changed objects neither were
+    /// nor are in the results calls nothing. It reads the whole results again and compares
+    /// them when the changes cannot say enough: results of a list, set or linking objects, a
+    /// `distinct`, a filter or sort through a link, `keyPaths`, a change to an object of a
+    /// class the results link to (or a class linking to itself), a schema change, changes to
+    /// more than an eighth of the results, or commits whose changes are unknown. Kept per
+    /// observed `Results`: 8 bytes per object, plus about 60 per object when sorted.
+    ///
     /// ```swift
     /// let token = realm.objects(Dog.self).filter("age < 2").observe(keyPaths: ["name"]) { change in
     ///     if case .update(_, let deletions, let insertions, let modifications) = change {

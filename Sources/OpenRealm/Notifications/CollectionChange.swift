@@ -98,6 +98,9 @@ struct ElementDelta<Element: Hashable>: ObservedDelta {
     /// list, as Realm reports `list[i] = x`), not as a deletion and an insertion (results,
     /// sets and linking objects have no places to set).
     var replacesInPlace = false
+    /// The positions, when a delivery found them without comparing the lists (results kept
+    /// up to date from the change sets: KeptOrder.swift); `old` and `new` are then empty.
+    var known: CollectionIndices?
 
     /// Whether `value` links to an object modified or replaced.
     func objectChanged(_ value: Value) -> Bool {
@@ -134,6 +137,7 @@ extension ElementDelta where Element == Value {
     /// kept elements are already in their final order, so inserting the rest at their new
     /// positions rebuilds the new contents exactly.
     func indices() -> (deletions: [Int], insertions: [Int], modifications: [Int]) {
+        if let known { return (known.deletions, known.insertions, known.modifications) }
         let before = Self.identities(old), after = Self.identities(new)
         var newPosition: [Identity: Int] = [:]
         newPosition.reserveCapacity(after.count)

@@ -79,17 +79,36 @@ extension Value {
 
 // MARK: - Results
 
+/// A result as its observation keeps it: its keys (and watched values), and when its deltas
+/// can be computed from the change sets, its order (KeptOrder.swift).
+struct ResultsSnapshot {
+    var list: CollectionSnapshot<ObjectKey>
+    var order: KeptOrder?
+}
+
 struct ResultsSubject<Element: Object>: ObservedSubject {
     let results: Results<Element>
     let observed: ObservedElements
     /// Every class the query can read (the watch follows no others), and for results over a
     /// collection's objects, the class of the collection's owner.
     let dependencies: [Object.Type]
+    /// How to apply change sets to the kept result; nil when every delivery reads the whole
+    /// result again (see `advance(_:by:)`).
+    let plan: IncrementalPlan?
+    /// The classes other than `Element` whose changes can change the result or count as a
+    /// modification of its objects; whether `Element` links to itself through stored links
+    /// (directly or on), so that a change to one of its objects can modify another.
+    private let others: [Object.Type]
+    private let linksToItself: Bool
 
     init(_ results: Results<Element>, keyPaths: [String]?) {
         self.results = results
         observed = ObservedElements(Element.self, keyPaths: keyPaths)
         dependencies = reachableClasses(from: Element.self) + (results.query.source.owner.map { [$0.schema.objectType] } ?? [])
+        // Key paths compare watched values kept per object: the full comparison does that.
+        if case .everything = observed.watch { plan = IncrementalPlan(results.query) } else { plan = nil }
+        others = dependencies.filter { $0 != Element.self }
+        linksToItself = storedLinkTargets(of: Element.self).contains { storedLinkClosure(from: $0).contains { $0 == Element.self } }
     }
 
     var realm: Realm { results.realm }
@@ -97,19 +116,83 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
 
     /// The objects now; nil once the object whose collection they come from is deleted
     /// (reading them then would trap).
-    func snapshot() -> CollectionSnapshot<ObjectKey>? {
+    func snapshot() -> ResultsSnapshot? {
         if let owner = results.query.source.owner, (try? realm.tableView(owner.table).contains(owner.key)) != true { return nil }
-        return observed.snapshot(results.keys, objects: { $0 }, in: realm)
+        let list = observed.snapshot(results.keys, objects: { $0 }, in: realm)
+        var order: KeptOrder?
+        if let plan, let binding = try? realm.binding(for: Element.self) {
+            order = KeptOrder(list.elements, plan, binding, in: realm)
+        }
+        return ResultsSnapshot(list: list, order: order)
     }
 
     func mayBeAffected(by changes: ChangeSet) -> Bool { ChangeChecker(changes, realm).touches(dependencies) }
 
-    func delta(from old: CollectionSnapshot<ObjectKey>?, to new: CollectionSnapshot<ObjectKey>?, changes: ChangeSet?) -> CollectionDelta? {
+    /// Per changed object when the kept order allows: a commit that changed objects of the
+    /// class none of which was or is in the result does not wake the observer.
+    func mayBeAffected(by changes: ChangeSet, from old: ResultsSnapshot?) -> Bool {
+        guard let old, let plan, let order = old.order, let (binding, table, changed) = applicable(old, changes) else {
+            return mayBeAffected(by: changes)
+        }
+        return (try? order.concerns(changed, table, keys: old.list.elements, plan, binding, in: realm)) ?? true
+    }
+
+    /// The kept order, the binding, the table's changes and the changed keys, when `changes`
+    /// can be applied to `old` in place. Not when:
+    ///   - the query has no plan (`IncrementalPlan.init`: a collection as the source, a
+    ///     distinct, a filter or sort through a link), or the observation has key paths;
+    ///   - the schema changed (another table binding);
+    ///   - another class the result depends on changed (a linked object can change the
+    ///     filter or count as a modification of the objects linking to it), or the class
+    ///     links to itself;
+    ///   - more than an eighth of the result changed (then the full comparison is cheaper).
+    /// Commits whose change sets are unknown (another process's, without history) never get
+    /// here: `changes` is nil for them and the full comparison runs.
+    private func applicable(_ old: ResultsSnapshot, _ changes: ChangeSet) -> (TableBinding, TableChanges, [ObjectKey])? {
+        guard plan != nil, !linksToItself, let order = old.order, let binding = try? realm.binding(for: Element.self),
+              ObjectIdentifier(binding) == order.binding,
+              !ChangeChecker(changes, realm).touches(others) else { return nil }
+        let table = changes.tables[binding.table] ?? TableChanges()
+        let count = table.inserted.count + table.deleted.count + table.modified.count
+        guard count <= 16 || count * 8 <= old.list.elements.count else { return nil }
+        return (binding, table, KeptOrder.changedKeys(table))
+    }
+
+    func advance(_ old: inout ResultsSnapshot?, by changes: ChangeSet) -> Advanced<CollectionDelta>? {
+        guard let plan, let (binding, table, changed) = old.flatMap({ applicable($0, changes) }), var snapshot = old,
+              var order = snapshot.order else { return nil }
+        // Let go of the other copies so that the keys and sort values change in place.
+        old = nil
+        snapshot.order = nil
+        #if DEBUG
+        let before = snapshot.list.elements
+        #endif
+        let indices: CollectionIndices
+        do {
+            indices = try order.apply(table, changed, to: &snapshot.list.elements, plan, binding, in: realm)
+        } catch {
+            // A read failed before anything moved: the full comparison reads again.
+            snapshot.order = order
+            old = snapshot
+            return nil
+        }
+        snapshot.order = order
+        old = snapshot
+        #if DEBUG
+        verifyIncremental(from: before, to: snapshot.list.elements, indices, changes)
+        #endif
+        guard !indices.isEmpty else { return .unchanged }
+        var delta = CollectionDelta(old: [], new: [], modified: [], replaced: [])
+        delta.known = indices
+        return .changed(delta)
+    }
+
+    func delta(from old: ResultsSnapshot?, to new: ResultsSnapshot?, changes: ChangeSet?) -> CollectionDelta? {
         guard let old else { return nil }
         let owner = results.query.source.owner
         let gone = new == nil || owner.map { changes?.tables[$0.table]?.deleted.contains($0.key.value) == true } == true
-        let now = gone ? CollectionSnapshot(elements: []) : new ?? CollectionSnapshot(elements: [])
-        return orderedDelta(from: old.mapElements(Value.link), to: now.mapElements(Value.link), observed, changes: changes, realm: realm,
+        let now = gone ? CollectionSnapshot(elements: []) : new?.list ?? CollectionSnapshot(elements: [])
+        return orderedDelta(from: old.list.mapElements(Value.link), to: now.mapElements(Value.link), observed, changes: changes, realm: realm,
                             isFinal: gone)
     }
 
@@ -119,6 +202,23 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
         let (deletions, insertions, modifications) = delta.indices()
         return .update(results, deletions: deletions, insertions: insertions, modifications: modifications)
     }
+}
+
+/// The classes `type`'s stored links (links, lists, sets and maps of objects) point at: what
+/// the default watch follows (linking objects are not followed).
+private func storedLinkTargets(of type: Object.Type) -> [Object.Type] {
+    ((try? ObjectSchema.of(type))?.properties ?? []).filter(\.isStored).compactMap(\.linkTarget)
+}
+
+/// `type` and every class reachable from it through stored links.
+private func storedLinkClosure(from type: Object.Type) -> [Object.Type] {
+    var found: [ObjectIdentifier: Object.Type] = [:]
+    var pending = [type]
+    while let next = pending.popLast() {
+        guard found.updateValue(next, forKey: ObjectIdentifier(next)) == nil else { continue }
+        pending += storedLinkTargets(of: next)
+    }
+    return Array(found.values)
 }
 
 // MARK: - Lists, sets and maps: one property of their owner

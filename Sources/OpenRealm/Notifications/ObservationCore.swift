@@ -14,6 +14,9 @@ import RealmStorage
 //      arrived are deletions and insertions; elements present in both whose objects the
 //      change sets mark modified (in the properties the observation watches) are
 //      modifications. The difference is a delta, and the new snapshot replaces the old.
+//      A subject that keeps enough in its snapshot applies the change sets to it instead
+//      (`advance(_:by:)`: results over a table, KeptOrder.swift), reading only the objects
+//      that changed; where the change sets cannot say enough it reads and compares in full.
 //   3. A callback observation turns the delta into a change and calls its block at once.
 //      A stream observation (ChangeSequence.swift) does not read anything at a delivery: it
 //      keeps the snapshot its consumer last saw, notes that something changed and wakes the
@@ -36,12 +39,36 @@ protocol ObservedSubject {
     func snapshot() -> Snapshot
     /// Whether `changes` can have changed the subject (false: no need to read it again).
     func mayBeAffected(by changes: ChangeSet) -> Bool
+    /// Whether `changes` can have changed the subject as `old` holds it; a subject that keeps
+    /// enough in its snapshot answers per changed object (results: KeptOrder.swift).
+    func mayBeAffected(by changes: ChangeSet, from old: Snapshot) -> Bool
+    /// Moves `old` to the subject now by applying `changes`, without reading the whole
+    /// subject: what changed, or nil when this cannot be done (then `old` is untouched and
+    /// the full comparison runs).
+    func advance(_ old: inout Snapshot, by changes: ChangeSet) -> Advanced<Delta>?
     /// What differs from `old` to `new`; nil when nothing worth reporting does. `changes` is nil
     /// when the change sets are unknown: everything present in both counts as modified.
     func delta(from old: Snapshot, to new: Snapshot, changes: ChangeSet?) -> Delta?
     /// The change an observation reports first (collections only).
     func initialChange() -> Change
     func change(for delta: Delta) -> Change
+}
+
+/// What an in-place advance of a snapshot found.
+enum Advanced<Delta> {
+    /// Nothing to report.
+    case unchanged
+    case changed(Delta)
+
+    var delta: Delta? {
+        if case .changed(let delta) = self { return delta }
+        return nil
+    }
+}
+
+extension ObservedSubject {
+    func mayBeAffected(by changes: ChangeSet, from old: Snapshot) -> Bool { mayBeAffected(by: changes) }
+    func advance(_ old: inout Snapshot, by changes: ChangeSet) -> Advanced<Delta>? { nil }
 }
 
 /// What changed between two snapshots.
@@ -126,10 +153,21 @@ class SubjectObservation<Subject: ObservedSubject>: ChangeObservation, @unchecke
     /// changes since the anchor; returns what changed, nil when nothing is to be reported. A
     /// final delta ends the observation.
     func moveSnapshot(to pin: () -> VersionPin, changes: ChangeSet?) -> Subject.Delta? {
-        guard let old = snapshot, !isFinished else { return nil }
-        if let changes, !subject.mayBeAffected(by: changes) {
+        guard var old = snapshot, !isFinished else { return nil }
+        if let changes, !subject.mayBeAffected(by: changes, from: old) {
             anchor = pin()
             return nil
+        }
+        if let changes {
+            // The kept snapshot is changed in place: let go of the stored copy first so that
+            // its arrays are not copied.
+            snapshot = nil
+            let advanced = subject.advance(&old, by: changes)
+            snapshot = old
+            if let advanced {
+                anchor = pin()
+                return advanced.delta
+            }
         }
         let new = subject.snapshot()
         let delta = subject.delta(from: old, to: new, changes: changes)

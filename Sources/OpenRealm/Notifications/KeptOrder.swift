@@ -1,0 +1,160 @@
+import RealmStorage
+
+// Results deltas that cost what changed (issue 27).
+//
+// An observed `Results` over a whole table, filtered by its objects' own properties and
+// sorted by them (or not sorted: key order), keeps between deliveries its keys in order and,
+// when sorted, each key's sort values. A delivery then reads only the objects the change sets
+// name:
+//
+//   1. For each changed object: was it in the result (its kept sort values, or a binary search
+//      of the keys when unsorted), and is it now (read its row, test the filter, read its sort
+//      values). Objects deleted and inserted again under the same key are two objects.
+//   2. Old positions by binary search in the kept order (sort values, then key: the stable
+//      sort's ties keep key order, as the query returns the table's keys ascending); the
+//      changed objects are taken out and those in the result now put back at their places.
+//   3. Every unchanged object keeps its order and membership. A changed object in both
+//      versions stays (no move) when it has as many unchanged objects before it as it had, and
+//      keeps its order against the other staying changed objects in that gap (a longest
+//      increasing run, as `ElementDelta.indices()` finds over the whole list); every other
+//      changed object that left or moved is a deletion at its old position, every one that
+//      arrived or moved an insertion at its new position. Staying objects the change sets
+//      mark modified are modifications at their new positions.
+//
+// The cost is O(k log n) comparisons for k changed objects plus shifting the key array
+// (a memmove) per insertion and removal. Memory per observation: the keys (8 bytes each) and,
+// when sorted, a dictionary from key to sort values (about 60 bytes per object).
+//
+// Where several sets of fewest moves exist (an object that swaps with one neighbour), this
+// path keeps the unchanged neighbour in place and reports the changed object as moved, where
+// the full diff may pick the neighbour; both rebuild the new contents with as few moves.
+//
+// The full recomputation (`ResultsSubject.delta`) is used instead when the change sets cannot
+// say enough: see `ResultsSubject.advance(_:by:)`.
+
+/// The sort values of one object: the first descriptor's value inline, as most sorts have one.
+struct SortValues {
+    var first: Value
+    var rest: [Value]
+}
+
+/// How a result orders its objects, when a delivery can apply changes to it in place.
+struct IncrementalPlan {
+    let predicate: BoundPredicate?
+    /// The sort by the objects' own properties: property index and direction; empty for
+    /// unsorted results (key order).
+    let order: [(index: Int, ascending: Bool)]
+
+    /// The plan for `query`, or nil when its results cannot be kept up to date from the
+    /// change sets alone: a collection as the source, a distinct, a sort or a filter that reads
+    /// another object (a key path through a link, linking objects, a subquery or aggregate).
+    init?(_ query: ResultsQuery) {
+        guard case .table = query.source else { return nil }
+        var order: [(index: Int, ascending: Bool)] = []
+        for (i, step) in query.steps.enumerated() {
+            guard case .sort(let descriptors) = step, i == query.steps.count - 1 else { return nil }
+            for descriptor in descriptors {
+                guard descriptor.path.steps.count == 1, !descriptor.path.last.isComputed, !descriptor.path.last.isList else { return nil }
+                order.append((descriptor.path.last.index, descriptor.ascending))
+            }
+        }
+        if let predicate = query.predicate, !Self.readsOnlyItsObject(predicate) { return nil }
+        self.predicate = query.predicate
+        self.order = order
+    }
+
+    private static func readsOnlyItsObject(_ predicate: BoundPredicate) -> Bool {
+        switch predicate {
+        case .constant: return true
+        case .not(let inner): return readsOnlyItsObject(inner)
+        case .and(let parts), .or(let parts): return parts.allSatisfy(readsOnlyItsObject)
+        case .compare(let c): return readsOnlyItsObject(c.left) && readsOnlyItsObject(c.right)
+        }
+    }
+
+    private static func readsOnlyItsObject(_ operand: BoundOperand) -> Bool {
+        switch operand {
+        case .value, .values: return true
+        case .path(let path): return path.steps.count == 1 && !path.last.isComputed
+        case .aggregate, .subqueryCount: return false
+        }
+    }
+
+    var isSorted: Bool { !order.isEmpty }
+
+    /// The sort values of `row`: the plan sorts by the object's own scalar properties, so
+    /// each is its column's value (what `QueryEvaluator.values` gives for such a path).
+    func sortValues(_ row: Row, _ binding: TableBinding) throws(StorageError) -> SortValues {
+        var values = SortValues(first: .null, rest: [])
+        for (i, entry) in order.enumerated() {
+            let value = try row.value(binding.columns[entry.index])
+            if i == 0 { values.first = value } else { values.rest.append(value) }
+        }
+        return values
+    }
+
+    /// Whether (`a`, `ka`) goes before (`b`, `kb`): by the sort, then by key.
+    func precedes(_ a: SortValues, _ ka: ObjectKey, _ b: SortValues, _ kb: ObjectKey) -> Bool {
+        for (i, entry) in order.enumerated() {
+            let c = ResultsQuery.sortOrder(i == 0 ? a.first : a.rest[i - 1], i == 0 ? b.first : b.rest[i - 1])
+            if c != 0 { return entry.ascending ? c < 0 : c > 0 }
+        }
+        return ka.value < kb.value
+    }
+}
+
+/// The order a result keeps between deliveries (see the top of this file).
+struct KeptOrder {
+    /// The sort values of every object in the result (sorted results only).
+    var sortValues: [ObjectKey: SortValues] = [:]
+    /// The table binding the result was read with: another one means the schema changed.
+    let binding: ObjectIdentifier
+
+    /// The order of `keys` (the result now) under `plan`, read from the realm's current state
+    /// in one pass over the table's leaves (a lookup per key costs several times more).
+    init?(_ keys: [ObjectKey], _ plan: IncrementalPlan, _ binding: TableBinding, in realm: Realm) {
+        self.binding = ObjectIdentifier(binding)
+        guard plan.isSorted else { return }
+        let ascending = keys.sorted()
+        var next = 0
+        var values: [ObjectKey: SortValues] = [:]
+        values.reserveCapacity(keys.count)
+        do {
+            try realm.tableView(binding.table).forEachLeaf { (leaf) throws(StorageError) -> Bool in
+                for row in 0..<leaf.count where next < ascending.count && leaf.key(row) == ascending[next] {
+                    values[ascending[next]] = try plan.sortValues(leaf.row(row), binding)
+                    next += 1
+                }
+                return next < ascending.count
+            }
+        } catch {
+            return nil
+        }
+        // A key the table does not hold: keep no order (every delivery compares in full).
+        guard next == ascending.count else { return nil }
+        sortValues = values
+    }
+
+    /// The position `key` (with `values`) has, or would be inserted at, in `keys`.
+    func position(of key: ObjectKey, _ values: SortValues?, in keys: [ObjectKey], _ plan: IncrementalPlan) -> Int {
+        var low = 0, high = keys.count
+        while low < high {
+            let mid = (low + high) >> 1
+            let before: Bool
+            if let values, let other = sortValues[keys[mid]] {
+                before = plan.precedes(other, keys[mid], values, key)
+            } else {
+                before = keys[mid].value < key.value
+            }
+            if before { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// Whether `key` is in `keys` (the result as kept).
+    func contains(_ key: ObjectKey, in keys: [ObjectKey], _ plan: IncrementalPlan) -> Bool {
+        if plan.isSorted { return sortValues[key] != nil }
+        let i = position(of: key, nil, in: keys, plan)
+        return i < keys.count && keys[i] == key
+    }
+}

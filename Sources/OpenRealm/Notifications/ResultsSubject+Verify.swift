@@ -1,0 +1,43 @@
+import RealmStorage
+
+// Debug builds check every delivery the kept order computed (KeptOrder.swift) against the
+// full recomputation, so that every notification test also tests the incremental path.
+
+#if DEBUG
+/// How many deliveries took the incremental path, for tests that must know it ran.
+enum IncrementalDeliveries {
+    private static let lock = Mutex()
+    // nonisolated(unsafe): only touched under `lock`.
+    nonisolated(unsafe) private static var total = 0
+
+    static var count: Int { lock.withLock { total } }
+    static func record() { lock.withLock { total += 1 } }
+}
+
+extension ResultsSubject {
+    /// Traps when the incremental delivery from `before` differs from what the full
+    /// comparison reports: another result, a delta that does not rebuild it, other
+    /// modifications, or a delivery where there is none (or none where there is one).
+    func verifyIncremental(from before: [ObjectKey], to after: [ObjectKey], _ indices: CollectionIndices, _ changes: ChangeSet) {
+        IncrementalDeliveries.record()
+        let full = results.keys
+        precondition(after == full, "incremental results: \(after.count) keys differ from the query's \(full.count)")
+        let old = ResultsSnapshot(list: CollectionSnapshot(elements: before), order: nil)
+        let new = ResultsSnapshot(list: CollectionSnapshot(elements: full), order: nil)
+        let expected = delta(from: old, to: new, changes: changes)
+        precondition((expected == nil) == indices.isEmpty, "incremental results: delivery \(indices) where the full diff has \(String(describing: expected.map { $0.indices() }))")
+        guard let expected else { return }
+        let (_, _, modifications) = expected.indices()
+        // Where the full diff kept a changed object in place and moved its unchanged neighbour,
+        // this path reports the object as moved: a modification there is an insertion here.
+        let reported = Set(indices.modifications.map { after[$0] }), moved = Set(indices.insertions.map { after[$0] })
+        let expectedModified = Set(modifications.map { full[$0] })
+        precondition(reported.isSubset(of: expectedModified) && expectedModified.subtracting(reported).isSubset(of: moved),
+                     "incremental results: modifications \(indices.modifications) where the full diff has \(modifications)")
+        var rebuilt = before
+        for index in indices.deletions.reversed() { rebuilt.remove(at: index) }
+        for index in indices.insertions { rebuilt.insert(after[index], at: index) }
+        precondition(rebuilt == after, "incremental results: \(indices) does not rebuild the result")
+    }
+}
+#endif
