@@ -122,7 +122,8 @@ import Testing
                 break
             }
         }
-        #expect(failures >= 1, "the compaction makes no \(call) call")
+        // The copy grows by its writes as it streams (Copy/CopyWriter.swift): it sets no size.
+        #expect(call == .setSize ? failures == 0 : failures >= 1, "the compaction makes no \(call) call")
     }
 
     /// A power cut at the copy's sync: its unsynced writes land in any way (kept, dropped,

@@ -43,10 +43,10 @@ import Testing
         let dir = TemporaryDirectory()
         let (bytes, contents) = try Self.sample(dir)
         let layout = try Self.layout(of: bytes, in: dir)
-        let tableEnd = CompressedFormat.headerSize + layout.tableSize
+        let tableStart = bytes.count - layout.tableSize
         // Every byte of the header and table, and bytes throughout the blocks.
-        var positions = Array(0..<tableEnd)
-        positions += stride(from: tableEnd, to: bytes.count, by: max(1, (bytes.count - tableEnd) / 150))
+        var positions = Array(0..<CompressedFormat.headerSize) + Array(tableStart..<bytes.count)
+        positions += stride(from: CompressedFormat.headerSize, to: tableStart, by: max(1, (tableStart - CompressedFormat.headerSize) / 150))
         for position in positions {
             var damaged = bytes
             damaged[position] ^= UInt8(1 << (position % 8))
@@ -63,7 +63,8 @@ import Testing
         let dir = TemporaryDirectory()
         let (bytes, contents) = try Self.sample(dir)
         let layout = try Self.layout(of: bytes, in: dir)
-        var lengths = [0, 1, 7, 8, 63, 64, 65, CompressedFormat.headerSize + layout.tableSize - 1, CompressedFormat.headerSize + layout.tableSize]
+        let tableStart = bytes.count - layout.tableSize
+        var lengths = [0, 1, 7, 8, 63, 64, 65, tableStart - 1, tableStart, tableStart + 1, bytes.count - 1]
         for block in layout.blocks { lengths += [Int(block.offset) - 1, Int(block.offset), Int(block.offset) + 1, Int(block.offset) + Int(block.length) - 1] }
         lengths += stride(from: 0, to: bytes.count, by: max(1, bytes.count / 50))
         for length in Set(lengths) where length >= 0 && length < bytes.count {
@@ -127,17 +128,46 @@ import Testing
     }
 
     /// A compressed copy of `layout`'s header with `entries` (offsets laid out anew, back to
-    /// back) and the stored `blocks`, checksums of table and header recomputed.
-    static func assemble(_ layout: CompressedLayout, _ entries: [CompressedBlock], _ blocks: [[UInt8]]) -> [UInt8] {
+    /// back, in the order of the format: blocks 1 ... n-1, block 0, then the table) and the
+    /// stored `blocks`, checksums of table and header recomputed. `formatOne`: the first
+    /// format's layout instead (the table after the header, then blocks 0 ... n-1).
+    static func assemble(_ layout: CompressedLayout, _ entries: [CompressedBlock], _ blocks: [[UInt8]], formatOne: Bool = false) -> [UInt8] {
         var out = layout
-        var offset = UInt64(CompressedFormat.headerSize + layout.tableSize)
-        out.blocks = zip(entries, blocks).map { entry, bytes in
-            var entry = entry
-            entry.offset = offset
-            entry.length = UInt32(bytes.count)
-            offset += UInt64(bytes.count)
-            return entry
+        out.blocks = entries
+        let order = formatOne ? Array(entries.indices) : Array(entries.indices.dropFirst()) + [0]
+        var offset = UInt64(CompressedFormat.headerSize + (formatOne ? layout.tableSize : 0))
+        var stored: [UInt8] = []
+        for i in order {
+            out.blocks[i].offset = offset
+            out.blocks[i].length = UInt32(blocks[i].count)
+            offset += UInt64(blocks[i].count)
+            stored += blocks[i]
         }
-        return out.encoded() + blocks.flatMap { $0 }
+        if formatOne { return out.encodedHeader(tableOffset: 0, version: 1) + out.encodedTable() + stored }
+        return out.encodedHeader(tableOffset: offset) + stored + out.encodedTable()
+    }
+
+    /// Copies of the first format (the table after the header) are still read, and checked as
+    /// closely.
+    @Test func copiesOfTheFirstFormatAreRead() throws {
+        let dir = TemporaryDirectory()
+        let (bytes, contents) = try Self.sample(dir)
+        let layout = try Self.layout(of: bytes, in: dir)
+        let stored = layout.blocks.map { Array(bytes[Int($0.offset)..<Int($0.offset) + Int($0.length)]) }
+        let first = Self.assemble(layout, layout.blocks, stored, formatOne: true)
+        #expect(Self.expectDamageOrSame(first, contents, in: dir, "format 1"))
+        #expect(try Self.layout(of: first, in: dir).blocks.map(\.checksum) == layout.blocks.map(\.checksum))
+        // A copy of format 2 whose header (checksum and all) says format 1 does not pass.
+        let second = Self.assemble(layout, layout.blocks, stored)
+        let relabelled = try Self.layout(of: second, in: dir).encodedHeader(tableOffset: 0, version: 1) + second[CompressedFormat.headerSize...]
+        #expect(!Self.expectDamageOrSame(relabelled, contents, in: dir, "format 2 labelled 1"))
+        for length in stride(from: 0, to: first.count, by: max(1, first.count / 40)) {
+            #expect(!Self.expectDamageOrSame(Array(first[0..<length]), contents, in: dir, "format 1 truncated to \(length)"))
+        }
+        for position in stride(from: 0, to: first.count, by: max(1, first.count / 60)) {
+            var damaged = first
+            damaged[position] ^= 0x04
+            #expect(!Self.expectDamageOrSame(damaged, contents, in: dir, "format 1, bit flipped at \(position)"))
+        }
     }
 }

@@ -244,16 +244,22 @@ final class CountingFile: StorageFile, @unchecked Sendable {
     private let lock = Mutex()
     private var syncCount = 0
     private var writeCount = 0
+    private var largestWriteCount = 0
 
     init(_ inner: StorageFile) { self.inner = inner }
 
     var syncs: Int { lock.withLock { syncCount } }
     var writes: Int { lock.withLock { writeCount } }
+    /// The most bytes one write wrote.
+    var largestWrite: Int { lock.withLock { largestWriteCount } }
     var path: String { inner.path }
     func size() throws(StorageError) -> UInt64 { try inner.size() }
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int { try inner.read(into: buffer, at: offset) }
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) {
-        lock.withLock { writeCount += 1 }
+        lock.withLock {
+            writeCount += 1
+            largestWriteCount = max(largestWriteCount, bytes.count)
+        }
         try inner.write(bytes, at: offset)
     }
     func setSize(_ size: UInt64) throws(StorageError) { try inner.setSize(size) }

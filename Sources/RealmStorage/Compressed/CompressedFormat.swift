@@ -16,23 +16,31 @@
 //   28      4     codec: 1 = LZ4 block format
 //   32      8     checksum of the block table (Checksum over its bytes)
 //   40      8     nonce: random, this copy's own
-//   48      8     reserved, 0
+//   48      8     format 2: offset of the block table; format 1: 0
 //   56      8     checksum of bytes 0..<56
-//   64      24 × block count: the block table, one entry per block:
+//   64      the stored blocks, back to back: blocks 1, 2, ..., n-1, then block 0
+//   table   24 × block count: the block table, one entry per block, by index, to the end of
+//           the file:
 //             0   8  offset of the block's stored bytes in this file
 //             8   4  stored length
 //             12  4  flags: 1 = stored uncompressed (LZ4 would not shrink it)
 //             16  8  checksum of the copy's nonce, the block's index, its logical offset and
 //                    the lanes checksum of its stored bytes (Checksum.lanes)
-//   ...     the stored blocks, in order, back to back, to the end of the file
+//
+// Block 0 comes last because it begins with the realm file's header, whose root slot is known
+// only when the whole copy is made, and the table comes after the blocks because their number
+// is known only then: so a copy is compressed as it streams in, whatever its size
+// (CompressedWriter.swift). Format 1 (the first writer's, which built the whole image in memory)
+// had the table at 64 and blocks 0 ... n-1 after it; it is still read.
 //
 // Invariants (checked at open, before anything is read through the region):
 //   1. The header's checksum, then the table's, verify; the block count and size agree with the
 //      logical size, and the table fits in the file before it is read (a damaged count cannot
 //      make the reader allocate or read beyond the file).
-//   2. Block 0 starts right after the table, each block right after the one before, and the
-//      last ends at the end of the file: a truncated file, or blocks cut out or added, is
-//      refused at open.
+//   2. The stored blocks lie back to back in the order above from offset 64, and the table
+//      follows the last and ends at the end of the file (format 1: the table from 64, the
+//      blocks after it, in order, to the end): a truncated file, or blocks cut out or added,
+//      is refused at open.
 //   3. A block is installed only after its checksum verifies and it decompresses to exactly
 //      its logical length (the block size; the last block, what is left). The checksum
 //      covers the block's index and logical offset and the copy's nonce, so a block copied
@@ -51,7 +59,7 @@ import CLZ4
 
 package enum CompressedFormat {
     package static let magic: [UInt8] = Array("ORealmZ\u{1}".utf8)
-    package static let version: UInt32 = 1
+    package static let version: UInt32 = 2
     package static let headerSize = 64
     package static let entrySize = 24
     package static let lz4Codec: UInt32 = 1
@@ -113,8 +121,8 @@ struct CompressedLayout {
         Int(min(UInt64(blockSize), logicalSize - UInt64(index) * UInt64(blockSize)))
     }
 
-    /// The header and table bytes.
-    func encoded() -> [UInt8] {
+    /// The block table's bytes.
+    func encodedTable() -> [UInt8] {
         var table = [UInt8]()
         table.reserveCapacity(tableSize)
         for block in blocks {
@@ -123,17 +131,22 @@ struct CompressedLayout {
             table.append(le: block.flags)
             table.append(le: block.checksum)
         }
+        return table
+    }
+
+    /// The header's bytes, for a table at `tableOffset` (format 1: 0, the table follows the header).
+    func encodedHeader(tableOffset: UInt64, version: UInt32 = CompressedFormat.version) -> [UInt8] {
         var header = CompressedFormat.magic
-        header.append(le: CompressedFormat.version)
+        header.append(le: version)
         header.append(le: UInt32(blockSize))
         header.append(le: logicalSize)
         header.append(le: UInt32(blocks.count))
         header.append(le: CompressedFormat.lz4Codec)
-        header.append(le: Checksum.of(table))
+        header.append(le: Checksum.of(encodedTable()))
         header.append(le: nonce)
-        header += [UInt8](repeating: 0, count: 8)
+        header.append(le: tableOffset)
         header.append(le: Checksum.of(header))
-        return header + table
+        return header
     }
 
     /// Reads and verifies the header and table of the compressed copy in `file` (invariants 1
@@ -167,15 +180,23 @@ struct CompressedLayout {
         }
         // Before the table is read: a count the file cannot hold is damage, not an allocation.
         let tableSize = UInt64(count) * UInt64(CompressedFormat.entrySize)
+        let formatOne = u32(8) == 1
         guard UInt64(CompressedFormat.headerSize) + tableSize <= size else {
             throw StorageError(.fileCorrupted, "the compressed copy is truncated: its block table does not fit in its \(size) bytes", path: path)
         }
-        let table = try file.read(count: Int(tableSize), at: UInt64(CompressedFormat.headerSize))
+        // Format 2: the table ends the file (invariant 2).
+        let tableOffset = formatOne ? UInt64(CompressedFormat.headerSize) : u64(48)
+        guard formatOne ? u64(48) == 0 : tableOffset == size - tableSize else {
+            throw StorageError(.fileCorrupted, tableOffset > size - tableSize
+                               ? "the compressed copy is truncated: \(size) bytes, its block table needs \(tableOffset + tableSize)"
+                               : "the compressed copy's block table is not where its header says", path: path)
+        }
+        let table = try file.read(count: Int(tableSize), at: tableOffset)
         guard table.count == Int(tableSize), Checksum.of(table) == u64(32) else {
             throw StorageError(.fileCorrupted, "the block table of the compressed copy does not match its checksum: the file is damaged", path: path)
         }
         var layout = CompressedLayout(blockSize: blockSize, logicalSize: logicalSize, nonce: u64(40), blocks: [])
-        var next = UInt64(CompressedFormat.headerSize) + tableSize
+        var next = formatOne ? UInt64(CompressedFormat.headerSize) + tableSize : UInt64(CompressedFormat.headerSize)
         let bound = UInt64(LZ4_compressBound(Int32(blockSize)))
         let entries = table.withUnsafeBytes { raw in
             (0..<count).map { i in
@@ -186,7 +207,10 @@ struct CompressedLayout {
                                        checksum: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at + 16, as: UInt64.self)))
             }
         }
-        for (i, block) in entries.enumerated() {
+        // The order the blocks are stored in (see the header).
+        let order = formatOne ? Array(0..<count) : Array(1..<max(count, 1)) + [0]
+        for i in order {
+            let block = entries[i]
             let limit = block.stored ? UInt64(layout.logicalLength(of: i)) : bound
             guard block.offset == next, block.length > 0, UInt64(block.length) <= limit, block.flags & ~CompressedFormat.storedFlag == 0 else {
                 throw StorageError(.fileCorrupted, "block \(i) of the compressed copy has an impossible place or length", path: path)
@@ -194,9 +218,10 @@ struct CompressedLayout {
             next += UInt64(block.length)
         }
         layout.blocks = entries
-        guard next == size else {
-            throw StorageError(.fileCorrupted, next > size ? "the compressed copy is truncated: \(size) bytes, its blocks need \(next)"
-                               : "the compressed copy has \(size - next) bytes after its last block", path: path)
+        let end = formatOne ? size : tableOffset
+        guard next == end else {
+            throw StorageError(.fileCorrupted, next > end ? "the compressed copy is truncated: \(size) bytes, its blocks need \(next - end) more"
+                               : "the compressed copy has \(end - next) bytes after its last block", path: path)
         }
         return layout
     }

@@ -1,50 +1,95 @@
 import CLZ4
 
-/// Writes LZ4-compressed copies (CompressedFormat.swift).
-enum CompressedWriter {
-    /// Writes `copy` (a compacted copy, CompactCopy.swift) into the empty `file` as an
-    /// LZ4-compressed copy with blocks of `blockSize` bytes, and syncs it.
-    ///
-    /// The logical image is first laid out in memory exactly as an uncompressed copy's file
-    /// (`CopyFile.fill`), so that what a reader decompresses is that file byte for byte; then
-    /// each block is compressed on its own and written after the table, whose size the block
-    /// count fixes, and the header and table last, before the one sync.
-    static func write(_ copy: CommitWriter.Prepared, to file: StorageFile, blockSize: Int = CompressedFormat.defaultBlockSize) throws(StorageError) {
-        let image = try MemoryFile(name: file.path)
-        try CopyFile.fill(image, with: copy, sync: false)
-        let logicalSize = try image.size()
-        let count = Int((logicalSize + UInt64(blockSize) - 1) / UInt64(blockSize))
-        var layout = CompressedLayout(blockSize: blockSize, logicalSize: logicalSize, nonce: UInt64.random(in: .min ... .max), blocks: [])
-        layout.blocks.reserveCapacity(count)
-        let bound = Int(LZ4_compressBound(Int32(blockSize)))
-        var source = [UInt8](repeating: 0, count: blockSize)
-        var packed = [UInt8](repeating: 0, count: bound)
-        var offset = UInt64(CompressedFormat.headerSize + count * CompressedFormat.entrySize)
-        for index in 0..<count {
-            let logical = layout.logicalLength(of: index)
-            let read = try source.withUnsafeMutableBytes { buffer in
-                Result { () throws(StorageError) in
-                    try image.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<logical]), at: UInt64(index) * UInt64(blockSize))
-                }
-            }.get()
-            guard read == logical else { throw StorageError(.ioFailure, "the image of the copy is shorter than its size", path: file.path) }
-            let n = source.withUnsafeBytes { src in
-                packed.withUnsafeMutableBytes { dst in
-                    LZ4_compress_default(src.baseAddress!.assumingMemoryBound(to: CChar.self), dst.baseAddress!.assumingMemoryBound(to: CChar.self),
-                                         Int32(logical), Int32(bound))
+/// Writes an LZ4-compressed copy (CompressedFormat.swift) as the copy's image streams in
+/// (Copy/CopyWriter.swift): each block is compressed and written once it is whole, so memory
+/// holds two blocks whatever the size of the realm. Block 0 starts with the file header, which
+/// is known only at the end: it is kept and goes last, after the other blocks and before the
+/// table (format 2). The header and table of the compressed file are written last, then the
+/// one sync.
+final class CompressedCopyImage: CopyImage {
+    private let file: StorageFile
+    private let blockSize: Int
+    private let nonce = UInt64.random(in: .min ... .max)
+    /// Block 0 and the block being filled.
+    private var first: [UInt8]
+    private var current: [UInt8]
+    /// The index of the block `current` fills (0 while the image is within block 0).
+    private var currentIndex = 0
+    private var entries: [CompressedBlock] = []
+    /// Where the next stored block goes.
+    private var stored = UInt64(CompressedFormat.headerSize)
+    private var packed: [UInt8]
+
+    init(_ file: StorageFile, blockSize: Int = CompressedFormat.defaultBlockSize) {
+        self.file = file
+        self.blockSize = blockSize
+        first = []
+        first.reserveCapacity(blockSize)
+        first.append(contentsOf: repeatElement(0, count: FileHeader.size))
+        current = []
+        current.reserveCapacity(blockSize)
+        packed = [UInt8](repeating: 0, count: Int(LZ4_compressBound(Int32(blockSize))))
+        if first.count == blockSize { currentIndex = 1 }
+        // The table entry of block 0 is filled in at the end.
+        entries.append(CompressedBlock(offset: 0, length: 0, flags: 0, checksum: 0))
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) {
+        precondition(offset == UInt64(currentIndex * blockSize + (currentIndex == 0 ? first.count : current.count)),
+                     "a copy's image arrives in order")
+        var rest = bytes
+        while !rest.isEmpty {
+            if currentIndex == 0 {
+                let n = min(rest.count, blockSize - first.count)
+                first.append(contentsOf: UnsafeRawBufferPointer(rebasing: rest[..<n]))
+                rest = UnsafeRawBufferPointer(rebasing: rest[n...])
+                if first.count == blockSize { currentIndex = 1 }
+            } else {
+                let n = min(rest.count, blockSize - current.count)
+                current.append(contentsOf: UnsafeRawBufferPointer(rebasing: rest[..<n]))
+                rest = UnsafeRawBufferPointer(rebasing: rest[n...])
+                if current.count == blockSize {
+                    try store(current, index: currentIndex)
+                    current.removeAll(keepingCapacity: true)
+                    currentIndex += 1
                 }
             }
-            // Stored as it is when LZ4 does not shrink it (or fails, which it cannot with
-            // room for its bound).
-            let stored = n <= 0 || Int(n) >= logical
-            let bytes = stored ? Array(source[0..<logical]) : Array(packed[0..<Int(n)])
-            let checksum = bytes.withUnsafeBytes { CompressedFormat.blockChecksum(nonce: layout.nonce, index: index, offset: UInt64(index) * UInt64(blockSize), $0) }
-            try file.write(bytes, at: offset)
-            layout.blocks.append(CompressedBlock(offset: offset, length: UInt32(bytes.count), flags: stored ? CompressedFormat.storedFlag : 0,
-                                                 checksum: checksum))
-            offset += UInt64(bytes.count)
         }
-        try file.write(layout.encoded(), at: 0)
+    }
+
+    func finish(header: [UInt8], size: UInt64) throws(StorageError) {
+        precondition(header.count == FileHeader.size && size == UInt64(currentIndex * blockSize + (currentIndex == 0 ? first.count : current.count)),
+                     "the image's size is what it was given")
+        if currentIndex > 0, !current.isEmpty { try store(current, index: currentIndex) }
+        first.replaceSubrange(0..<FileHeader.size, with: header)
+        try store(first, index: 0)
+        let layout = CompressedLayout(blockSize: blockSize, logicalSize: size, nonce: nonce, blocks: entries)
+        let tableOffset = stored
+        try file.write(layout.encodedTable(), at: tableOffset)
+        try file.write(layout.encodedHeader(tableOffset: tableOffset), at: 0)
         try file.sync()
+    }
+
+    /// Compresses block `index` (its logical bytes `block`), writes it where the next stored
+    /// block goes and records it in the table.
+    private func store(_ block: [UInt8], index: Int) throws(StorageError) {
+        let bound = packed.count
+        let n = block.withUnsafeBytes { src in
+            packed.withUnsafeMutableBytes { dst in
+                LZ4_compress_default(src.baseAddress!.assumingMemoryBound(to: CChar.self), dst.baseAddress!.assumingMemoryBound(to: CChar.self),
+                                     Int32(block.count), Int32(bound))
+            }
+        }
+        // Stored as it is when LZ4 does not shrink it (or fails, which it cannot with room for
+        // its bound).
+        let raw = n <= 0 || Int(n) >= block.count
+        let bytes = raw ? block : Array(packed[0..<Int(n)])
+        let checksum = bytes.withUnsafeBytes {
+            CompressedFormat.blockChecksum(nonce: nonce, index: index, offset: UInt64(index) * UInt64(blockSize), $0)
+        }
+        try file.write(bytes, at: stored)
+        let entry = CompressedBlock(offset: stored, length: UInt32(bytes.count), flags: raw ? CompressedFormat.storedFlag : 0, checksum: checksum)
+        stored += UInt64(entry.length)
+        if index == 0 { entries[0] = entry } else { entries.append(entry) }
     }
 }

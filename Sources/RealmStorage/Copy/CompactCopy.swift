@@ -22,8 +22,9 @@ import Darwin
 //   3. Children are written before their parent, as at commit; every node carries version 1,
 //      the copy's only version.
 //
-// The new file is written and synced under a temporary name; only then does it get its name
-// (CopyFile.swift), so a crash leaves either no file at the destination or a whole one.
+// The nodes stream to the new file as they are made (CopyWriter.swift). It is written and
+// synced under a temporary name; only then does it get its name (CopyFile.swift), so a crash
+// leaves either no file at the destination or a whole one.
 
 /// What a compacted copy is made of: the catalogue and, per table, the trees as the source
 /// holds them.
@@ -48,8 +49,9 @@ struct CopySource {
                                    columns: [], reuse: nil, written: nil, retired: nil)
     }
 
-    /// Encodes the copy as version 1 of a new file, ready to be written.
-    func encode() throws(StorageError) -> (CommitWriter.Prepared, CopyProgressCounter?) {
+    /// Writes the copy as version 1 of a new file into `image`, streamed (CopyWriter.swift),
+    /// and has it synced. Returns its root, and the counter to finish once the copy has its name.
+    func write(to image: CopyImage) throws(StorageError) -> (slot: RootSlot, counter: CopyProgressCounter?) {
         let version = VersionID(1)
         var counter: CopyProgressCounter?
         if let progress {
@@ -61,7 +63,7 @@ struct CopySource {
             }
             counter = CopyProgressCounter(total: total, handler: progress)
         }
-        let writer = CommitWriter(version: version, free: FreeSpace(extents: [], logicalSize: UInt64(FileHeader.size)))
+        let writer = CopyWriter(version: version, to: image)
         var copy = top
         copy.version = version
         copy.history = []
@@ -85,7 +87,7 @@ struct CopySource {
         if let schemaBlob {
             copy.schemaBlob = try writer.place(BlobNode.encode(schemaBlob, version: version))
         }
-        return (writer.finish(topRef: try writer.place(copy.encoded())), counter)
+        return (try writer.finish(topRef: try writer.place(copy.encoded())), counter)
     }
 
     /// Writes the tree below `node` into `sink`, leaves first; returns its new root.
@@ -209,8 +211,7 @@ extension ReadTransaction {
         try CopyFile.refuseExisting(path)
         var source = CopySource(top: top, schemaBlob: try schemaBlob(), reading: context)
         source.progress = progress
-        let (copy, counter) = try source.encode()
-        try CopyFile.create(at: path, copy, compression: compression, hooks: store.options.copyHooks)
+        let counter = try CopyFile.create(at: path, source, compression: compression, hooks: store.options.copyHooks)
         counter?.finish()
     }
 }
@@ -235,8 +236,7 @@ extension WriteTransaction {
             source.indexes[key] = state.indexes.map { $0?.root }
         }
         source.progress = progress
-        let (copy, counter) = try source.encode()
-        try CopyFile.create(at: path, copy, compression: compression, hooks: store.options.copyHooks)
+        let counter = try CopyFile.create(at: path, source, compression: compression, hooks: store.options.copyHooks)
         counter?.finish()
     }
 }

@@ -81,9 +81,8 @@ extension Store {
             let read = store.beginRead()
             var source = CopySource(top: read.top, schemaBlob: try read.schemaBlob(), reading: read.context)
             source.progress = progress
-            let copy: CommitWriter.Prepared
-            (copy, counter) = try source.encode()
-            try CopyFile.write(copy, to: temporary, hooks: options.copyHooks)
+            let copy = try CopyFile.write(source, to: temporary, hooks: options.copyHooks)
+            counter = copy.counter
             // The file keeps its permissions: a realm kept private must not become readable
             // by others through a compaction.
             var status = stat()

@@ -64,16 +64,13 @@ enum CopyFile {
         }
     }
 
-    /// Writes `copy` to a new file at `path` (which must not exist) as a new file, synced with
-    /// its folder (see the header).
-    static func create(at path: String, _ copy: CommitWriter.Prepared, compression: CopyCompression = .none,
-                       hooks: CopyHooks) throws(StorageError) {
+    /// Writes the copy of `source` to a new file at `path` (which must not exist), synced with
+    /// its folder (see the header). Returns the copy's progress counter, to be finished.
+    static func create(at path: String, _ source: CopySource, compression: CopyCompression = .none,
+                       hooks: CopyHooks) throws(StorageError) -> CopyProgressCounter? {
         // A name of its own: copies to one destination at once must not share a temporary file.
         let temporary = path + ".\(String(UInt64.random(in: .min ... .max), radix: 16)).copying"
-        switch compression {
-        case .none: try write(copy, to: temporary, hooks: hooks)
-        case .lz4: try write(to: temporary, hooks: hooks) { (file) throws(StorageError) in try CompressedWriter.write(copy, to: file) }
-        }
+        let counter = try write(source, to: temporary, compression: compression, hooks: hooks).counter
         do throws(StorageError) {
             try hooks.beforeFolderStep?(.link)
         } catch {
@@ -94,21 +91,20 @@ enum CopyFile {
             unlink(path)
             throw error
         }
+        return counter
     }
 
-    /// Writes `copy` into a new file at `path` and syncs it (step 1). On failure the file
-    /// is removed.
-    static func write(_ copy: CommitWriter.Prepared, to path: String, hooks: CopyHooks) throws(StorageError) {
-        // One sync for nodes and slot: the file has no name a reader could open until it is
-        // synced (invariant 1).
-        try write(to: path, hooks: hooks) { (file) throws(StorageError) in try fill(file, with: copy, sync: true) }
-    }
-
-    /// Writes the realm file of `copy` into `file` (empty): header, nodes, slot.
-    static func fill(_ file: StorageFile, with copy: CommitWriter.Prepared, sync: Bool) throws(StorageError) {
-        try file.setSize(copy.slot.logicalSize)
-        try file.write(FileHeader.initial(), at: 0)
-        try copy.write(to: file, slotIndex: 0, sync: sync)
+    /// Writes the copy of `source` into a new file at `path` and syncs it (step 1). On failure
+    /// the file is removed.
+    @discardableResult
+    static func write(_ source: CopySource, to path: String, compression: CopyCompression = .none,
+                      hooks: CopyHooks) throws(StorageError) -> (slot: RootSlot, counter: CopyProgressCounter?) {
+        var written: (slot: RootSlot, counter: CopyProgressCounter?)?
+        try write(to: path, hooks: hooks) { (file) throws(StorageError) in
+            let image: CopyImage = compression == .lz4 ? CompressedCopyImage(file) : PlainCopyImage(file)
+            written = try source.write(to: image)
+        }
+        return written!
     }
 
     /// Creates a new file at `path` and has `body` write and sync it. On failure the file is
