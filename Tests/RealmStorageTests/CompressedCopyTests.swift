@@ -133,3 +133,49 @@ extension CompressedCopyTests {
         try reopened.verify()
     }
 }
+
+extension CompressedCopyTests {
+    /// A block touched between every other block's first touch (as a tree's upper nodes are
+    /// by random lookups) stays resident once it has come back after a drop: the others stream
+    /// through the cache without pushing it out (FaultRegion.swift, the 2Q cache). Dropping
+    /// the oldest install instead refilled it every `budget` faults.
+    @Test func aBlockTouchedAgainAndAgainStaysResident() throws {
+        let dir = TemporaryDirectory()
+        let source = try Self.makeSource(dir.path(), count: 60_000)
+        let copyPath = dir.path("copy.realmz")
+        try source.writeCompactedCopy(to: copyPath, compression: .lz4)
+        let file = try CompressedFile(path: copyPath, cacheSize: 8 * CompressedFormat.defaultBlockSize, reading: .onDemand, wrapper: nil)
+        let mapping = try file.map(length: 0)
+        guard file.counts.onDemand else {
+            print("CompressedCopyTests: userfaultfd refused on this system; the cache policy was not checked")
+            return
+        }
+        let blockSize = CompressedFormat.defaultBlockSize
+        let blocks = file.blocks.layout.blocks.count
+        #expect(blocks > 20 * 8)
+        // Reads a byte of each block, as a reader of the mapping would.
+        func touch(_ block: Int) -> UInt8 { mapping.base.load(fromByteOffset: block * blockSize + 100, as: UInt8.self) }
+        var sum = 0
+        for block in 1..<blocks {
+            sum &+= Int(touch(0))
+            sum &+= Int(touch(block))
+        }
+        let counts = file.counts
+        // Every block once, block 0 at most twice more (dropped once from probation, then hot).
+        #expect(counts.installs <= blocks + 2, "\(counts.installs) installs for \(blocks) blocks")
+        #expect(counts.peakResident <= counts.budget)
+        #expect(counts.damaged == 0)
+        // The bytes read are the image's bytes.
+        var expected = 0
+        let image = UnsafeMutableRawBufferPointer.allocate(byteCount: 1, alignment: 1)
+        defer { image.deallocate() }
+        for block in 1..<blocks {
+            for b in [0, block] {
+                _ = try file.read(into: image, at: UInt64(b * blockSize + 100))
+                expected &+= Int(image[0])
+            }
+        }
+        #expect(sum == expected)
+        withExtendedLifetime(mapping) {}
+    }
+}

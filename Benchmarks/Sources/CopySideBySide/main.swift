@@ -11,7 +11,9 @@
 // through a cache of `--cache` MiB (default: the configuration's default, 4 MiB).
 //
 //   swift run -c release --package-path Benchmarks CopySideBySide [--rows N] [--repeat N] [--openrealm-only]
-//       [--cache MiB] [--lookups N]
+//       [--cache MiB] [--lookups N] [--large GiB]
+//
+// `--large GiB` runs only the large LZ4 copy (LargeCopy.swift).
 
 import EngineWorkloads
 import Foundation
@@ -31,6 +33,7 @@ var repeats = 3
 var openRealmOnly = false
 var cacheSize = Realm.Configuration().compressedCacheSize
 var lookups = 100_000
+var largeGiB: Double?
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
@@ -39,11 +42,11 @@ while let argument = arguments.next() {
     case "--openrealm-only": openRealmOnly = true
     case "--cache": cacheSize = Int(arguments.next()!)! << 20
     case "--lookups": lookups = Int(arguments.next()!)!
+    case "--large": largeGiB = Double(arguments.next()!)!
     default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
     }
 }
 
-let data = BenchmarkData.rows(count: rows)
 let folder = FileManager.default.temporaryDirectory.appendingPathComponent("copy-bench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: folder) }
@@ -66,6 +69,13 @@ func syncFileAndFolder(_ url: URL) {
         close(fd)
     }
 }
+
+if let largeGiB {
+    try runLargeCopy(gib: largeGiB, in: folder, lookups: min(lookups, 10_000))
+    try? FileManager.default.removeItem(at: folder)
+    exit(0)
+}
+let data = BenchmarkData.rows(count: rows)
 
 // MARK: Loading and deleting every other object (not timed)
 

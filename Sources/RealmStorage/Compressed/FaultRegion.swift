@@ -17,9 +17,17 @@ import Synchronization
 // address of every byte is fixed for the region's life, and a byte reads the same every time
 // it is read, because the file is never written (CompressedFormat.swift, invariant 5).
 //
-// The memory is bounded: the handler keeps at most `budget` blocks resident and drops the
-// least recently installed one (MADV_DONTNEED) when it installs another over the budget. A
-// later touch of a dropped block faults again and gets the same bytes. Invariants:
+// The memory is bounded: the handler keeps at most `budget` blocks resident and drops one
+// (MADV_DONTNEED) when it installs another over the budget. A later touch of a dropped block
+// faults again and gets the same bytes. Which one it drops: the handler never sees a hit, only
+// faults, so it learns what is hot from blocks that fault again soon after they were dropped
+// (a 2Q cache): a block faulting for the first time goes to a probation queue (a quarter of
+// the budget), a block dropped recently (within the last `budget` drops) goes to the protected
+// queue, and the oldest block of probation is dropped first while probation is over its
+// share. A random lookup touches the tree's upper nodes each time and a leaf once: the upper
+// nodes come back soon after they are dropped, go to the protected queue and stay, where
+// dropping the oldest install (FIFO) dropped them every `budget` faults, so that every lookup
+// faulted all the way down (W7 lookups: issue 25). Invariants:
 //   1. The handler never touches the region's pages itself (it would wait on itself): it
 //      decompresses into its own buffer and copies with the kernel.
 //   2. The handler allocates nothing and takes no lock while threads wait on it: a faulting
@@ -69,8 +77,8 @@ package struct FaultRegionCounts: Sendable, Equatable {
 /// The handler's state (see the header): touched by the handler thread alone, but for the
 /// counts, which are atomics.
 final class FaultRegion: @unchecked Sendable {
-    // @unchecked: `resident`, `order`, `head`, `count` and the buffers belong to the handler
-    // thread alone (invariant 3); the rest is immutable after init or atomic.
+    // @unchecked: `place`, the queues and the buffers belong to the handler thread alone
+    // (invariant 3); the rest is immutable after init or atomic.
     let base: UnsafeMutableRawPointer
     let length: Int
     let blocks: CompressedBlocks
@@ -80,11 +88,16 @@ final class FaultRegion: @unchecked Sendable {
     private var thread: pthread_t?
     private let buffer: UnsafeMutableRawPointer
     private let scratch: UnsafeMutableRawPointer
-    /// Whether each block is resident, and the resident ones in the order they were installed
-    /// (a ring of `budget + 1` entries).
-    private let resident: UnsafeMutablePointer<Bool>
-    private let order: UnsafeMutablePointer<Int32>
-    private var head = 0, count = 0
+    /// Where each block is (`Place`), and the two queues of resident blocks, oldest first.
+    private let place: UnsafeMutablePointer<UInt8>
+    private var probation: BlockQueue
+    private var protected: BlockQueue
+    /// When each block was last dropped, counted in drops (`drops`, wrapping): a block dropped
+    /// within the last `budget` drops is hot when it faults again (see the header).
+    private let droppedAt: UnsafeMutablePointer<UInt32>
+    private var drops: UInt32 = 0
+    /// The blocks probation keeps before its oldest is dropped first.
+    private let probationShare: Int
     let residentNow = Atomic<Int>(0), peakResident = Atomic<Int>(0), installs = Atomic<Int>(0), damaged = Atomic<Int>(0)
 
     /// A region for `blocks` with at most `cacheSize` bytes of blocks resident; nil when
@@ -137,9 +150,13 @@ final class FaultRegion: @unchecked Sendable {
         buffer = aligned!
         scratch = .allocate(byteCount: blocks.readBufferSize, alignment: 16)
         let n = blocks.layout.blocks.count
-        resident = .allocate(capacity: n)
-        resident.initialize(repeating: false, count: n)
-        order = .allocate(capacity: budget + 1)
+        place = .allocate(capacity: n)
+        place.initialize(repeating: Place.absent, count: n)
+        probation = BlockQueue(capacity: budget + 1)
+        protected = BlockQueue(capacity: budget + 1)
+        droppedAt = .allocate(capacity: n)
+        droppedAt.initialize(repeating: 0, count: n)
+        probationShare = max(1, budget / 4)
     }
 
     deinit {
@@ -154,8 +171,10 @@ final class FaultRegion: @unchecked Sendable {
         close(stopPipe.write)
         free(buffer)
         scratch.deallocate()
-        resident.deallocate()
-        order.deallocate()
+        place.deallocate()
+        probation.deallocate()
+        protected.deallocate()
+        droppedAt.deallocate()
     }
 
     /// Starts the handler thread; it holds the region unretained (the region joins it before
@@ -186,7 +205,8 @@ final class FaultRegion: @unchecked Sendable {
             guard offset >= 0, offset < length else { continue }
             let index = offset / blockSize
             let start = base + index * blockSize
-            if resident[index] {
+            let before = place[index]
+            if before == Place.probation || before == Place.protected {
                 // A second fault in a block installed since it was raised.
                 _ = openrealm_uffd_wake(uffd, start, UInt64(blockSize))
                 continue
@@ -205,25 +225,73 @@ final class FaultRegion: @unchecked Sendable {
                 _ = openrealm_uffd_wake(uffd, start, UInt64(blockSize))
                 continue
             }
-            resident[index] = true
-            order[(head + count) % (budget + 1)] = Int32(index)
-            count += 1
-            // The block just installed is the newest: never the one dropped (invariant 4).
-            while count > budget {
-                let oldest = Int(order[head])
-                head = (head + 1) % (budget + 1)
-                count -= 1
-                madvise(base + oldest * blockSize, blockSize, MADV_DONTNEED)
-                resident[oldest] = false
-            }
+            // Dropped recently and wanted again: hot (see the header).
+            let hot = before == Place.dropped && drops &- droppedAt[index] <= UInt32(budget)
+            place[index] = hot ? Place.protected : Place.probation
+            if hot { protected.push(Int32(index)) } else { probation.push(Int32(index)) }
+            while probation.count + protected.count > budget { dropOne(newInProbation: !hot) }
+            let count = probation.count + protected.count
             residentNow.store(count, ordering: .relaxed)
             if count > peakResident.load(ordering: .relaxed) { peakResident.store(count, ordering: .relaxed) }
         }
     }
 
+    /// Drops the oldest block of probation while it is over its share, else of the protected
+    /// queue, and notes when. The block just installed is the newest of its
+    /// queue and is never the one dropped (invariant 4): a queue that holds only it is passed over.
+    private func dropOne(newInProbation: Bool) {
+        let probationCanGive = probation.count > (newInProbation ? 1 : 0)
+        let protectedCanGive = protected.count > (newInProbation ? 0 : 1)
+        let fromProbation = probationCanGive && (probation.count > probationShare || !protectedCanGive)
+        let oldest = Int(fromProbation ? probation.pop() : protected.pop())
+        madvise(base + oldest * blocks.layout.blockSize, blocks.layout.blockSize, MADV_DONTNEED)
+        place[oldest] = Place.dropped
+        droppedAt[oldest] = drops
+        drops &+= 1
+    }
+
     var counts: FaultRegionCounts {
         FaultRegionCounts(onDemand: true, resident: residentNow.load(ordering: .relaxed), peakResident: peakResident.load(ordering: .relaxed),
                           budget: budget, installs: installs.load(ordering: .relaxed), damaged: damaged.load(ordering: .relaxed))
+    }
+}
+
+/// Where a block of a region is (FaultRegion.place).
+private enum Place {
+    static let absent: UInt8 = 0
+    static let probation: UInt8 = 1
+    static let protected: UInt8 = 2
+    /// Not resident, dropped before (`droppedAt` says when).
+    static let dropped: UInt8 = 3
+}
+
+/// A ring of block indices, oldest first, in memory allocated once (the handler allocates
+/// nothing while threads wait on it: invariant 2).
+private struct BlockQueue {
+    let capacity: Int
+    private let slots: UnsafeMutablePointer<Int32>
+    private var head = 0
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        slots = .allocate(capacity: capacity)
+    }
+
+    func deallocate() { slots.deallocate() }
+
+    mutating func push(_ index: Int32) {
+        precondition(count < capacity, "a block queue over its capacity")
+        slots[(head + count) % capacity] = index
+        count += 1
+    }
+
+    mutating func pop() -> Int32 {
+        precondition(count > 0, "a block taken from an empty queue")
+        let index = slots[head]
+        head = (head + 1) % capacity
+        count -= 1
+        return index
     }
 }
 
