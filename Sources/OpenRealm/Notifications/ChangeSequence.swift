@@ -128,7 +128,7 @@ final class StreamObservation<Subject: ObservedSubject>: SubjectObservation<Subj
         // The initial change is read when taken, as the collection is then.
         guard let anchor, anchor.version < version, !isFinished, !initialWaiting else { return false }
         if !changed {
-            if let changes = changes(anchor.version), let snapshot, !subject.mayBeAffected(by: changes, from: snapshot) {
+            if let changes = changes(anchor.version), let snapshot, !subject.mayBeAffected(by: changes, from: snapshot, anchor: anchor.read) {
                 self.anchor = pin()
                 return false
             }

@@ -120,9 +120,7 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
         if let owner = results.query.source.owner, (try? realm.tableView(owner.table).contains(owner.key)) != true { return nil }
         let list = observed.snapshot(results.keys, objects: { $0 }, in: realm)
         var order: KeptOrder?
-        if let plan, let binding = try? realm.binding(for: Element.self) {
-            order = KeptOrder(list.elements, plan, binding, in: realm)
-        }
+        if plan != nil, let binding = try? realm.binding(for: Element.self) { order = KeptOrder(binding) }
         return ResultsSnapshot(list: list, order: order)
     }
 
@@ -130,11 +128,11 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
 
     /// Per changed object when the kept order allows: a commit that changed objects of the
     /// class none of which was or is in the result does not wake the observer.
-    func mayBeAffected(by changes: ChangeSet, from old: ResultsSnapshot?) -> Bool {
-        guard let old, let plan, let order = old.order, let (binding, table, changed) = applicable(old, changes) else {
+    func mayBeAffected(by changes: ChangeSet, from old: ResultsSnapshot?, anchor: ReadTransaction?) -> Bool {
+        guard let old, let plan, let order = old.order, let (binding, table, changed) = applicable(old, changes, anchor) else {
             return mayBeAffected(by: changes)
         }
-        return (try? order.concerns(changed, table, keys: old.list.elements, plan, binding, in: realm)) ?? true
+        return (try? order.concerns(changed, table, keys: old.list.elements, plan, binding, anchor: anchor, in: realm)) ?? true
     }
 
     /// The kept order, the binding, the table's changes and the changed keys, when `changes`
@@ -145,11 +143,14 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
     ///   - another class the result depends on changed (a linked object can change the
     ///     filter or count as a modification of the objects linking to it), or the class
     ///     links to itself;
-    ///   - more than an eighth of the result changed (then the full comparison is cheaper).
+    ///   - more than an eighth of the result changed (then the full comparison is cheaper);
+    ///   - the result is sorted and the version it was kept at cannot be read (a snapshot
+    ///     taken during a write, for skipped notifications).
     /// Commits whose change sets are unknown (another process's, without history) never get
     /// here: `changes` is nil for them and the full comparison runs.
-    private func applicable(_ old: ResultsSnapshot, _ changes: ChangeSet) -> (TableBinding, TableChanges, [ObjectKey])? {
-        guard plan != nil, !linksToItself, let order = old.order, let binding = try? realm.binding(for: Element.self),
+    private func applicable(_ old: ResultsSnapshot, _ changes: ChangeSet, _ anchor: ReadTransaction?) -> (TableBinding, TableChanges, [ObjectKey])? {
+        guard let plan, !linksToItself, let order = old.order, anchor != nil || !plan.isSorted,
+              let binding = try? realm.binding(for: Element.self),
               ObjectIdentifier(binding) == order.binding,
               !ChangeChecker(changes, realm).touches(others) else { return nil }
         let table = changes.tables[binding.table] ?? TableChanges()
@@ -158,9 +159,9 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
         return (binding, table, KeptOrder.changedKeys(table))
     }
 
-    func advance(_ old: inout ResultsSnapshot?, by changes: ChangeSet) -> Advanced<CollectionDelta>? {
-        guard let plan, let (binding, table, changed) = old.flatMap({ applicable($0, changes) }), var snapshot = old,
-              var order = snapshot.order else { return nil }
+    func advance(_ old: inout ResultsSnapshot?, by changes: ChangeSet, anchor: ReadTransaction?) -> Advanced<CollectionDelta>? {
+        guard let plan, let (binding, table, changed) = old.flatMap({ applicable($0, changes, anchor) }), var snapshot = old,
+              let order = snapshot.order else { return nil }
         // Let go of the other copies so that the keys and sort values change in place.
         old = nil
         snapshot.order = nil
@@ -169,9 +170,9 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
         #endif
         let indices: CollectionIndices
         do {
-            indices = try order.apply(table, changed, to: &snapshot.list.elements, plan, binding, in: realm)
+            indices = try order.apply(table, changed, to: &snapshot.list.elements, plan, binding, anchor: anchor, in: realm)
         } catch {
-            // A read failed before anything moved: the full comparison reads again.
+            // A read failed; the keys are as they were: the full comparison reads again.
             snapshot.order = order
             old = snapshot
             return nil

@@ -35,13 +35,15 @@ extension KeptOrder {
     }
 
     /// Whether any of `changed` was in the result or is in it now (the observer must hear of
-    /// it). Reads one row per changed object.
+    /// it). Reads a row per changed object, and for a sorted result the rows a binary search of
+    /// the kept keys reads at `anchor`, the version they were taken at.
     func concerns(_ changed: [ObjectKey], _ changes: TableChanges, keys: [ObjectKey], _ plan: IncrementalPlan, _ binding: TableBinding,
-                  in realm: Realm) throws(StorageError) -> Bool {
+                  anchor: ReadTransaction?, in realm: Realm) throws(StorageError) -> Bool {
         let evaluator = QueryEvaluator(realm: realm)
         let table = try realm.tableView(binding.table)
+        let old = try anchor.map { (read) throws(StorageError) in SortValueReader(table: try read.table(binding.table), plan: plan, binding: binding) }
         for key in changed {
-            if contains(key, in: keys, plan) { return true }
+            if try Self.index(of: key, in: keys, plan, old: old) != nil { return true }
             if changes.deleted.contains(key.value) && !changes.inserted.contains(key.value) { continue }
             guard let row = try table.row(key) else { continue }
             if try plan.predicate.map({ (p) throws(StorageError) in try evaluator.matches(p, row, binding) }) ?? true { return true }
@@ -49,12 +51,15 @@ extension KeptOrder {
         return false
     }
 
-    /// Moves `keys` (the result as kept) to the realm's current state, given the table's
-    /// `changes` since, and returns the positions to report. `changed`: `changedKeys(changes)`.
-    mutating func apply(_ changes: TableChanges, _ changed: [ObjectKey], to keys: inout [ObjectKey], _ plan: IncrementalPlan,
-                        _ binding: TableBinding, in realm: Realm) throws(StorageError) -> CollectionIndices {
+    /// Moves `keys` (the result as kept at `anchor`) to the realm's current state, given the
+    /// table's `changes` since, and returns the positions to report. `changed`:
+    /// `changedKeys(changes)`. When a read fails it throws, with `keys` as they were.
+    func apply(_ changes: TableChanges, _ changed: [ObjectKey], to keys: inout [ObjectKey], _ plan: IncrementalPlan,
+               _ binding: TableBinding, anchor: ReadTransaction?, in realm: Realm) throws(StorageError) -> CollectionIndices {
         let evaluator = QueryEvaluator(realm: realm)
         let table = try realm.tableView(binding.table)
+        let old = try anchor.map { (read) throws(StorageError) in SortValueReader(table: try read.table(binding.table), plan: plan, binding: binding) }
+        let now = SortValueReader(table: table, plan: plan, binding: binding)
 
         // 1. What each changed object was and is, read before anything moves.
         var objects: [ChangedObject] = []
@@ -62,7 +67,7 @@ extension KeptOrder {
         for key in changed {
             let replaced = changes.deleted.contains(key.value) && changes.inserted.contains(key.value)
             var object = ChangedObject(key: key, oldIndex: nil, now: nil, isIn: false, replaced: replaced)
-            if contains(key, in: keys, plan) { object.oldIndex = position(of: key, sortValues[key], in: keys, plan) }
+            object.oldIndex = try Self.index(of: key, in: keys, plan, old: old)
             let gone = changes.deleted.contains(key.value) && !replaced
             if !gone, let row = try table.row(key),
                try plan.predicate.map({ (p) throws(StorageError) in try evaluator.matches(p, row, binding) }) ?? true {
@@ -73,13 +78,12 @@ extension KeptOrder {
         }
 
         if objects.count == 1, let old = objects[0].oldIndex, objects[0].isIn, !objects[0].replaced {
-            return move(objects[0], from: old, in: &keys, plan, modified: changes.modified.contains(objects[0].key.value))
+            return try Self.move(objects[0], from: old, in: &keys, plan, now, modified: changes.modified.contains(objects[0].key.value))
         }
 
         // 2. Take out every changed object that was in the result, from the back.
         let removed = objects.compactMap(\.oldIndex).sorted()
         for index in removed.reversed() { keys.remove(at: index) }
-        for object in objects where object.oldIndex != nil { sortValues[object.key] = nil }
 
         // 3. Put back those in it now, in their order: each goes after the ones put before it,
         //    so the positions found stay right.
@@ -87,11 +91,22 @@ extension KeptOrder {
         if plan.isSorted {
             arriving.sort { plan.precedes(objects[$0].now!, objects[$0].key, objects[$1].now!, objects[$1].key) }
         }
-        for i in arriving {
-            if let now = objects[i].now { sortValues[objects[i].key] = now }
-            let index = position(of: objects[i].key, objects[i].now, in: keys, plan)
-            keys.insert(objects[i].key, at: index)
-            objects[i].newIndex = index
+        var inserted: [Int] = []
+        do {
+            for i in arriving {
+                // Every key compared is unchanged or put back already: its values now are right.
+                let index = try Self.position(of: objects[i].key, objects[i].now, in: keys, plan, now)
+                keys.insert(objects[i].key, at: index)
+                objects[i].newIndex = index
+                inserted.append(index)
+            }
+        } catch {
+            // The keys as they were, for the full comparison that follows.
+            for index in inserted.reversed() { keys.remove(at: index) }
+            for object in objects.sorted(by: { ($0.oldIndex ?? -1) < ($1.oldIndex ?? -1) }) {
+                if let old = object.oldIndex { keys.insert(object.key, at: old) }
+            }
+            throw error
         }
 
         // 4. Which changed objects in both versions stay: as many unchanged objects before them
@@ -129,16 +144,20 @@ extension KeptOrder {
     /// One object that stays in the result, at `old` before: the keys between its old and new
     /// positions shift by one (a third of the array on average, where taking it out and putting
     /// it back moves the whole tail twice).
-    private mutating func move(_ object: ChangedObject, from old: Int, in keys: inout [ObjectKey], _ plan: IncrementalPlan,
-                               modified: Bool) -> CollectionIndices {
-        if let now = object.now { sortValues[object.key] = now }
-        // Its place among the others: a binary search over the keys without position `old`.
+    private static func move(_ object: ChangedObject, from old: Int, in keys: inout [ObjectKey], _ plan: IncrementalPlan,
+                             _ reader: SortValueReader, modified: Bool) throws(StorageError) -> CollectionIndices {
+        // Its place among the others (all unchanged): a binary search over the keys without
+        // position `old`.
         var low = 0, high = keys.count - 1
         while low < high {
             let mid = (low + high) >> 1
             let other = keys[mid < old ? mid : mid + 1]
-            let before = object.now.flatMap { now in sortValues[other].map { plan.precedes($0, other, now, object.key) } }
-                ?? (other.value < object.key.value)
+            let before: Bool
+            if let now = object.now {
+                before = plan.precedes(try reader.valuesOfKept(other), other, now, object.key)
+            } else {
+                before = other.value < object.key.value
+            }
             if before { low = mid + 1 } else { high = mid }
         }
         let new = low

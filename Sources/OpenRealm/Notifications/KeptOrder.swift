@@ -21,9 +21,13 @@ import RealmStorage
 //      arrived or moved an insertion at its new position. Staying objects the change sets
 //      mark modified are modifications at their new positions.
 //
-// The cost is O(k log n) comparisons for k changed objects plus shifting the key array
-// (a memmove) per insertion and removal. Memory per observation: the keys (8 bytes each) and,
-// when sorted, a dictionary from key to sort values (about 60 bytes per object).
+// Sort values are read, not kept: where a changed object was comes from its values at the
+// version the kept order was taken at (the observation's anchor, a pinned read), where it goes
+// from the current version; an unchanged object has the same values at both. A comparison is
+// a row read (about a microsecond), so a sorted result of n objects costs O(k log n) row reads
+// for k changed objects, plus shifting the key array (a memmove) per insertion and removal.
+// Memory per observation: the keys, 8 bytes each. (A dictionary of every object's sort values,
+// kept before, cost about 60 bytes per object and made `.initial` four times slower: issue 27.)
 //
 // Where several sets of fewest moves exist (an object that swaps with one neighbour), this
 // path keeps the unchanged neighbour in place and reports the changed object as moved, where
@@ -103,46 +107,50 @@ struct IncrementalPlan {
     }
 }
 
-/// The order a result keeps between deliveries (see the top of this file).
+/// Reads objects' sort values at one version: the version the kept order was taken at (the
+/// observation's anchor) for where changed objects were, the realm's current one for where
+/// they go (see the top of this file).
+struct SortValueReader {
+    let table: TableView
+    let plan: IncrementalPlan
+    let binding: TableBinding
+
+    /// The sort values of `key`; nil when the version holds no such object.
+    func values(_ key: ObjectKey) throws(StorageError) -> SortValues? {
+        guard let row = try table.row(key) else { return nil }
+        return try plan.sortValues(row, binding)
+    }
+
+    /// The sort values of `key`, an object of the kept result: a version without it means the
+    /// kept order is not what it should be, and the delivery compares in full instead.
+    func valuesOfKept(_ key: ObjectKey) throws(StorageError) -> SortValues {
+        guard let values = try values(key) else {
+            throw StorageError(.invalidArgument, "object \(key.value) of a kept result is missing at the version read")
+        }
+        return values
+    }
+}
+
+/// The order a result keeps between deliveries (see the top of this file): its keys, kept in
+/// the snapshot, and the table binding they were read with.
 struct KeptOrder {
-    /// The sort values of every object in the result (sorted results only).
-    var sortValues: [ObjectKey: SortValues] = [:]
     /// The table binding the result was read with: another one means the schema changed.
     let binding: ObjectIdentifier
 
-    /// The order of `keys` (the result now) under `plan`, read from the realm's current state
-    /// in one pass over the table's leaves (a lookup per key costs several times more).
-    init?(_ keys: [ObjectKey], _ plan: IncrementalPlan, _ binding: TableBinding, in realm: Realm) {
+    init(_ binding: TableBinding) {
         self.binding = ObjectIdentifier(binding)
-        guard plan.isSorted else { return }
-        let ascending = keys.sorted()
-        var next = 0
-        var values: [ObjectKey: SortValues] = [:]
-        values.reserveCapacity(keys.count)
-        do {
-            try realm.tableView(binding.table).forEachLeaf { (leaf) throws(StorageError) -> Bool in
-                for row in 0..<leaf.count where next < ascending.count && leaf.key(row) == ascending[next] {
-                    values[ascending[next]] = try plan.sortValues(leaf.row(row), binding)
-                    next += 1
-                }
-                return next < ascending.count
-            }
-        } catch {
-            return nil
-        }
-        // A key the table does not hold: keep no order (every delivery compares in full).
-        guard next == ascending.count else { return nil }
-        sortValues = values
     }
 
-    /// The position `key` (with `values`) has, or would be inserted at, in `keys`.
-    func position(of key: ObjectKey, _ values: SortValues?, in keys: [ObjectKey], _ plan: IncrementalPlan) -> Int {
+    /// The position `key` (with sort values `values`; nil for unsorted results) has, or would
+    /// be inserted at, in `keys`, whose objects' sort values `reader` reads.
+    static func position(of key: ObjectKey, _ values: SortValues?, in keys: [ObjectKey], _ plan: IncrementalPlan,
+                         _ reader: SortValueReader?) throws(StorageError) -> Int {
         var low = 0, high = keys.count
         while low < high {
             let mid = (low + high) >> 1
             let before: Bool
-            if let values, let other = sortValues[keys[mid]] {
-                before = plan.precedes(other, keys[mid], values, key)
+            if let values, let reader {
+                before = plan.precedes(try reader.valuesOfKept(keys[mid]), keys[mid], values, key)
             } else {
                 before = keys[mid].value < key.value
             }
@@ -151,10 +159,17 @@ struct KeptOrder {
         return low
     }
 
-    /// Whether `key` is in `keys` (the result as kept).
-    func contains(_ key: ObjectKey, in keys: [ObjectKey], _ plan: IncrementalPlan) -> Bool {
-        if plan.isSorted { return sortValues[key] != nil }
-        let i = position(of: key, nil, in: keys, plan)
-        return i < keys.count && keys[i] == key
+    /// Where `key` is in `keys` (the result as kept, at the version `old` reads), or nil when
+    /// it is not in it. A sorted result finds it by its sort values at that version: an object
+    /// the filter left out lands where another key is.
+    static func index(of key: ObjectKey, in keys: [ObjectKey], _ plan: IncrementalPlan, old: SortValueReader?) throws(StorageError) -> Int? {
+        var values: SortValues?
+        if plan.isSorted {
+            guard let old else { throw StorageError(.invalidArgument, "a sorted kept result without the version it was taken at") }
+            guard let found = try old.values(key) else { return nil }
+            values = found
+        }
+        let i = try position(of: key, values, in: keys, plan, old)
+        return i < keys.count && keys[i] == key ? i : nil
     }
 }

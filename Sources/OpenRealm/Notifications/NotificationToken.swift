@@ -124,10 +124,15 @@ final class RealmObservation: Observation, @unchecked Sendable {
 /// anchored there moves on or goes.
 final class VersionPin {
     let version: VersionID
+    /// The version to read, when the pin was taken at the realm's read version (a kept
+    /// result reads its changed objects' old sort values there: KeptOrder.swift); nil for a
+    /// pin taken before its commit exists (skipped notifications).
+    let read: ReadTransaction?
     private let registry: VersionRegistry
 
-    init(_ version: VersionID, in store: Store) {
+    init(_ version: VersionID, in store: Store, read: ReadTransaction? = nil) {
         self.version = version
+        self.read = read
         registry = store.registry
         registry.pin(version)
     }

@@ -40,12 +40,13 @@ protocol ObservedSubject {
     /// Whether `changes` can have changed the subject (false: no need to read it again).
     func mayBeAffected(by changes: ChangeSet) -> Bool
     /// Whether `changes` can have changed the subject as `old` holds it; a subject that keeps
-    /// enough in its snapshot answers per changed object (results: KeptOrder.swift).
-    func mayBeAffected(by changes: ChangeSet, from old: Snapshot) -> Bool
+    /// enough in its snapshot answers per changed object (results: KeptOrder.swift). `anchor`:
+    /// the version `old` was taken at, when it can be read.
+    func mayBeAffected(by changes: ChangeSet, from old: Snapshot, anchor: ReadTransaction?) -> Bool
     /// Moves `old` to the subject now by applying `changes`, without reading the whole
     /// subject: what changed, or nil when this cannot be done (then `old` is untouched and
-    /// the full comparison runs).
-    func advance(_ old: inout Snapshot, by changes: ChangeSet) -> Advanced<Delta>?
+    /// the full comparison runs). `anchor`: as above.
+    func advance(_ old: inout Snapshot, by changes: ChangeSet, anchor: ReadTransaction?) -> Advanced<Delta>?
     /// What differs from `old` to `new`; nil when nothing worth reporting does. `changes` is nil
     /// when the change sets are unknown: everything present in both counts as modified.
     func delta(from old: Snapshot, to new: Snapshot, changes: ChangeSet?) -> Delta?
@@ -67,8 +68,8 @@ enum Advanced<Delta> {
 }
 
 extension ObservedSubject {
-    func mayBeAffected(by changes: ChangeSet, from old: Snapshot) -> Bool { mayBeAffected(by: changes) }
-    func advance(_ old: inout Snapshot, by changes: ChangeSet) -> Advanced<Delta>? { nil }
+    func mayBeAffected(by changes: ChangeSet, from old: Snapshot, anchor: ReadTransaction?) -> Bool { mayBeAffected(by: changes) }
+    func advance(_ old: inout Snapshot, by changes: ChangeSet, anchor: ReadTransaction?) -> Advanced<Delta>? { nil }
 }
 
 /// What changed between two snapshots.
@@ -154,7 +155,7 @@ class SubjectObservation<Subject: ObservedSubject>: ChangeObservation, @unchecke
     /// final delta ends the observation.
     func moveSnapshot(to pin: () -> VersionPin, changes: ChangeSet?) -> Subject.Delta? {
         guard var old = snapshot, !isFinished else { return nil }
-        if let changes, !subject.mayBeAffected(by: changes, from: old) {
+        if let changes, !subject.mayBeAffected(by: changes, from: old, anchor: anchor?.read) {
             anchor = pin()
             return nil
         }
@@ -162,7 +163,7 @@ class SubjectObservation<Subject: ObservedSubject>: ChangeObservation, @unchecke
             // The kept snapshot is changed in place: let go of the stored copy first so that
             // its arrays are not copied.
             snapshot = nil
-            let advanced = subject.advance(&old, by: changes)
+            let advanced = subject.advance(&old, by: changes, anchor: anchor?.read)
             snapshot = old
             if let advanced {
                 anchor = pin()

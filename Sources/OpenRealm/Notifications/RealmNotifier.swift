@@ -98,12 +98,15 @@ final class RealmNotifier {
 
     /// The pin of the realm's current version (outside write transactions).
     func pinForCurrentVersion() -> VersionPin {
-        pin(realm.readTransaction.version)
+        let read = realm.readTransaction
+        return pin(read.version, read: read)
     }
 
-    private func pin(_ version: VersionID) -> VersionPin {
-        if let currentPin, currentPin.version == version { return currentPin }
-        let pin = VersionPin(version, in: realm.store)
+    /// The pin of `version`, shared by the observations anchored there; `read` reads it, when
+    /// the realm has it as a read transaction (not at the start of a write).
+    private func pin(_ version: VersionID, read: ReadTransaction?) -> VersionPin {
+        if let currentPin, currentPin.version == version, currentPin.read != nil || read == nil { return currentPin }
+        let pin = VersionPin(version, in: realm.store, read: read)
         currentPin = pin
         return pin
     }
@@ -185,6 +188,8 @@ final class RealmNotifier {
     /// `source`'s version. Returns true as soon as a block moved the realm.
     private func deliverChanges(from source: ChangeSource, _ pass: inout Pass) -> Bool {
         let version = source.version
+        let read: ReadTransaction?
+        if case .read(let transaction) = source { read = transaction } else { read = nil }
         let stamp = realm.generation
         // Observations anchored at one version share the changes read since it.
         var changesSince: [VersionID: ChangeSet?] = [:]
@@ -197,9 +202,9 @@ final class RealmNotifier {
             }
             let called: Bool
             if observation.wantsInitialDelivery {
-                called = observation.deliverInitial(at: pin(version))
+                called = observation.deliverInitial(at: pin(version, read: read))
             } else {
-                called = observation.advance(to: version, pin: { pin(version) }) { anchor in
+                called = observation.advance(to: version, pin: { pin(version, read: read) }) { anchor in
                     if let known = changesSince[anchor] { return known }
                     let changes = source.changes(since: anchor)
                     changesSince[anchor] = changes
