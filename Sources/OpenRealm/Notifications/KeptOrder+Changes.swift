@@ -42,12 +42,13 @@ extension KeptOrder {
         let evaluator = QueryEvaluator(realm: realm)
         let table = try realm.tableView(binding.table)
         let old = try anchor.map { (read) throws(StorageError) in SortValueReader(table: try read.table(binding.table), plan: plan, binding: binding) }
+        // In the result now first: one row read, where whether it was costs a binary search.
         for key in changed {
-            if try Self.index(of: key, in: keys, plan, old: old) != nil { return true }
             if changes.deleted.contains(key.value) && !changes.inserted.contains(key.value) { continue }
             guard let row = try table.row(key) else { continue }
             if try plan.predicate.map({ (p) throws(StorageError) in try evaluator.matches(p, row, binding) }) ?? true { return true }
         }
+        for key in changed where try Self.index(of: key, in: keys, plan, old: old) != nil { return true }
         return false
     }
 
