@@ -19,6 +19,10 @@ import Darwin
 //      a replaced file may be the old one. Both are whole (the old file is never written).
 //   3. A failed step undoes what it can (the temporary file goes) and throws: a copy that
 //      returns has reached the disk, folder included.
+//   4. A crash leaves a new copy's temporary file (`<path>.<random>.copying`) behind; the next
+//      copy to the same path removes such files, but only those nobody is writing: a copy
+//      holds an exclusive `flock` on its temporary file while it writes, and a file changed in
+//      the last minute is left alone too (`removeStaleTemporaries`).
 //
 // `CopyHooks` lets tests wrap the new file (fault and crash injection) and stop before each
 // change of the folder, as a crash there would.
@@ -68,8 +72,9 @@ enum CopyFile {
     /// its folder (see the header). Returns the copy's progress counter, to be finished.
     static func create(at path: String, _ source: CopySource, compression: CopyCompression = .none,
                        hooks: CopyHooks) throws(StorageError) -> CopyProgressCounter? {
+        removeStaleTemporaries(of: path)
         // A name of its own: copies to one destination at once must not share a temporary file.
-        let temporary = path + ".\(String(UInt64.random(in: .min ... .max), radix: 16)).copying"
+        let temporary = path + ".\(String(UInt64.random(in: .min ... .max), radix: 16))" + temporarySuffix
         let counter = try write(source, to: temporary, compression: compression, hooks: hooks).counter
         do throws(StorageError) {
             try hooks.beforeFolderStep?(.link)
@@ -112,10 +117,42 @@ enum CopyFile {
     static func write(to path: String, hooks: CopyHooks, _ body: (StorageFile) throws(StorageError) -> Void) throws(StorageError) {
         do throws(StorageError) {
             let posix = try PosixFile(path: path, mode: .createNew)
+            // Held while it is written: it is not stale (invariant 4).
+            let holder = open(path, O_RDONLY | O_CLOEXEC)
+            if holder >= 0 { _ = flock(holder, LOCK_EX | LOCK_NB) }
+            defer { if holder >= 0 { close(holder) } }
             try body(hooks.fileWrapper?(posix) ?? posix)
         } catch {
             unlink(path)
             throw error
+        }
+    }
+
+    static let temporarySuffix = ".copying"
+
+    /// Removes the temporary files that copies to `path` which did not finish left behind
+    /// (invariant 4): those no copy holds locked and nobody changed in the last minute.
+    static func removeStaleTemporaries(of path: String) {
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let prefix = (slash.map { String(path[path.index(after: $0)...]) } ?? path) + "."
+        guard let dir = opendir(folder) else { return }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let middle = name.dropFirst(prefix.count).dropLast(temporarySuffix.count)
+            if name.hasPrefix(prefix), name.hasSuffix(temporarySuffix), !middle.isEmpty, middle.allSatisfy(\.isHexDigit) { names.append(name) }
+        }
+        closedir(dir)
+        for name in names {
+            let candidate = folder + "/" + name
+            let fd = open(candidate, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            var info = stat()
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0, fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+                  time(nil) - info.st_mtim.tv_sec > 60 else { continue }
+            unlink(candidate)
         }
     }
 
