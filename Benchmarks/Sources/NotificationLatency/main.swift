@@ -5,6 +5,7 @@
 // delivers (or, when the commit cannot affect the result, skips) the change.
 //
 //   swift run -c release --package-path Benchmarks NotificationLatency [--rows N] [--updates N]
+//       [--observers N --seconds S]   (ManyObservers.swift)
 
 import Foundation
 import OpenRealm
@@ -17,11 +18,15 @@ final class Item: Object {
 
 var rows = 1_000_000
 var updates = 200
+var observers = 0
+var seconds = 10.0
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--rows": rows = Int(arguments.next()!)!
     case "--updates": updates = Int(arguments.next()!)!
+    case "--observers": observers = Int(arguments.next()!)!
+    case "--seconds": seconds = Double(arguments.next()!)!
     default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
     }
 }
@@ -109,6 +114,11 @@ let writer = Writer(configuration)
     samples.sort()
     print("| \(label) | \(rows) | \(updates) | \(deliveries) | "
           + String(format: "%.3f | %.3f | %.3f | %.1f |", percentile(samples, 0.5), percentile(samples, 0.99), samples.last!, initial))
+}
+
+if observers > 0 {
+    runManyObservers(observers, seconds: seconds, rows: rows, configuration)
+    exit(0)
 }
 
 print("| observed | objects | 1-object commits | deliveries | commit → delivery p50 ms | p99 ms | max ms | .initial ms |")

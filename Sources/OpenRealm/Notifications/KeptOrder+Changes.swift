@@ -41,7 +41,7 @@ extension KeptOrder {
                   anchor: ReadTransaction?, in realm: Realm) throws(StorageError) -> Bool {
         let evaluator = QueryEvaluator(realm: realm)
         let table = try realm.tableView(binding.table)
-        let old = try anchor.map { (read) throws(StorageError) in SortValueReader(table: try read.table(binding.table), plan: plan, binding: binding) }
+        let old = try anchor.map { (read) throws(StorageError) in SortValueReader(table: try read.table(binding.table), plan: plan, binding: binding, evaluator: evaluator) }
         // In the result now first: one row read, where whether it was costs a binary search.
         for key in changed {
             if changes.deleted.contains(key.value) && !changes.inserted.contains(key.value) { continue }
@@ -59,8 +59,8 @@ extension KeptOrder {
                _ binding: TableBinding, anchor: ReadTransaction?, in realm: Realm) throws(StorageError) -> CollectionIndices {
         let evaluator = QueryEvaluator(realm: realm)
         let table = try realm.tableView(binding.table)
-        let old = try anchor.map { (read) throws(StorageError) in SortValueReader(table: try read.table(binding.table), plan: plan, binding: binding) }
-        let now = SortValueReader(table: table, plan: plan, binding: binding)
+        let old = try anchor.map { (read) throws(StorageError) in SortValueReader(table: try read.table(binding.table), plan: plan, binding: binding, evaluator: evaluator) }
+        let now = SortValueReader(table: table, plan: plan, binding: binding, evaluator: evaluator)
 
         // 1. What each changed object was and is, read before anything moves.
         var objects: [ChangedObject] = []

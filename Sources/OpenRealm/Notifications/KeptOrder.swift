@@ -114,6 +114,8 @@ struct SortValueReader {
     let table: TableView
     let plan: IncrementalPlan
     let binding: TableBinding
+    /// Tests the plan's filter on rows of this version (the filter reads only the row).
+    let evaluator: QueryEvaluator
 
     /// The sort values of `key`; nil when the version holds no such object.
     func values(_ key: ObjectKey) throws(StorageError) -> SortValues? {
@@ -166,8 +168,11 @@ struct KeptOrder {
         var values: SortValues?
         if plan.isSorted {
             guard let old else { throw StorageError(.invalidArgument, "a sorted kept result without the version it was taken at") }
-            guard let found = try old.values(key) else { return nil }
-            values = found
+            // Not in the result then unless it existed and passed the filter: one row read,
+            // where the binary search reads a row per step.
+            guard let row = try old.table.row(key) else { return nil }
+            if let predicate = plan.predicate, !(try old.evaluator.matches(predicate, row, old.binding)) { return nil }
+            values = try plan.sortValues(row, old.binding)
         }
         let i = try position(of: key, values, in: keys, plan, old)
         return i < keys.count && keys[i] == key ? i : nil

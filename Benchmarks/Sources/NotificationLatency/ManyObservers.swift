@@ -1,0 +1,87 @@
+// `--observers N --seconds S` (issue 27): N observers of different score ranges on one realm,
+// each `filter("score >= lo AND score < hi").sorted(byKeyPath: "score")` over about 1/N of the
+// objects, on a thread that refreshes in a loop, while a writer thread commits 1-object durable
+// updates of random objects as fast as it can. First S seconds without observers, then S with
+// them. Prints the writer's commit rate both ways, and the lag of the deliveries: for each
+// commit, the time from its `write` returning to the end of the refresh that delivered it to
+// the observers (every observer it concerns has been called by then).
+
+import Foundation
+import OpenRealm
+
+/// Commit times the writer records and the observing thread takes (under `lock`).
+final class CommitClock: @unchecked Sendable {
+    // @unchecked: every field is touched under `lock`.
+    private let lock = NSLock()
+    private var times: [ContinuousClock.Instant] = []
+    private var stopped = false
+    private(set) var commits = 0
+
+    func committed(at time: ContinuousClock.Instant) { lock.withLock { times.append(time); commits += 1 } }
+    /// The commits recorded so far, forgotten.
+    func take() -> [ContinuousClock.Instant] { lock.withLock { defer { times = [] }; return times } }
+    var isStopped: Bool { lock.withLock { stopped } }
+    func stop() { lock.withLock { stopped = true } }
+    var count: Int { lock.withLock { commits } }
+}
+
+/// Commits 1-object updates for `seconds`; returns the commits per second.
+func writeFor(_ seconds: Double, _ configuration: Realm.Configuration, rows: Int, clock: CommitClock) -> Double {
+    let done = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) var rate = 0.0
+    Thread {
+        let realm = try! Realm(configuration: configuration)
+        var random = SystemRandomNumberGenerator()
+        let start = ContinuousClock.now
+        var n = 0
+        while milliseconds(since: start) < seconds * 1000 {
+            let id = Int.random(in: 0..<rows, using: &random), score = Int.random(in: 0..<rows, using: &random)
+            try! realm.write { realm.object(ofType: Item.self, forPrimaryKey: id)!.score = score }
+            clock.committed(at: .now)
+            n += 1
+        }
+        rate = Double(n) / (milliseconds(since: start) / 1000)
+        clock.stop()
+        done.signal()
+    }.start()
+    done.wait()
+    return rate
+}
+
+func runManyObservers(_ count: Int, seconds: Double, rows: Int, _ configuration: Realm.Configuration) {
+    let alone = writeFor(seconds, configuration, rows: rows, clock: CommitClock())
+    let clock = CommitClock()
+    let observing = DispatchSemaphore(value: 0)
+    let finished = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) var lags: [Double] = []
+    nonisolated(unsafe) var deliveries = 0
+    Thread {
+        let realm = try! Realm(configuration: configuration)
+        let width = rows / count
+        var tokens: [NotificationToken] = []
+        for i in 0..<count {
+            let results = realm.objects(Item.self).filter("score >= %@ AND score < %@", i * width, (i + 1) * width).sorted(byKeyPath: "score")
+            tokens.append(results.observe { change in
+                if case .update = change { deliveries += 1 }
+            })
+        }
+        realm.refresh()
+        observing.signal()
+        while !clock.isStopped {
+            let pending = clock.take()
+            realm.refresh()
+            let end = ContinuousClock.now
+            for time in pending { lags.append(milliseconds(since: time) - milliseconds(since: end)) }
+        }
+        tokens.forEach { $0.invalidate() }
+        finished.signal()
+    }.start()
+    observing.wait()
+    let with = writeFor(seconds, configuration, rows: rows, clock: clock)
+    finished.wait()
+    lags.sort()
+    print("\n| \(count) observers of \(rows / count) objects each | writer alone (/s) | with the observers (/s) | kept | deliveries | lag p50 ms | p99 ms | max ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print(String(format: "| %d s each | %.0f | %.0f | %.0f%% | %d | %.2f | %.2f | %.2f |", Int(seconds), alone, with, with / alone * 100, deliveries,
+                 percentile(lags, 0.5), percentile(lags, 0.99), lags.last ?? 0))
+}
