@@ -56,6 +56,7 @@ request() {
 
 request GET /health "" 200 ok
 # The change stream, open for the rest of the test (and through the shutdown).
+: > "$WORK/events.txt"
 curl -sSN "$URL/todos/events" > "$WORK/events.txt" 2>/dev/null &
 EVENTS_PID=$!
 wait_for "grep -q '^event: snapshot' '$WORK/events.txt'" 10 || fail "no snapshot event on /todos/events"
@@ -91,7 +92,19 @@ request DELETE /todos/1 "" 404 notFound
 wait_for "grep -q '\"deleted\":\[1\]' '$WORK/events.txt'" 10 || fail "no change event after a DELETE"
 request GET /health "" 200 ok
 
-# SIGTERM with the event stream still open: the server must end it, stop and exit 0.
+# SIGTERM with the event stream still open and two clients writing: the server must let the
+# writes in flight finish, end the stream, stop and exit 0; every write it acknowledged (201)
+# must be in the realm when it starts again.
+for writer in 1 2; do
+    ( for i in $(seq 1 1000); do
+          code="$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/json' \
+              --data "{\"id\":$(( writer * 10000 + i )),\"title\":\"load $i\"}" "$URL/todos" || true)"
+          echo "$code"
+          # 000: no answer; the server has stopped listening.
+          [ "$code" != 000 ] || break
+      done > "$WORK/writer-$writer.txt" 2>/dev/null ) &
+done
+wait_for "[ \$(cat '$WORK'/writer-*.txt 2>/dev/null | grep -c '^201') -ge 10 ]" 20 || fail "the writers got no 201"
 kill -TERM "$SERVER_PID"
 wait_for "! kill -0 $SERVER_PID 2>/dev/null" 20 || fail "TodoServer still running 20 s after SIGTERM"
 status=0
@@ -101,7 +114,21 @@ SERVER_PID=""
 grep -q '^stopped' "$WORK/server.log" || fail "TodoServer did not close its realm"
 wait_for "! kill -0 $EVENTS_PID 2>/dev/null" 5 || fail "the event stream stayed open after shutdown"
 EVENTS_PID=""
-echo "examples: TodoServer passed ($(grep -c '^event: ' "$WORK/events.txt") events)"
+wait  # for the writers, which stop at their first unanswered request
+grep -qv '^\(201\|000\)$' "$WORK"/writer-*.txt && fail "a write during shutdown got $(grep -v '^\(201\|000\)$' "$WORK"/writer-*.txt | head -n 1)"
+ACKNOWLEDGED="$(cat "$WORK"/writer-*.txt | grep -c '^201')"
+"$BIN/TodoServer" --port 0 --realm "$WORK/todos.realm" > "$WORK/server-again.log" 2>&1 &
+SERVER_PID=$!
+wait_for "grep -q '^listening on ' '$WORK/server-again.log'" 60 || fail "TodoServer did not start again"
+URL="$(sed -n 's/^listening on //p' "$WORK/server-again.log" | head -n 1)"
+request GET '/todos?filter=id%20%3E%3D%2010000&limit=1' "" 200
+STORED="$(sed -n 's/.*"total":\([0-9]*\).*/\1/p' "$WORK/body")"
+# At least: a write may also commit while its client is being refused, never the reverse.
+[ "${STORED:-0}" -ge "$ACKNOWLEDGED" ] || fail "$ACKNOWLEDGED writes acknowledged during shutdown, $STORED stored"
+kill -TERM "$SERVER_PID"
+wait "$SERVER_PID" || fail "TodoServer exited with $? after its second SIGTERM"
+SERVER_PID=""
+echo "examples: TodoServer passed ($(grep -c '^event: ' "$WORK/events.txt") events; $ACKNOWLEDGED writes acknowledged during shutdown, $STORED stored)"
 
 # ---------------------------------------------------------------- Ingest
 echo "examples: Ingest"

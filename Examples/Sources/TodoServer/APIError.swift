@@ -27,7 +27,7 @@ struct APIError: HTTPResponseError {
 }
 
 /// Turns the `Realm.Error`s that bad data causes, and bodies that do not decode, into 4xx
-/// responses.
+/// responses in one format.
 ///
 /// OpenRealm throws these from the write (`RealmActor.write` or `asyncWrite`) that met the
 /// data, having undone that write alone (docs/DIFFERENCES.md, "Data and resource problems
@@ -37,6 +37,11 @@ struct RealmErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch let error as HTTPError where error.status.kind == .clientError {
+            // Hummingbird's own 4xx (a body or a path parameter that does not decode), in
+            // this service's error format.
+            throw APIError(error.status, error.status.code == 400 ? "badRequest" : "clientError",
+                           error.body ?? error.status.reasonPhrase)
         } catch let error as DecodingError {
             // Bodies decoded in a write (`PUT` decodes its `Todo` there); Hummingbird's
             // `request.decode` turns its own decoding errors into 400s already.

@@ -71,7 +71,10 @@ struct TodoEvents: Sendable {
                     event = try Self.event("snapshot", Snapshot(ids: ids))
                 case .update(let todos, let deletions, let insertions, let modifications):
                     let deleted = deletions.map { ids[$0] }
-                    ids = todos.map(\.id)
+                    // The positions are made to be applied this way: deletions from the highest
+                    // down, then insertions from the lowest up (RealmCollectionChange).
+                    for position in deletions.sorted(by: >) { ids.remove(at: position) }
+                    for position in insertions.sorted() { ids.insert(todos[position].id, at: position) }
                     event = try Self.event("change", Change(deletions: deletions, insertions: insertions,
                                                              modifications: modifications, deleted: deleted,
                                                              inserted: insertions.map { todos[$0] },
