@@ -31,7 +31,18 @@ struct TodoEvents: Sendable {
             // Started here, when the body is written, and cancelled when it ends (the client
             // went away, or shutdown), so no feed outlives its response.
             let feed = Task { await Self.feed(on: store, into: events) }
-            defer { feed.cancel() }
+            // A client that went away is noticed only when a write to it fails: a comment line
+            // every 15 seconds makes one fail even when no todo changes (and keeps proxies
+            // from closing an idle stream).
+            let heartbeat = Task {
+                while (try? await Task.sleep(for: .seconds(15))) != nil {
+                    await events.send(ByteBuffer(string: ": keep-alive\n\n"))
+                }
+            }
+            defer {
+                feed.cancel()
+                heartbeat.cancel()
+            }
             // An event stream never ends by itself, and Hummingbird's graceful shutdown waits
             // for every response to end: finish this one when shutdown begins, or SIGTERM
             // would wait for the client to hang up.
