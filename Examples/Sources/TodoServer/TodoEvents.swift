@@ -39,20 +39,27 @@ struct TodoEvents: Sendable {
                     await events.send(ByteBuffer(string: ": keep-alive\n\n"))
                 }
             }
-            defer {
-                feed.cancel()
-                heartbeat.cancel()
-            }
             // An event stream never ends by itself, and Hummingbird's graceful shutdown waits
             // for every response to end: finish this one when shutdown begins, or SIGTERM
             // would wait for the client to hang up.
-            try await withGracefulShutdownHandler {
-                for await event in events {
-                    try await writer.write(event)
+            var failure: (any Error)?
+            do {
+                try await withGracefulShutdownHandler {
+                    for await event in events {
+                        try await writer.write(event)
+                    }
+                } onGracefulShutdown: {
+                    events.finish()
                 }
-            } onGracefulShutdown: {
-                events.finish()
+            } catch {
+                failure = error
             }
+            feed.cancel()
+            heartbeat.cancel()
+            // The feed's observation is ended before the response is: the server closes the
+            // realm once every response has ended, and no stream may still be reading it then.
+            await feed.value
+            if let failure { throw failure }
             try await writer.finish(nil)
         })
     }
