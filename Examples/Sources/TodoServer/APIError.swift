@@ -20,7 +20,7 @@ struct APIError: HTTPResponseError {
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        let data = try JSONEncoder().encode(Body(error: code, message: message))
+        let data = try JSON.encode(Body(error: code, message: message))
         return Response(status: status, headers: [.contentType: "application/json"],
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
