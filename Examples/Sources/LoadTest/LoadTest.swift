@@ -67,10 +67,17 @@ struct LoadTest: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let folder = realm == nil ? FileManager.default.temporaryDirectory.appendingPathComponent("loadtest-\(UUID())") : nil
-        if let folder { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
-        defer { if let folder { try? FileManager.default.removeItem(at: folder) } }
-        let fileURL = folder?.appendingPathComponent("load.realm") ?? URL(fileURLWithPath: realm!)
+        let fileURL: URL
+        var temporaryFolder: URL?
+        if let realm {
+            fileURL = URL(fileURLWithPath: realm)
+        } else {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("loadtest-\(UUID())")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            temporaryFolder = folder
+            fileURL = folder.appendingPathComponent("load.realm")
+        }
+        defer { if let temporaryFolder { try? FileManager.default.removeItem(at: temporaryFolder) } }
         let store = RealmActor(configuration: Realm.Configuration(fileURL: fileURL, objectTypes: [Account.self]))
 
         try await Self.preload(store, objects: objects)
