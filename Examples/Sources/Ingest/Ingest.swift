@@ -51,7 +51,7 @@ struct Ingest: AsyncParsableCommand {
 
         let store = RealmActor(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: realm),
                                                                  objectTypes: [Reading.self, IngestCursor.self]))
-        var job = try await IngestJob(store: store, inputPath: inputPath, batchSize: batch)
+        let job = try await IngestJob(store: store, inputPath: inputPath, batchSize: batch)
         try await job.run()
         if verify { try await Self.verify(store: store, inputPath: inputPath) }
         await store.close()
@@ -96,16 +96,30 @@ struct IngestJob {
         self.batchSize = batchSize
         fileSize = try Ingest.size(of: inputPath)
         let cursor = try await store.read { realm in
-            realm.object(ofType: IngestCursor.self, forPrimaryKey: inputPath).map { ($0.offset, $0.lines, $0.fileSize, $0.finished) }
+            realm.object(ofType: IngestCursor.self, forPrimaryKey: inputPath).map(CursorState.init)
         }
-        if let cursor, cursor.2 != fileSize {
-            throw IngestError("\(inputPath) is \(fileSize) bytes, but was \(cursor.2) when its ingestion began: "
+        if let cursor, cursor.fileSize != fileSize {
+            throw IngestError("\(inputPath) is \(fileSize) bytes, but was \(cursor.fileSize) when its ingestion began: "
                               + "it is not the same file. Ingest it into another realm, or delete this one")
         }
-        (startOffset, startLine, finished) = (cursor?.0 ?? 0, cursor?.1 ?? 0, cursor?.3 ?? false)
+        startOffset = cursor?.offset ?? 0
+        startLine = cursor?.lines ?? 0
+        finished = cursor?.finished ?? false
     }
 
-    mutating func run() async throws {
+    /// A cursor's values, read on the actor and sent back from it.
+    private struct CursorState: Sendable {
+        let offset: Int
+        let lines: Int
+        let fileSize: Int
+        let finished: Bool
+
+        init(_ cursor: IngestCursor) {
+            (offset, lines, fileSize, finished) = (cursor.offset, cursor.lines, cursor.fileSize, cursor.finished)
+        }
+    }
+
+    func run() async throws {
         if finished {
             print("\(inputPath) was ingested already: \(Format.count(startLine)) lines")
             return
@@ -131,6 +145,9 @@ struct IngestJob {
                 do {
                     rows.append(try decoder.decode(Row.self, from: Data(bytes)))
                 } catch {
+                    // The batches before this line are stored: let the one in flight finish, so
+                    // that a rerun after the line is fixed starts right here.
+                    try await pending?.value
                     throw IngestError("line \(line) of \(inputPath) is not a reading: \(error)")
                 }
             }
