@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
+        // What Ingest and LoadTest both print.
+        .target(name: "ExampleSupport"),
         .executableTarget(
             name: "TodoServer",
             dependencies: [
@@ -39,6 +41,7 @@ let package = Package(
         .executableTarget(
             name: "Ingest",
             dependencies: [
+                "ExampleSupport",
                 .product(name: "OpenRealm", package: "OpenRealm"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -46,6 +49,7 @@ let package = Package(
         .executableTarget(
             name: "LoadTest",
             dependencies: [
+                "ExampleSupport",
                 .product(name: "OpenRealm", package: "OpenRealm"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

@@ -1,3 +1,4 @@
+import ExampleSupport
 import ArgumentParser
 import Foundation
 import OpenRealm

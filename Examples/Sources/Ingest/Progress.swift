@@ -1,3 +1,4 @@
+import ExampleSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -43,22 +44,5 @@ struct Progress {
 
     func finish(lines: Int) {
         if isTerminal { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
-    }
-}
-
-enum Format {
-    /// `1234567` as `1,234,567`, whatever the locale, so logs compare across machines.
-    static func count(_ value: Int) -> String {
-        let digits = String(value.magnitude)
-        var grouped = ""
-        for (index, digit) in digits.enumerated() {
-            if index > 0, (digits.count - index) % 3 == 0 { grouped.append(",") }
-            grouped.append(digit)
-        }
-        return (value < 0 ? "-" : "") + grouped
-    }
-
-    static func mebibytes(_ bytes: Int) -> String {
-        String(format: "%.1f MiB", Double(bytes) / 1_048_576)
     }
 }

@@ -1,3 +1,4 @@
+import ExampleSupport
 import ArgumentParser
 import Dispatch
 import Foundation
@@ -282,18 +283,7 @@ enum Report {
     }
 }
 
-enum Format {
-    /// `1234567` as `1,234,567`, whatever the locale.
-    static func count(_ value: Int) -> String {
-        let digits = String(value.magnitude)
-        var grouped = ""
-        for (index, digit) in digits.enumerated() {
-            if index > 0, (digits.count - index) % 3 == 0 { grouped.append(",") }
-            grouped.append(digit)
-        }
-        return (value < 0 ? "-" : "") + grouped
-    }
-
+extension Format {
     static func percentile(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)
     }
