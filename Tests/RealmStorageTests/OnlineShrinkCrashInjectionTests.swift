@@ -108,6 +108,7 @@ import Testing
             }
             try? FileManager.default.removeItem(atPath: path)
         }
+        print("OnlineShrinkCrashInjectionTests: \(kind): \(Self.grown.syncs) syncs, \(checked) images")
         #expect(checked > 0)
     }
 }

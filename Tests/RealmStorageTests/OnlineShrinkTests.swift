@@ -74,23 +74,26 @@ import Darwin
         let store = try Store.open(path: directory.path())
         try ShrinkWorkload.grow(store)
         try ShrinkWorkload.insertBurst(store)
-        let reader = store.beginRead()
-        let before = try ShrinkWorkload.contents(reader)
-        let reach = try ShrinkWorkload.reach(reader)
+        // Let go explicitly below: a debug build keeps a local alive to the end of its scope.
+        var reader: ReadTransaction? = store.beginRead()
+        let before = try ShrinkWorkload.contents(reader!)
+        let reach = try ShrinkWorkload.reach(reader!)
         #expect(before.count == Int(ShrinkWorkload.rows + ShrinkWorkload.burst))
         try ShrinkWorkload.deleteBurst(store)
         for _ in 0..<300 {
             try ShrinkWorkload.commitRound(store)
             #expect(try store.spaceUsage().fileSize >= reach, "the file was cut below what the pinned version reaches")
         }
-        #expect(store.shrinkCounts.movedBytes > 0, "\(store.shrinkCounts)")
-        #expect(try ShrinkWorkload.contents(reader) == before)
-        _ = try reader.verify(uncached: true)
+        // Nothing moves while the reader pins the room below the limit (it would land past the
+        // limit again); the reader's version reads as it did.
+        #expect(try ShrinkWorkload.contents(reader!) == before)
+        _ = try reader!.verify(uncached: true)
+        reader = nil
         let compacted = try ShrinkWorkload.compactedSize(store, in: directory)
-        withExtendedLifetime(reader) {}
         let rounds = try Self.roundsUntilSmall(store, compacted: compacted)
         let usage = try store.spaceUsage()
         #expect(rounds != nil, "\(usage) after the reader went; compacted \(compacted); \(store.shrinkCounts)")
+        #expect(store.shrinkCounts.movedBytes > 0, "\(store.shrinkCounts)")
         _ = try store.verify()
     }
 
@@ -117,11 +120,11 @@ import Darwin
             MultiProcessTests.touch(done)
         }
         await child
-        #expect(store.shrinkCounts.movedBytes > 0, "\(store.shrinkCounts)")
         let compacted = try ShrinkWorkload.compactedSize(store, in: directory)
         let rounds = try await onThread { try Self.roundsUntilSmall(store, compacted: compacted) }
         let usage = try store.spaceUsage()
         #expect(rounds != nil, "\(usage) after the reader went; compacted \(compacted); \(store.shrinkCounts)")
+        #expect(store.shrinkCounts.movedBytes > 0, "\(store.shrinkCounts)")
         _ = try store.verify()
     }
 
@@ -149,8 +152,9 @@ import Darwin
     }
 
     /// A child process that commits rounds on the grown file is killed at a random instant of
-    /// the shrink, round after round: each time the file reopens, verifies, and holds exactly
-    /// the rounds up to some r, never fewer than acknowledged before.
+    /// the shrink, again and again (the burst is written and deleted anew before each child):
+    /// each time the file reopens, verifies, and holds exactly the rounds up to some r, never
+    /// fewer than acknowledged before.
     @Test func aWriterKilledWhileShrinkingLeavesAWholeFile() async throws {
         let directory = TemporaryDirectory()
         let path = directory.path()
@@ -161,7 +165,15 @@ import Darwin
         var round = 0
         var random = ReplayableRandom(seed: 0x5A81_4C00_0001)
         for attempt in 0..<12 {
-            let delay = UInt32(random.below(150_000))
+            if attempt > 0 {
+                try await onThread {
+                    let store = try Store.open(path: path)
+                    try ShrinkWorkload.insertBurst(store)
+                    try ShrinkWorkload.deleteBurst(store)
+                }
+            }
+            // The shrink takes about ten commits of a few milliseconds each.
+            let delay = UInt32(random.below(80_000))
             await #expect(processExitsWith: .signal(SIGKILL), "kill \(attempt) after \(delay) µs") {
                 [path = path as String, delay = delay as UInt32] in
                 let store = try Store.open(path: path)
@@ -185,3 +197,4 @@ import Darwin
         }
     }
 }
+

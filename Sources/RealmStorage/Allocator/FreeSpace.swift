@@ -87,9 +87,6 @@ package struct FreeSpace: Equatable, Sendable {
     /// and then every path below costs one comparison with nil. Not stored in the file, and not
     /// part of equality.
     package var shrinkLimit: UInt64?
-    /// Allocations that went past `shrinkLimit` because nothing below it held them: the
-    /// shrinker raises its limit when they keep happening. Not part of equality.
-    var placedPastLimit = 0
     #if DEBUG
     /// The list at `beginDelta`: debug builds check that the delta turns it into this one.
     var deltaBase: [FreeExtent]?
@@ -105,6 +102,16 @@ package struct FreeSpace: Equatable, Sendable {
     }
 
     package var freeBytes: UInt64 { extents.reduce(0) { $0 + $1.length } }
+
+    /// Bytes free for good below `limit`: the room an online shrink has to move nodes into.
+    func reusableBytes(below limit: UInt64) -> UInt64 {
+        var total: UInt64 = 0
+        for extent in extents {
+            guard extent.offset < limit else { break }
+            if extent.isFreeForGood { total += min(extent.end, limit) - extent.offset }
+        }
+        return total
+    }
 
     /// Starts recording the changes the next delta holds (a commit's first step).
     package mutating func beginDelta() {
@@ -432,8 +439,6 @@ package struct FreeSpace: Equatable, Sendable {
                 fit = below
             } else if logicalSize + length <= shrinkLimit {
                 fit = bySize!.count
-            } else {
-                placedPastLimit += 1
             }
         }
         if fit < bySize!.count, let i = extentIndex(at: UInt64(truncatingIfNeeded: bySize![fit])) {

@@ -12,11 +12,13 @@
 //   2. The limit. Shrinking aims at a limit a quarter above the live data (and a little more):
 //      the room below it holds the nodes moved down and the commits meanwhile. The allocator
 //      keeps every allocation below the limit when free space there holds it (FreeSpace,
-//      `shrinkLimit`); when it could not, repeatedly, the limit is raised an eighth.
+//      `shrinkLimit`), and goes past it only when none does.
 //   3. Moving. Each commit walks the trees from where the last one stopped (`ShrinkState`),
 //      table by table, the cluster tree and then each index, in key order, and makes every
 //      node past the limit a buffer, with its parents (BTree+Evacuate.swift), within a budget
-//      of leaves looked at and bytes moved. The commit writes them below the limit. Contents
+//      of leaves looked at and bytes moved, and no more bytes than half the room free for good
+//      below the limit (none while a reader pins what lies there: moving nodes that cannot go
+//      below the limit would only churn). The commit writes them below the limit. Contents
 //      never change: change sets and notifications see nothing. The other nodes a version
 //      reaches move too: the schema blob and change sets past the limit are written again, a
 //      free list chain with a node past it is replaced by a full list (Store+Commit.swift), and
@@ -79,4 +81,6 @@ struct ShrinkState {
     /// that shrinking costs an ordinary commit a few tens of kilobytes of writes.
     static let visitsPerCommit = 256
     static let bytesPerCommit = 64 << 10
+    /// Room below the limit under which a commit moves nothing (point 3).
+    static let minimumMove = 8 << 10
 }

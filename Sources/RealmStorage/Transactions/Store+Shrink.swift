@@ -23,7 +23,7 @@ extension Store {
     /// free bytes of the newest durable version (noted by its sync, `spaceOfDurable`). Two
     /// comparisons while the file does not shrink.
     func steerShrink(logicalSize: UInt64, freeBytes: UInt64) {
-        guard var state = shrink else {
+        guard let state = shrink else {
             guard let limit = ShrinkState.limit(logicalSize: logicalSize, freeBytes: freeBytes) else { return }
             shrink = ShrinkState(limit: limit)
             stateLock.withLock {
@@ -41,15 +41,6 @@ extension Store {
                 if logicalSize <= state.limit { shrinkStats.finished += 1 }
                 shrinkStats.limit = nil
             }
-            return
-        }
-        // Allocations keep going past the limit: too little room below it, in pieces large
-        // enough, for what commits and the walk place there. An eighth more (point 2).
-        if free.placedPastLimit >= 8 {
-            state.limit = min(logicalSize, state.limit + state.limit / 8 + 4095) & ~4095
-            free.placedPastLimit = 0
-            shrink = state
-            stateLock.withLock { shrinkStats.limit = state.limit }
         }
     }
 
@@ -61,17 +52,27 @@ extension Store {
     /// write lock) held (point 5): when the file is at least 1 MiB and longer by more than a
     /// quarter than what the versions reach. Two comparisons otherwise.
     ///
-    /// What the versions reach: the commit's logical size, which bounds every version written
-    /// before it that anyone may read or recover (the allocator would overwrite the rest), and
-    /// the place its successor's run header is reserved at.
+    /// What the versions reach: the commit's logical size, which bounds every node of every
+    /// version written before it that anyone may read or recover (the allocator would
+    /// overwrite the rest), the place its successor's run header is reserved at, and the
+    /// logical sizes recovery checks (below).
     func cutFreeTail(before commit: RootSlot) throws(StorageError) {
         guard physicalSize >= ShrinkState.minimumFileSize else { return }
         let needed = max(commit.logicalSize, commit.nextRun == 0 ? 0 : commit.nextRun + UInt64(RunHeader.size))
         guard needed < physicalSize - physicalSize / 4 else { return }
+        // Recovery refuses a root whose logical size exceeds the file, whatever it reaches: the
+        // durable version, and each written since (one of which a crash may leave the newest
+        // that verifies), must keep theirs inside the file. So the cut that a commit's smaller
+        // size allows waits until that commit is durable.
+        let recoverable = stateLock.withLock {
+            group.unsynced.reduce(committed.slot.logicalSize) { max($0, $1.state.slot.logicalSize) }
+        }
+        let target = max(needed, recoverable)
+        guard target < physicalSize - physicalSize / 4 else { return }
         // A process still opening the file pins every version from 1 (its floor) and may read
         // any of them in recovery: the cut waits until it has opened.
         if let coordination, coordination.othersPins().ranges.contains(where: { $0.lowerBound <= 1 }) { return }
-        let size = max((needed + 4095) & ~4095, UInt64(FileHeader.size))
+        let size = max((target + 4095) & ~4095, UInt64(FileHeader.size))
         try file.setSize(size)
         physicalSize = size
         stateLock.withLock { shrinkStats.truncations += 1 }

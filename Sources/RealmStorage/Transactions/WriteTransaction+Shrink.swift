@@ -15,7 +15,12 @@ extension WriteTransaction {
             if top.schemaBlob.offset + UInt64(blob.length) > limit { newSchemaBlob = try schemaBlob() }
         }
         guard !top.tables.isEmpty else { return }
-        var budget = EvacuationBudget(visits: ShrinkState.visitsPerCommit, bytes: ShrinkState.bytesPerCommit)
+        // Nodes are moved only into room below the limit, half of it at most: with none (a
+        // reader pins what lies there, or commits filled it), a node moved now would land past
+        // the limit again, and the walk waits instead.
+        let room = Int(clamping: store.free.reusableBytes(below: limit) / 2)
+        guard room >= ShrinkState.minimumMove else { return }
+        var budget = EvacuationBudget(visits: ShrinkState.visitsPerCommit, bytes: min(ShrinkState.bytesPerCommit, room))
         // Each tree is started at most once per commit: a table count's worth of empty trees
         // costs nothing, and a whole pass never runs twice in one commit.
         var started = 0
