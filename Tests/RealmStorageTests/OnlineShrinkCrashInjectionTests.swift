@@ -64,15 +64,17 @@ import Testing
         }
     }
 
-    @Test(arguments: Policies.allCases)
-    func aPowerCutAtAnySyncOfAShrinkLeavesAWholeFile(_ kind: Policies) throws {
+    /// Every policy, with roots chained through run headers (the default) and with a slot
+    /// written at every commit.
+    @Test(arguments: Policies.allCases, [16, 1])
+    func aPowerCutAtAnySyncOfAShrinkLeavesAWholeFile(_ kind: Policies, chainLength: Int) throws {
         let directory = TemporaryDirectory()
         var checked = 0
         for sync in 1...Self.grown.syncs {
             let path = directory.path("crash-\(sync).realm")
             try Self.grown.bytes.write(to: URL(fileURLWithPath: path))
             let box = WrappedFileBox<CrashSimulatingFile>()
-            var options = StoreOptions()
+            var options = StoreOptions(chainLength: chainLength)
             options.fileWrapper = box.wrapper { CrashSimulatingFile(wrapping: $0, crashAtSync: sync) }
             var acknowledged = 0
             do {
@@ -89,7 +91,7 @@ import Testing
                 let image = state.image(policy)
                 let imagePath = directory.path("image-\(sync)-\(checked).realm")
                 try image.write(to: imagePath)
-                let context = "sync \(sync), \(policy), acknowledged round \(acknowledged); \(image.fateSummary)"
+                let context = "chain length \(chainLength), sync \(sync), \(policy), acknowledged round \(acknowledged); \(image.fateSummary)"
                 do {
                     let store = try Store.open(path: imagePath, options: StoreOptions(create: false))
                     _ = try store.verify(uncached: true)
@@ -108,7 +110,7 @@ import Testing
             }
             try? FileManager.default.removeItem(atPath: path)
         }
-        print("OnlineShrinkCrashInjectionTests: \(kind): \(Self.grown.syncs) syncs, \(checked) images")
+        print("OnlineShrinkCrashInjectionTests: \(kind), chain length \(chainLength): \(Self.grown.syncs) syncs, \(checked) images")
         #expect(checked > 0)
     }
 }

@@ -97,6 +97,49 @@ import Darwin
         _ = try store.verify()
     }
 
+    /// Readers on other threads begin, read and verify versions while this thread deletes the
+    /// burst and shrinks the file under them: every read is whole (a cut page under a pinned
+    /// version would be a SIGBUS), and the file shrinks all the same.
+    @Test func readersOnOtherThreadsReadWhileTheFileShrinks() async throws {
+        let directory = TemporaryDirectory()
+        let store = try Store.open(path: directory.path())
+        try ShrinkWorkload.grow(store)
+        try ShrinkWorkload.insertBurst(store)
+        let stop = StopFlag()
+        let started = ReadCount()
+        @Sendable func readUntilStopped() throws -> (reads: Int, wrong: Int) {
+            var reads = 0, wrong = 0
+            while !stop.isSet || reads < 2 {
+                started.add()
+                let read = store.beginRead()
+                let round = try ShrinkWorkload.round(read)
+                let contents = try ShrinkWorkload.contents(read)
+                let whole = contents.count == Int(ShrinkWorkload.rows) || contents.count == Int(ShrinkWorkload.rows + ShrinkWorkload.burst)
+                if !whole || Array(contents.prefix(Int(ShrinkWorkload.rows))) != ShrinkWorkload.expected(afterRound: round) { wrong += 1 }
+                if reads % 8 == 0 { _ = try read.verify(uncached: true) }
+                reads += 1
+            }
+            return (reads, wrong)
+        }
+        async let first = onThread { try readUntilStopped() }
+        async let second = onThread { try readUntilStopped() }
+        try await onThread {
+            defer { stop.set() }
+            // Both readers are reading before the shrink starts, and go on while it runs.
+            try MultiProcessTests.waitUntil("the readers") { started.value >= 4 }
+            try ShrinkWorkload.deleteBurst(store)
+            var rounds = 0
+            while store.shrinkCounts.truncations == 0 && rounds < Self.maximumRounds {
+                try ShrinkWorkload.commitRound(store)
+                rounds += 1
+            }
+        }
+        let results = try await [first, second]
+        #expect(results.allSatisfy { $0.reads > 0 && $0.wrong == 0 }, "\(results)")
+        #expect(store.shrinkCounts.truncations >= 1, "\(store.shrinkCounts)")
+        _ = try store.verify()
+    }
+
     /// A reader in another process holds the version with the burst while this one deletes it
     /// and shrinks: the child's version reads the same at the end (every node of it verified
     /// through its mapping, which a cut page would kill with SIGBUS), the file is never cut
@@ -198,3 +241,11 @@ import Darwin
     }
 }
 
+/// Reads begun on other threads, counted.
+final class ReadCount: @unchecked Sendable {
+    // @unchecked: `count` is only touched under `lock`.
+    private let lock = Mutex()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func add() { lock.withLock { count += 1 } }
+}

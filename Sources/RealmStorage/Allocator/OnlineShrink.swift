@@ -28,12 +28,15 @@
 //      (FreeSpace.swift). Free space at the end of the file then lowers the version's logical
 //      size (`releaseUnreachable`): that version and every later one end below it.
 //   5. Cutting (Store+Shrink.swift). A commit about to write finds the file longer than what
-//      it needs by more than a quarter and cuts it to what it needs. Everything past that is
-//      unreachable from every version anyone may still read or recover: the allocator may
-//      overwrite it already, which is a stronger claim. Only a reader's touch of a page past
-//      the end (SIGBUS) is new, so the walks that read roots of versions nobody pins (the run
-//      header chains, Recovery.swift) read with pread, and a process still opening the file
-//      (its floor pins every version, ProcessCoordination.swift) defers the cut.
+//      it needs by more than a quarter and cuts it to what it needs: its own logical size and
+//      reserved run header, and the logical sizes of the durable version and of every version
+//      written since (recovery refuses a root whose size exceeds the file, so the cut a smaller
+//      size allows comes only once the commit with that size is durable). Every node past
+//      that is unreachable from every version anyone may still read or recover: the allocator
+//      may overwrite it already, which is a stronger claim. Only a reader's touch of a page
+//      past the end (SIGBUS) is new, so the walks that read roots of versions nobody pins (the
+//      run header chains, Recovery.swift) read with pread, and a process still opening the
+//      file (its floor pins every version, ProcessCoordination.swift) defers the cut.
 //   6. Done. Shrinking ends when the version's logical size is below the limit, or when the
 //      live data grew back to the limit (there is nothing to gain).
 //
