@@ -8,6 +8,11 @@ let package = Package(
         .library(name: "OpenRealm", targets: ["OpenRealm"]),
         .executable(name: "openrealm", targets: ["openrealm"]),
     ],
+    dependencies: [
+        // Only for `swift package generate-documentation` (scripts/build-docs.sh); the library
+        // itself depends on nothing.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+    ],
     targets: [
         .systemLibrary(
             name: "CLZ4",

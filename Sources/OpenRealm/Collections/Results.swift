@@ -14,6 +14,7 @@ import RealmStorage
 /// for dog in puppies.sorted(byKeyPath: "name") { print(dog.name) }
 /// ```
 public struct Results<Element: Object>: RandomAccessCollection, CustomStringConvertible {
+    /// The realm the objects are read from (frozen for frozen results).
     public let realm: Realm
     let query: ResultsQuery
 
@@ -31,13 +32,19 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         do { return try realm.binding(for: Element.self) } catch { misuse("\(error)") }
     }
 
+    /// Always 0.
     public var startIndex: Int { 0 }
+    /// The number of objects (`count`).
     public var endIndex: Int { count }
+    /// The number of objects that match now; counted without reading them where an index or
+    /// a column test can.
     public var count: Int {
         do { return try query.count(in: realm) } catch { readFailure(error, path: realm.configuration.path, reading: "results of \(Element.className())", otherwise: "Reading results failed: \(error)") }
     }
+    /// Whether no object matches.
     public var isEmpty: Bool { count == 0 }
 
+    /// The object at `position` (which must be below `count`).
     public subscript(position: Int) -> Element {
         guard let key = key(at: position) else { misuse("Index \(position) is out of bounds (must be less than \(count))") }
         return object(key)
@@ -53,7 +60,9 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         return realm.materialize(Element.self, binding, key)
     }
 
+    /// The first object, if any; for sorted results, found without sorting the rest.
     public var first: Element? { key(at: 0).map(object) }
+    /// The last object, if any.
     public var last: Element? { keys.last.map(object) }
 
     /// The objects that match now; later changes do not affect an enumeration under way.
@@ -62,6 +71,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         let keys: [ObjectKey]
         var position = 0
 
+        /// The next object that still exists.
         public mutating func next() -> Element? {
             while position < keys.count {
                 defer { position += 1 }
@@ -74,8 +84,10 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         }
     }
 
+    /// An iterator over the objects that match now.
     public func makeIterator() -> Iterator { Iterator(results: self, keys: keys) }
 
+    /// The class and the count: `Results<Dog> (3 objects)`.
     public var description: String { "Results<\(Element.className())> (\(count) objects)" }
 
     // MARK: Queries

@@ -21,6 +21,7 @@ import Synchronization
 /// (group commit). Results leave the actor, so they must be `Sendable`: return plain values,
 /// frozen objects or thread-safe references, never live objects.
 public actor RealmActor {
+    /// The configuration the actor's realm is opened with.
     public nonisolated let configuration: Realm.Configuration
     private let executor: QueueExecutor
     /// The realm `read` and `realm()` give: never inside a merged write's transaction.
@@ -37,8 +38,16 @@ public actor RealmActor {
     /// for them before it commits (WriteBatch.swift).
     nonisolated let arriving = Atomic<Int>(0)
 
+    /// The actor's own serial executor, on a dispatch queue of its own (off the cooperative pool).
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
+    /// An actor for the realm of `configuration`. Nothing is opened until the first use, so
+    /// creating it cannot fail: errors of the file come from the first `write`, `read` or
+    /// `realm()`.
+    ///
+    /// ```swift
+    /// let store = RealmActor(configuration: Realm.Configuration(fileURL: url))
+    /// ```
     public init(configuration: Realm.Configuration = .defaultConfiguration) {
         self.configuration = configuration
         executor = QueueExecutor(label: "openrealm.actor." + configuration.path)
@@ -48,6 +57,16 @@ public actor RealmActor {
     /// version when it is read through `read`. Write through `write`: a synchronous write on
     /// this realm would wait for the write lane on the actor's own queue, where the writes
     /// queued before it need to run.
+    ///
+    /// For code isolated to the actor, such as a loop over a collection's changes:
+    ///
+    /// ```swift
+    /// func feed(_ store: isolated RealmActor) async throws {
+    ///     for await change in try store.realm().objects(Todo.self).changes { print(change) }
+    /// }
+    /// ```
+    ///
+    /// - Throws: what opening the realm throws (`Realm.Error`).
     public func realm() throws -> Realm {
         settleCommits()
         if let openedRealm { return openedRealm }
@@ -67,6 +86,12 @@ public actor RealmActor {
     /// - Throws: what `block` throws, `CancellationError`, the commit's `Realm.Error`, or the
     ///   first data error `block`'s adds, creates and setters met (`duplicatePrimaryKey`,
     ///   `valueTooLarge`, `invalidArgument`): that block alone is undone.
+    ///
+    /// ```swift
+    /// let created = try await store.write { realm in
+    ///     realm.create(Todo.self, value: ["id": 7, "title": "Ship it"]).id
+    /// }
+    /// ```
     @discardableResult
     public nonisolated func write<Result: Sendable>(_ block: @Sendable (Realm) throws -> Result) async throws -> Result {
         arriving.add(1, ordering: .sequentiallyConsistent)
@@ -75,7 +100,16 @@ public actor RealmActor {
         return result
     }
 
-    /// Runs `block` on the actor's realm at the newest version.
+    /// Runs `block` on the actor's realm at the newest version and returns its result.
+    ///
+    /// ```swift
+    /// let open = try await store.read { realm in realm.objects(Todo.self).where { !$0.done }.count }
+    /// let snapshot = try await store.read { realm in Frozen(realm) }   // for reads off the actor
+    /// ```
+    ///
+    /// Reads run on the actor, behind the writes queued before them.
+    ///
+    /// - Throws: what `block` throws, and what opening the realm throws.
     public func read<Result: Sendable>(_ block: @Sendable (Realm) throws -> Result) throws -> Result {
         let realm = try realm()
         if !realm.isInWriteTransaction { realm.refresh() }
@@ -84,6 +118,11 @@ public actor RealmActor {
 
     /// Releases the realm (and the version it reads); the next use opens it again. A merged
     /// write in progress still commits.
+    ///
+    /// ```swift
+    /// await store.close()
+    /// let compacted = try Realm.compact(configuration: store.configuration)
+    /// ```
     public func close() {
         settleCommits()
         openedRealm?.invalidate()

@@ -14,8 +14,9 @@ import RealmStorage
 /// dog.age = 3               // now managed: traps outside a write transaction
 /// ```
 ///
-/// A managed object is a live view of one row: it reads the realm's current version and is
-/// confined to the realm's thread.
+/// A managed object is a live view of one row: it reads the realm's current version and
+/// belongs, as its realm does, to the realm's actor, task or thread. `freeze()` gives an
+/// immutable copy for other tasks (wrap it in `Frozen` to send it).
 open class Object: ObjectBase, CustomStringConvertible {
     public required override init() { super.init() }
 
@@ -25,6 +26,7 @@ open class Object: ObjectBase, CustomStringConvertible {
     /// Persisted property names to names in the file (`propertiesMapping()` in the seeds).
     open class func propertiesMapping() -> [String: String] { [:] }
 
+    /// The class name and the persisted properties' values.
     open var description: String {
         // Reading an invalidated object traps; printing one (a log line, a failed test's
         // message) should not.
@@ -85,6 +87,7 @@ extension Object: Hashable {
         return a === b
     }
 
+    /// Hashes the object's identity: consistent with `==`.
     public func hash(into hasher: inout Hasher) {
         if let managed = _managed {
             hasher.combine(managed.table)

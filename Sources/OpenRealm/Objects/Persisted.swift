@@ -49,6 +49,7 @@ public struct Persisted<Value: _Persistable> {
         self.init(value: Value._rlmDefault(), primaryKey: false, indexed: false)
     }
 
+    /// A property with an initial value: `@Persisted var name = "Rex"`.
     @inlinable
     public init(wrappedValue: Value) {
         self.init(value: wrappedValue, primaryKey: false, indexed: false)
@@ -129,6 +130,8 @@ extension Persisted where Value: _PrimaryKeyPersistable {
         self.init(value: wrappedValue, primaryKey: primaryKey, indexed: false)
     }
 
+    /// A primary key whose initial value is the type's default:
+    /// `@Persisted(primaryKey: true) var id: ObjectId`.
     @inlinable
     public init(primaryKey: Bool) {
         self.init(value: Value._rlmDefault(), primaryKey: primaryKey, indexed: false)
@@ -151,6 +154,8 @@ extension Persisted where Value: _IndexablePersistable {
         self.init(value: wrappedValue, primaryKey: false, indexed: indexed)
     }
 
+    /// An indexed property whose initial value is the type's default:
+    /// `@Persisted(indexed: true) var email: String?`.
     @inlinable
     public init(indexed: Bool) {
         self.init(value: Value._rlmDefault(), primaryKey: false, indexed: indexed)

@@ -32,21 +32,28 @@ extension _QueryableObjects {
         try results.filter(predicateFormat, arguments: arguments)
     }
 
+    /// The collection's objects ordered by `keyPath` (see `Results.sorted(byKeyPath:ascending:)`).
     public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<QueriedObject> {
         results.sorted(byKeyPath: keyPath, ascending: ascending)
     }
 
+    /// The collection's objects ordered by several key paths.
     public func sorted<S: Sequence>(by keyPaths: S) -> Results<QueriedObject> where S.Element == SortDescriptor {
         results.sorted(by: keyPaths)
     }
 
+    /// The first object of each distinct combination of values of `keyPaths`.
     public func distinct<S: Sequence>(by keyPaths: S) -> Results<QueriedObject> where S.Element == String {
         results.distinct(by: keyPaths)
     }
 
+    /// The smallest value of `property` among the objects (nil when there are none).
     public func min<T: _Persistable>(ofProperty property: String) -> T? { results.min(ofProperty: property) }
+    /// The largest value of `property` among the objects (nil when there are none).
     public func max<T: _Persistable>(ofProperty property: String) -> T? { results.max(ofProperty: property) }
+    /// The sum of `property` over the objects (0 when there are none).
     public func sum<T: _Persistable>(ofProperty property: String) -> T { results.sum(ofProperty: property) }
+    /// The average of `property` over the objects (nil when there are none).
     public func average<T: _Persistable>(ofProperty property: String) -> T? { results.average(ofProperty: property) }
 
     /// The position of the first object matching `predicateFormat`, if any.

@@ -56,7 +56,7 @@ extension Realm {
         /// it, damage in a node is found when the node is first read, and a read that cannot
         /// throw (a property getter, a collection's elements) stops the process with a message
         /// naming the damage. Costs a read of the whole file (about a second per GiB; see
-        /// BENCHMARKS.md). Realm Swift has no such option (docs/DIFFERENCES.md).
+        /// BENCHMARKS.md). Realm Swift has no such option (<doc:ComingFromRealmSwift>).
         ///
         /// ```swift
         /// var config = Realm.Configuration(fileURL: uploadedFile)
@@ -85,6 +85,16 @@ extension Realm {
         /// error when the realm is opened, never silently ignored.
         public var encryptionKey: Data?
 
+        /// A configuration; every argument has the default a property of the same name has.
+        ///
+        /// ```swift
+        /// let config = Realm.Configuration(fileURL: URL(fileURLWithPath: "/var/lib/app/data.realm"),
+        ///                                  schemaVersion: 3, objectTypes: [Dog.self, Person.self])
+        /// ```
+        ///
+        /// The order of the arguments differs from Realm Swift's, which also takes
+        /// `shouldCompactOnLaunch` and `seedFilePath` here: set `shouldCompactOnLaunch` as a
+        /// property.
         public init(fileURL: URL? = nil, inMemoryIdentifier: String? = nil, readOnly: Bool = false,
                     schemaVersion: UInt64 = 0, migrationBlock: MigrationBlock? = nil, deleteRealmIfMigrationNeeded: Bool = false,
                     objectTypes: [ObjectBase.Type]? = nil, encryptionKey: Data? = nil) {

@@ -53,6 +53,7 @@ extension Realm {
         /// and realms shipped with an application.
         public static let lz4 = Compression(engine: .lz4)
 
+        /// `lz4` or `none`.
         public var description: String { engine == .lz4 ? "lz4" : "none" }
     }
 

@@ -14,15 +14,22 @@ extension Realm {
     public struct Error: Swift.Error, Sendable, Equatable, CustomStringConvertible {
         /// What kind of failure this is. New codes may be added.
         public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            /// The code's name, which is also how it prints.
             public var rawValue: String
+            /// A code by name; the static members are the codes OpenRealm throws.
             public init(rawValue: String) { self.rawValue = rawValue }
+            /// The code's name.
             public var description: String { rawValue }
 
+            /// A file operation failed for another reason (an I/O error); `errno` says which.
             public static let fileAccess = Code(rawValue: "fileAccess")
+            /// There is no file at the path (a read-only open, or a copy into a missing folder).
             public static let fileNotFound = Code(rawValue: "fileNotFound")
             /// A file exists where a new one was to be written (`writeCopy(toFile:)`).
             public static let fileExists = Code(rawValue: "fileExists")
+            /// The process may not read or write the file or its folder.
             public static let filePermissionDenied = Code(rawValue: "filePermissionDenied")
+            /// Too many processes have the file open: every reader slot of its lock file is taken.
             public static let alreadyOpen = Code(rawValue: "alreadyOpen")
             /// The realm's lock file (`<name>.lock`) cannot be shared with the processes that
             /// have the realm open: another build made it, or it was deleted or replaced while
@@ -30,24 +37,43 @@ extension Realm {
             /// lock file went cannot write (it still reads), until every process that has the
             /// realm open has closed it.
             public static let incompatibleLockFile = Code(rawValue: "incompatibleLockFile")
+            /// The file is not a realm file (empty, truncated or foreign).
             public static let invalidDatabase = Code(rawValue: "invalidDatabase")
+            /// A node of the file failed its checksum or structural checks: the file is damaged.
+            /// The message names the file, the node's offset and its kind.
             public static let fileCorrupted = Code(rawValue: "fileCorrupted")
+            /// The file was written in a newer format than this build reads.
             public static let unsupportedFileFormatVersion = Code(rawValue: "unsupportedFileFormatVersion")
+            /// The disk is full: the write or copy stored nothing.
             public static let outOfDiskSpace = Code(rawValue: "outOfDiskSpace")
+            /// The model classes differ from the file's schema and no migration or
+            /// `deleteRealmIfMigrationNeeded` says what to do.
             public static let schemaMismatch = Code(rawValue: "schemaMismatch")
+            /// A model class cannot be stored (a listed type that is not an `Object` subclass, an
+            /// unsupported property, a primary key of a type that cannot be one).
             public static let invalidSchema = Code(rawValue: "invalidSchema")
+            /// An object with this primary key already exists: the write stored nothing.
             public static let duplicatePrimaryKey = Code(rawValue: "duplicatePrimaryKey")
+            /// A value is over its limit (16 MiB for strings and data, or a list's element limit).
             public static let valueTooLarge = Code(rawValue: "valueTooLarge")
+            /// A value does not fit where it was given (a `create` value that does not fit the
+            /// schema, JSON `null` for a required property, an object of another realm).
             public static let invalidArgument = Code(rawValue: "invalidArgument")
             /// A predicate that does not parse, names an unknown property or compares values
             /// of types that do not compare.
             public static let invalidQuery = Code(rawValue: "invalidQuery")
+            /// A change was asked for outside a write transaction, or after it ended.
             public static let notInWriteTransaction = Code(rawValue: "notInWriteTransaction")
+            /// `write` was called inside a write transaction: writes do not nest.
             public static let alreadyInWriteTransaction = Code(rawValue: "alreadyInWriteTransaction")
             /// A write was asked of a realm opened read-only, or a file that can only be read
             /// (an LZ4-compressed copy) was opened for writing.
             public static let readOnly = Code(rawValue: "readOnly")
+            /// The operation is not available in this build (an encryption key).
             public static let unsupported = Code(rawValue: "unsupported")
+            /// More versions are pinned than
+            /// `Configuration.maximumNumberOfActiveVersions` allows: release frozen snapshots or
+            /// invalidate idle realms.
             public static let maximumNumberOfActiveVersionsExceeded = Code(rawValue: "maximumNumberOfActiveVersionsExceeded")
             /// The task was cancelled before its write began (async writes throw
             /// `CancellationError` for this; the code appears in callbacks).
@@ -60,6 +86,7 @@ extension Realm {
             public static let mergedWriteFailed = Code(rawValue: "mergedWriteFailed")
         }
 
+        /// What kind of failure this is: match on it (`error.code == .fileCorrupted`).
         public var code: Code
         /// What went wrong and how to fix it.
         public var message: String
@@ -68,6 +95,12 @@ extension Realm {
         /// The operating system's error number behind the failure, when there is one.
         public var errno: Int32?
 
+        /// An error with a code and a message; OpenRealm makes these, and code that wraps it
+        /// may too.
+        ///
+        /// ```swift
+        /// throw Realm.Error(.invalidArgument, "a title must not be empty")
+        /// ```
         public init(_ code: Code, _ message: String, path: String? = nil, errno: Int32? = nil) {
             self.code = code
             self.message = message
@@ -75,6 +108,7 @@ extension Realm {
             self.errno = errno
         }
 
+        /// The code, the message and the file: `fileCorrupted: … (file: /path)`.
         public var description: String {
             var text = "\(code): \(message)"
             if let path { text += " (file: \(path))" }

@@ -3,18 +3,27 @@ import RealmStorage
 
 /// A realm: one database file (or in-memory database) and the objects in it.
 ///
-/// A `Realm` is confined to the thread it was opened on. It reads one version of the file
-/// until `refresh()` or a write transaction moves it to the newest; objects it returns are live
-/// views of that version.
+/// A `Realm` is not `Sendable`: it belongs to the actor that opened it, else to the task
+/// (across its awaits), else to the thread, and using it from elsewhere traps with a message
+/// naming the rule. It reads one version of the file until it moves to the newest (after its
+/// own commit, at `refresh()` or the start of a write, or by itself on an actor or a dispatch
+/// queue); objects it returns are live views of that version. To share data between tasks,
+/// use a `RealmActor`, a `Frozen` snapshot or a `ThreadSafeReference`.
 ///
 /// ```swift
-/// let realm = try Realm()
+/// let realm = try Realm(fileURL: URL(fileURLWithPath: "dogs.realm"))
 /// try realm.write {
-///     realm.add(Dog())
+///     realm.add(Dog(value: ["name": "Rex", "age": 1]))
 /// }
-/// let dogs = realm.objects(Dog.self)
+/// let puppies = realm.objects(Dog.self).where { $0.age < 2 }
 /// ```
+///
+/// Opening throws `Realm.Error` for a file that cannot be used (`fileNotFound`,
+/// `invalidDatabase`, `fileCorrupted`, `schemaMismatch`, …); writes throw it for what cannot
+/// be stored or synced. Misuse that cannot throw (changing an object outside a write, using a
+/// realm off its actor) traps.
 public final class Realm {
+    /// The configuration the realm was opened with.
     public let configuration: Configuration
     let store: Store
     /// The version the realm reads, pinned; nil after `invalidate()` until the realm reads

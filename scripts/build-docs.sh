@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds OpenRealm's documentation (the DocC catalogue Sources/OpenRealm/OpenRealm.docc and the
+# doc comments of the public API) with warnings treated as errors: a link to a symbol or an
+# article that does not exist, or a documented parameter the function lacks, fails the build.
+# The archive goes to .build/plugins/Swift-DocC/outputs/OpenRealm.doccarchive.
+#
+# Extra arguments go to docc, e.g. the public symbols without documentation:
+#   scripts/build-docs.sh --experimental-documentation-coverage --coverage-summary-level brief
+#
+# Not part of .ci/run (CI's time budget); run it after changing doc comments or articles.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-prerequisites.sh
+swift package generate-documentation --target OpenRealm --warnings-as-errors "$@"
