@@ -17,6 +17,7 @@ public protocol _LinkingObjectsProtocol: _Persistable {}
 /// Computed when read, from the current version (a scan of the linking class's table); empty
 /// while the object is unmanaged. Read-only.
 public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStringConvertible {
+    /// The realm of the object linked to; nil while it is unmanaged.
     public let realm: Realm?
     private let binding: TableBinding?
     private let keys: [ObjectKey]
@@ -25,6 +26,7 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
     let owner: ObjectBase?
     let property: Int
 
+    /// An empty collection, as an unmanaged object's property holds.
     public init() {
         realm = nil
         binding = nil
@@ -42,14 +44,18 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
         self.property = property
     }
 
+    /// The position of the first object: 0.
     public var startIndex: Int { 0 }
+    /// The position after the last object: the number of linking objects.
     public var endIndex: Int { keys.count }
 
+    /// The linking object at `position`.
     public subscript(position: Int) -> Element {
         guard let realm, let binding else { misuse("Index \(position) is out of bounds (must be less than 0)") }
         return realm.materialize(Element.self, binding, keys[position])
     }
 
+    /// The class and the number of objects, for debugging.
     public var description: String { "LinkingObjects<\(Element.className())> (\(keys.count) objects)" }
 }
 

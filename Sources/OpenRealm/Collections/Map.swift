@@ -1,14 +1,10 @@
 import RealmStorage
 
-/// A dictionary from strings to values or objects, persisted as one property:
-/// `@Persisted var scores: Map<String, Int>`.
-///
-/// Unmanaged, it is a plain dictionary. Managed, it is a live view of the map in the realm:
-/// reads go to the current version and changes need a write transaction. Stored as two
-/// lists (keys and values); keys keep their insertion order.
-/// The key types of `Map` (String).
+/// The key types of `Map` (String; an implementation detail).
 public protocol _MapKey: Hashable {
+    /// An implementation detail: the key as stored.
     var _rlmKeyString: String { get }
+    /// An implementation detail: the key from its stored form.
     init(_rlmKeyString: String)
 }
 
@@ -17,11 +13,35 @@ extension String: _MapKey {
     public init(_rlmKeyString: String) { self = _rlmKeyString }
 }
 
+/// A dictionary from strings to values or objects, persisted as one property:
+/// `@Persisted var scores: Map<String, Int>`.
+///
+/// Unmanaged, it is a plain dictionary. Managed, it is a live view of the map in the realm:
+/// reads go to the current version and changes need a write transaction. Stored as two
+/// lists (keys and values); keys keep their insertion order.
+///
+/// ```swift
+/// class Player: Object {
+///     @Persisted var name: String
+///     @Persisted var scores: Map<String, Int>
+/// }
+/// try realm.write {
+///     player.scores["level1"] = 120
+///     player.scores["level2"] = 80
+///     player.scores["level1"] = nil      // removes the entry
+/// }
+/// let best = player.scores.values.max()  // 80
+/// for (level, score) in player.scores.asKeyValueSequence() { print(level, score) }
+/// ```
+///
+/// Lookups and changes take time linear in the number of entries: a change on a managed
+/// map rewrites both lists.
 public final class Map<Key: _MapKey, Value: _Persistable>: CustomStringConvertible {
     var entries: [(key: Key, value: Value)]
     let owner: ObjectBase?
     let property: Int
 
+    /// An empty, unmanaged map.
     public init() {
         entries = []
         owner = nil
@@ -34,6 +54,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: CustomStringConvertib
         self.property = property
     }
 
+    /// The realm of the object that holds the map; nil while the map is unmanaged.
     public var realm: Realm? { owner?.realm }
 
     private var current: [(key: Key, value: Value)] {
@@ -47,10 +68,15 @@ public final class Map<Key: _MapKey, Value: _Persistable>: CustomStringConvertib
         }
     }
 
+    /// The number of entries.
     public var count: Int { owner.map { $0.readList(property).count } ?? entries.count }
+    /// Whether the map has no entries.
     public var isEmpty: Bool { count == 0 }
+    /// The keys, in insertion order.
     public var keys: [Key] { current.map(\.key) }
+    /// The values, in the order of their keys.
     public var values: [Value] { current.map(\.value) }
+    /// The value type and the entries, for debugging.
     public var description: String { "Map<String, \(Value._rlmKind.name)> \(current.map { "\($0.key): \($0.value)" })" }
 
     /// The value for `key`; setting nil removes the entry.
@@ -67,8 +93,10 @@ public final class Map<Key: _MapKey, Value: _Persistable>: CustomStringConvertib
         }
     }
 
+    /// Removes the entry for `key`, if any (as setting `self[key] = nil`).
     public func removeObject(for key: Key) { self[key] = nil }
 
+    /// Removes every entry (linked objects stay in the realm).
     public func removeAll() { modify { $0.removeAll() } }
 
     /// Every entry, in insertion order.

@@ -2,6 +2,15 @@ import RealmStorage
 
 /// Something that belongs to one thread or actor and can be handed to another only through a
 /// `ThreadSafeReference` (live objects, as in Realm).
+///
+/// ```swift
+/// let reference = ThreadSafeReference(to: person)
+/// Task.detached {
+///     let realm = try Realm()
+///     guard let person = realm.resolve(reference) else { return }   // deleted meanwhile
+///     print(person.name)
+/// }
+/// ```
 public protocol ThreadConfined {
     /// Whether this is frozen data (Frozen.swift), which any thread may read.
     var isFrozen: Bool { get }
@@ -183,6 +192,7 @@ extension Realm {
     private var reference: ThreadSafeReference<T>?
     private var configuration: Realm.Configuration?
 
+    /// Keeps a reference to `wrappedValue` (a managed object, or nil).
     public init(wrappedValue: T?) {
         set(wrappedValue)
     }

@@ -31,12 +31,15 @@ import RealmStorage
 /// Changes made while the loop body runs come as one element, the next. The loop ends
 /// when its task is cancelled, or after `.deleted` for an object.
 public struct ChangeSequence<Change>: AsyncSequence {
+    /// Each element is one change: a `RealmCollectionChange`, `RealmMapChange` or `ObjectChange`.
     public typealias Element = Change
+    /// The sequence never throws: an error arrives as an element (`.error`).
     public typealias Failure = Never
 
     /// Registers the observation (in the realm's isolation, at the first `next`).
     let start: () -> ChangeStream<Change>
 
+    /// An iterator that registers the observation at its first `next()`.
     public func makeAsyncIterator() -> Iterator { Iterator(start: start) }
 
     /// Iterates on the realm's actor. Dropping it ends the observation.

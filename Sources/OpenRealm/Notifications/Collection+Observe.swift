@@ -4,6 +4,17 @@ import RealmStorage
 /// A live collection whose changes can be observed: `Results`, `List`, `MutableSet`,
 /// `LinkingObjects` (changes by position, `RealmCollectionChange`) and `Map` (changes by key,
 /// `RealmMapChange`).
+///
+/// ```swift
+/// let token = person.dogs.observe { change in
+///     switch change {
+///     case .initial(let dogs): print("\(dogs.count) dogs")
+///     case .update(_, let deletions, let insertions, let modifications):
+///         print(deletions, insertions, modifications)
+///     case .error(let error): print(error)
+///     }
+/// }
+/// ```
 public protocol RealmObservableCollection: ThreadConfined, SendableMetatype {
     /// What the collection's notifications report: `RealmCollectionChange<Self>`, or
     /// `RealmMapChange<Self>` for a map.

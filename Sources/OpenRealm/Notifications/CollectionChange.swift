@@ -36,6 +36,14 @@ import RealmStorage
 extension RealmCollectionChange: Sendable where CollectionType: Sendable {}
 
 /// A collection with keys (`Map`), whose changes are reported by key.
+///
+/// ```swift
+/// let token = player.scores.observe { change in
+///     if case .update(_, let deletions, let insertions, let modifications) = change {
+///         print(deletions, insertions, modifications)   // keys: ["level1"], …
+///     }
+/// }
+/// ```
 public protocol RealmKeyedCollection {
     /// The type of the keys changes are reported with.
     associatedtype Key: Hashable
@@ -68,6 +76,7 @@ extension RealmMapChange: Sendable where Collection: Sendable, Collection.Key: S
 /// A change type with an `.error` case (`observe(on:)` reports a realm it could not open
 /// there with it). An implementation detail, like `_Persistable`.
 public protocol _FailableChange: SendableMetatype {
+    /// An implementation detail: the `.error` change carrying `error`.
     static func _failed(_ error: Error) -> Self
 }
 

@@ -9,6 +9,16 @@ import RealmStorage
 /// old value is the object linked to before, read now: it may have been deleted since
 /// (check `isInvalidated`). Also unlike Realm, setting a property to the value it already
 /// has is no change: the file is not written, and nothing is reported.
+///
+/// ```swift
+/// let token = dog.observe { change in
+///     if case .change(_, let properties) = change {
+///         for property in properties {
+///             print(property.name, property.oldValue as Any, "→", property.newValue as Any)
+///         }
+///     }
+/// }
+/// ```
 public struct PropertyChange {
     /// The name of the property that changed.
     public let name: String

@@ -3,6 +3,12 @@ import RealmStorage
 
 extension Realm {
     /// What a realm notification block is told.
+    ///
+    /// ```swift
+    /// let token = realm.observe { notification, realm in
+    ///     if notification == .didChange { reloadViews(from: realm) }
+    /// }
+    /// ```
     @frozen public enum Notification: String, Sendable {
         /// The realm moved to a newer version: this realm committed a write, or it refreshed
         /// (by itself, or at the start of a write) to commits made elsewhere.

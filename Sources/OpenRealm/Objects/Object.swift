@@ -18,6 +18,8 @@ import RealmStorage
 /// belongs, as its realm does, to the realm's actor, task or thread. `freeze()` gives an
 /// immutable copy for other tasks (wrap it in `Frozen` to send it).
 open class Object: ObjectBase, CustomStringConvertible {
+    /// An unmanaged object whose properties hold their initial values (`Dog()`); `realm.add(_:)`
+    /// makes it managed.
     public required override init() { super.init() }
 
     /// The name of the table this class is stored in.
@@ -107,6 +109,13 @@ extension Object: Hashable {
 /// per object added or read (about 350 instructions of W1's 5,800 per object).
 /// Without a model object, an instance stands for a row as the owner of a collection
 /// (`List(owner:property:)`) or as the same row in another realm of the file.
+///
+/// ```swift
+/// let dog = realm.objects(Dog.self).first!
+/// dog.realm != nil           // managed: its realm, table and key live in ObjectBase
+/// try realm.write { realm.delete(dog) }
+/// dog.isInvalidated          // true
+/// ```
 open class ObjectBase {
     /// The realm managing this object; nil while it is unmanaged.
     // @exclusivity(unchecked): read by every property access, inlined into the model class;

@@ -66,6 +66,8 @@ public struct Persisted<Value: _Persistable> {
     /// For `LinkingObjects`: the property of the linking class that points here.
     var originProperty: String? { originNumber < 0 ? nil : OriginPropertyNames.name(originNumber) }
 
+    /// Unavailable: `@Persisted` works only on a property of an `Object` subclass, which reads
+    /// and writes through the enclosing-instance subscript.
     @available(*, unavailable, message: "@Persisted can only be used on a property of a class derived from Object")
     public var wrappedValue: Value {
         get { misuse("@Persisted can only be used on a property of a class derived from Object") }
@@ -92,6 +94,8 @@ public struct Persisted<Value: _Persistable> {
         }
     }
 
+    /// The value of the property on `object` (an implementation detail of property wrappers):
+    /// the wrapper's own value while the object is unmanaged, else the realm's.
     @inlinable @inline(__always)
     public static subscript<EnclosingSelf: Object>(
         _enclosingInstance object: EnclosingSelf,

@@ -43,8 +43,15 @@ enum ComparisonOperator: String, Equatable, CaseIterable {
 
 /// How strings compare in a query: the `[c]`, `[d]` and `[cd]` modifiers of predicate
 /// strings, and the `options:` of type-safe string queries.
+///
+/// ```swift
+/// let rexes = dogs.where { $0.name.equals("rex", options: [.caseInsensitive, .diacriticInsensitive]) }
+/// let same = dogs.filter("name ==[cd] %@", "rex")
+/// ```
 public struct StringOptions: OptionSet, Equatable, Hashable, Sendable {
+    /// The options as bits.
     public let rawValue: UInt8
+    /// The options whose bits are `rawValue`.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     /// `[c]`: letters compare without case.
     public static let caseInsensitive = StringOptions(rawValue: 1)

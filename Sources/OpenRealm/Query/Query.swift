@@ -163,25 +163,35 @@ extension Query where T: _QueryableObjects {
 // MARK: Conditions
 
 extension Query where T == Bool {
+    /// Both conditions hold: `$0.age > 2 && $0.name == "Rex"`.
     public static func && (lhs: Query<Bool>, rhs: Query<Bool>) -> Query<Bool> {
         Query(.predicate(.and(lhs.predicate, shifted(rhs.predicate, by: lhs.arguments.count))), lhs.arguments + rhs.arguments,
               depth: Swift.max(lhs.depth, rhs.depth) + 1)
     }
 
+    /// Either condition holds. A query may nest `&&`, `||` and `!` at most 1,000 deep (a longer
+    /// chain traps); for many alternatives use `.in([…])`.
     public static func || (lhs: Query<Bool>, rhs: Query<Bool>) -> Query<Bool> {
         Query(.predicate(.or(lhs.predicate, shifted(rhs.predicate, by: lhs.arguments.count))), lhs.arguments + rhs.arguments,
               depth: Swift.max(lhs.depth, rhs.depth) + 1)
     }
 
+    /// The condition does not hold: `!$0.name.starts(with: "R")`.
     public static prefix func ! (query: Query<Bool>) -> Query<Bool> {
         Query(.predicate(.not(query.predicate)), query.arguments, depth: query.depth + 1)
     }
 }
 
 extension Query where T: _Persistable {
+    /// The property equals `rhs`; `== nil` tests for nil. Through a collection
+    /// (`$0.dogs.name == "Rex"`), some element's property does.
     public static func == (lhs: Query<T>, rhs: T) -> Query<Bool> { lhs.compared(.equal, Self.argument(rhs)) }
+    /// The property differs from `rhs`; `!= nil` tests for a value. Through a collection, some
+    /// element's property does.
     public static func != (lhs: Query<T>, rhs: T) -> Query<Bool> { lhs.compared(.notEqual, Self.argument(rhs)) }
+    /// Two properties are equal: `$0.nickname == $0.name`.
     public static func == (lhs: Query<T>, rhs: Query<T>) -> Query<Bool> { lhs.compared(.equal, rhs) }
+    /// Two properties differ.
     public static func != (lhs: Query<T>, rhs: Query<T>) -> Query<Bool> { lhs.compared(.notEqual, rhs) }
 
     /// Whether the value is one of `values`.
@@ -211,13 +221,21 @@ extension AnyRealmValue: _QueryComparable {}
 extension Optional: _QueryComparable where Wrapped: _QueryComparable {}
 
 extension Query where T: _Persistable & _QueryComparable {
+    /// The property is less than `rhs`: `$0.age < 2`. Through a collection, some element's is.
     public static func < (lhs: Query<T>, rhs: T) -> Query<Bool> { lhs.compared(.less, argument(rhs)) }
+    /// The property is less than or equal to `rhs`.
     public static func <= (lhs: Query<T>, rhs: T) -> Query<Bool> { lhs.compared(.lessOrEqual, argument(rhs)) }
+    /// The property is greater than `rhs`: `$0.dogs.age > 5` holds when some dog is older.
     public static func > (lhs: Query<T>, rhs: T) -> Query<Bool> { lhs.compared(.greater, argument(rhs)) }
+    /// The property is greater than or equal to `rhs`.
     public static func >= (lhs: Query<T>, rhs: T) -> Query<Bool> { lhs.compared(.greaterOrEqual, argument(rhs)) }
+    /// One property is less than another: `$0.spent < $0.budget`.
     public static func < (lhs: Query<T>, rhs: Query<T>) -> Query<Bool> { lhs.compared(.less, rhs) }
+    /// One property is less than or equal to another.
     public static func <= (lhs: Query<T>, rhs: Query<T>) -> Query<Bool> { lhs.compared(.lessOrEqual, rhs) }
+    /// One property is greater than another.
     public static func > (lhs: Query<T>, rhs: Query<T>) -> Query<Bool> { lhs.compared(.greater, rhs) }
+    /// One property is greater than or equal to another.
     public static func >= (lhs: Query<T>, rhs: Query<T>) -> Query<Bool> { lhs.compared(.greaterOrEqual, rhs) }
 
     /// Whether the value lies in `range` (both ends included): BETWEEN.
@@ -251,13 +269,16 @@ extension Query where T: _QueryString {
     }
     /// Equality with options (`[c]`, `[d]`).
     public func equals(_ value: String, options: StringOptions = []) -> Query<Bool> { compared(.equal, value, options: options) }
+    /// Inequality with options: `$0.name.notEquals("rex", options: .caseInsensitive)`.
     public func notEquals(_ value: String, options: StringOptions = []) -> Query<Bool> { compared(.notEqual, value, options: options) }
 }
 
 // MARK: Collections
 
-/// A managed collection property in queries: `List`, `MutableSet` (an implementation detail).
+/// A managed collection property in queries: `List`, `MutableSet`, `LinkingObjects` (an
+/// implementation detail).
 public protocol _QueryCollection {
+    /// The element type, which `contains(_:)` and the aggregates of type-safe queries take.
     associatedtype QueryElement
 }
 
@@ -284,18 +305,26 @@ extension Query where T: _QueryCollection {
 }
 
 extension Query where T: _QueryCollection, T.QueryElement: _QueryComparable {
-    /// The sum, average, smallest and largest of a collection of values.
+    /// The sum of a collection of values: `$0.scores.sum >= 100` (0 when it is empty).
     public var sum: Query<T.QueryElement> { aggregated(.sum) }
+    /// The average of a collection of values: `$0.scores.avg > 50` (nil when it is empty).
     public var avg: Query<T.QueryElement> { aggregated(.avg) }
+    /// The smallest of a collection of values (nil when it is empty).
     public var min: Query<T.QueryElement> { aggregated(.min) }
+    /// The largest of a collection of values (nil when it is empty).
     public var max: Query<T.QueryElement> { aggregated(.max) }
 }
 
 extension Query where T: _QueryComparable {
-    /// Aggregates of a property of a collection's objects: `$0.dogs.age.avg > 5`.
+    /// The sum of a property over a collection's objects: `$0.items.price.sum > 100` (0 when there
+    /// are none). On a key path without a list, set or linking objects, the aggregates trap.
     public var sum: Query<T> { aggregated(.sum) }
+    /// The average of a property over a collection's objects: `$0.dogs.age.avg > 5` (nil when
+    /// there are none).
     public var avg: Query<T> { aggregated(.avg) }
+    /// The smallest value of a property over a collection's objects: `$0.dogs.age.min < 1`.
     public var min: Query<T> { aggregated(.min) }
+    /// The largest value of a property over a collection's objects.
     public var max: Query<T> { aggregated(.max) }
 }
 

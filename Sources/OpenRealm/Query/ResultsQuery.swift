@@ -17,9 +17,12 @@ import RealmStorage
 /// ])
 /// ```
 public struct SortDescriptor: Sendable, Equatable, Hashable {
+    /// The property to order by: a name, or a key path through to-one links (`"owner.name"`).
     public let keyPath: String
+    /// Smallest first when true, largest first when false.
     public let ascending: Bool
 
+    /// Orders by `keyPath`, smallest first unless `ascending` is false.
     public init(keyPath: String, ascending: Bool = true) {
         self.keyPath = keyPath
         self.ascending = ascending
@@ -30,6 +33,7 @@ public struct SortDescriptor: Sendable, Equatable, Hashable {
 }
 
 extension SortDescriptor: ExpressibleByStringLiteral {
+    /// Orders by the property named in the literal, ascending: `sorted(by: ["lastName", "age"])`.
     public init(stringLiteral keyPath: String) { self.init(keyPath: keyPath) }
 }
 

@@ -54,6 +54,18 @@ typealias MigrationColumns = (table: TableKey, columns: [String: ColumnKey])
 ///
 /// Misuse (an unknown class or property, a value of the wrong type, writing an old object)
 /// traps with a message naming the rule, as Realm's migration API does.
+///
+/// ```swift
+/// let config = Realm.Configuration(schemaVersion: 2, migrationBlock: { migration, oldSchemaVersion in
+///     if oldSchemaVersion < 2 {
+///         migration.renameProperty(onType: "Dog", from: "years", to: "age")
+///         migration.enumerateObjects(ofType: "Person") { old, new in
+///             new?["fullName"] = "\(old?["firstName"] as? String ?? "") \(old?["lastName"] as? String ?? "")"
+///         }
+///     }
+/// })
+/// let realm = try Realm(configuration: config)
+/// ```
 public final class Migration {
     let transaction: WriteTransaction
     /// The file as the migration found it: old objects read from here.
@@ -360,6 +372,7 @@ public final class MigrationObject: CustomStringConvertible {
         }
     }
 
+    /// The class, whether it is the old or the new object, and its key, for debugging.
     public var description: String { "\(className)(\(isOld ? "old" : "new") object \(key.value))" }
 
     /// One stored value (or list element) of a column of `spec`, in its Swift form.

@@ -42,6 +42,10 @@ extension Realm {
     }
 
     /// How a copy written by `writeCopy(toFile:encryptionKey:compression:)` stores its data.
+    ///
+    /// ```swift
+    /// try realm.writeCopy(toFile: archiveURL, compression: .lz4)
+    /// ```
     public struct Compression: Hashable, Sendable, CustomStringConvertible {
         let engine: CopyCompression
 
@@ -102,6 +106,12 @@ extension Realm {
 
     /// How far a copy or a compaction has come (`writeCopy(toFile:encryptionKey:compression:progress:)`,
     /// `compact(configuration:progress:)`), counted in objects: copying them is the work.
+    ///
+    /// ```swift
+    /// _ = try Realm.compact(configuration: config) { progress in
+    ///     print("\(Int(progress.fractionCompleted * 100))%")
+    /// }
+    /// ```
     public struct CopyProgress: Sendable, Equatable {
         /// Objects copied so far.
         public let completedObjects: Int

@@ -13,6 +13,18 @@ extension Realm {
     /// ```
     public struct Error: Swift.Error, Sendable, Equatable, CustomStringConvertible {
         /// What kind of failure this is. New codes may be added.
+        ///
+        /// ```swift
+        /// do {
+        ///     realm = try Realm(configuration: config)
+        /// } catch let error as Realm.Error {
+        ///     switch error.code {
+        ///     case .fileNotFound: realm = try createSeedFile()
+        ///     case .schemaMismatch: print(error.message); throw error
+        ///     default: throw error
+        ///     }
+        /// }
+        /// ```
         public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
             /// The code's name, which is also how it prints.
             public var rawValue: String

@@ -2,6 +2,12 @@ import RealmStorage
 
 extension Realm {
     /// What `add` does when an object with the same primary key exists.
+    ///
+    /// ```swift
+    /// try realm.write {
+    ///     realm.add(dog, update: .modified)   // insert, or update what changed
+    /// }
+    /// ```
     public enum UpdatePolicy: Sendable {
         /// Refuse: adding a duplicate primary key is an error.
         case error

@@ -19,15 +19,25 @@ import RealmStorage
 // remembers its column for the rest of the object's life.
 
 /// One persisted property of a model class.
+///
+/// ```swift
+/// for property in schema.properties where property.isIndexed {
+///     print(property.name, property.typeName)   // "name String"
+/// }
+/// ```
 public struct PropertySchema: @unchecked Sendable, Equatable {
     // @unchecked: `linkTarget` is a metatype, immutable.
     /// The Swift property name.
     public var name: String
     /// The column name in the file (`propertiesMapping()`), usually the same.
     public var columnName: String
+    /// The Swift type of the property, as written: `"Int"`, `"List<Dog>"`, `"Map<String, Int>"`.
     public var typeName: String
+    /// Whether the property can hold nil (or, for a collection, nil elements).
     public var isOptional: Bool
+    /// Whether the property is its class's primary key.
     public var isPrimaryKey: Bool
+    /// Whether the property has a search index (primary keys are indexed).
     public var isIndexed: Bool
     /// Position of the property in its class (`Realm` maps it to the table's column).
     var index: Int
@@ -45,6 +55,7 @@ public struct PropertySchema: @unchecked Sendable, Equatable {
     /// The keys column of a `Map` (not a Swift property).
     var isHidden = false
 
+    /// Whether two properties are the same in every respect, their position and column included.
     public static func == (a: PropertySchema, b: PropertySchema) -> Bool {
         a.name == b.name && a.columnName == b.columnName && a.typeName == b.typeName && a.isOptional == b.isOptional
             && a.isPrimaryKey == b.isPrimaryKey && a.isIndexed == b.isIndexed && a.index == b.index && a.type == b.type
@@ -69,12 +80,24 @@ public struct PropertySchema: @unchecked Sendable, Equatable {
 }
 
 /// The persisted shape of a model class.
+///
+/// ```swift
+/// print(schema)   // Dog { _id: ObjectId (primary key), name: String, age: Int }
+/// let key = schema.primaryKeyProperty?.name   // "_id"
+/// ```
+///
+/// No public API hands one out yet (Realm Swift's `Object.objectSchema` and `Realm.schema`
+/// are missing).
 public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     // @unchecked: everything is immutable after init except `indexesByWrapperOffset`, which is only
     // touched under `lock`.
+    /// The class name: the Swift class's name unless `className()` is overridden.
     public let className: String
+    /// The persisted properties, in declaration order (with hidden companion columns of `Map`
+    /// properties after them).
     public let properties: [PropertySchema]
     let objectType: Object.Type
+    /// The primary key property, if the class has one.
     public var primaryKeyProperty: PropertySchema? { properties.first { $0.isPrimaryKey } }
     /// Instances are owned by a parent object (`EmbeddedObject`).
     public var isEmbedded: Bool { objectType is EmbeddedObject.Type }
@@ -156,6 +179,7 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
         return readers.map { $0.read(base + $0.offset) }
     }
 
+    /// The class and its properties, for debugging: `Dog { name: String, age: Int }`.
     public var description: String {
         "\(className) { " + properties.filter { !$0.isHidden }.map { "\($0.name): \($0.typeName)\($0.isPrimaryKey ? " (primary key)" : $0.isIndexed ? " (indexed)" : "")" }
             .joined(separator: ", ") + " }"

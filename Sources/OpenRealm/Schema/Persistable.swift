@@ -93,11 +93,15 @@ public struct _PropertyKind: Equatable, CustomStringConvertible {
 ///
 /// OpenRealm provides the conformances; the requirements are implementation details.
 public protocol _Persistable {
+    /// An implementation detail: how the type is stored.
     static var _rlmKind: _PropertyKind { get }
+    /// An implementation detail: whether the stored column is nullable.
     static var _rlmIsOptional: Bool { get }
     /// The value of a property declared without an initial value.
     static func _rlmDefault() -> Self
+    /// An implementation detail: the Swift value of a stored value.
     static func _rlmGet(_ stored: _StoredValue) -> Self
+    /// An implementation detail: the stored form of the value.
     func _rlmSet() -> _StoredValue
 }
 

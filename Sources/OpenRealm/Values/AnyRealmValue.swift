@@ -19,30 +19,51 @@ import RealmStorage
 /// `MutableSet` and `Map`. `.none` is its null: the property itself is never optional. Holding
 /// a list or a dictionary inside the value (Realm 10.51) is not supported yet.
 public enum AnyRealmValue: Hashable {
+    /// No value: the null of a mixed property, and its default.
     case none
+    /// An integer, stored as 64 bits.
     case int(Int)
+    /// A Boolean.
     case bool(Bool)
+    /// A 32-bit floating-point number.
     case float(Float)
+    /// A 64-bit floating-point number.
     case double(Double)
+    /// A string.
     case string(String)
+    /// Bytes.
     case data(Data)
+    /// A date.
     case date(Date)
     /// A link to a managed or unmanaged object of any class; assigning an unmanaged object to a
     /// managed property adds it, as links do.
     case object(Object)
+    /// An `ObjectId`.
     case objectId(ObjectId)
+    /// A `Decimal128`.
     case decimal128(Decimal128)
+    /// A `UUID`.
     case uuid(UUID)
 
+    /// The integer, if the value is `.int`; nil otherwise (no conversion between cases).
     public var intValue: Int? { if case .int(let v) = self { return v } else { return nil } }
+    /// The Boolean, if the value is `.bool`; nil otherwise.
     public var boolValue: Bool? { if case .bool(let v) = self { return v } else { return nil } }
+    /// The number, if the value is `.float`; nil otherwise (a `.double` is not converted).
     public var floatValue: Float? { if case .float(let v) = self { return v } else { return nil } }
+    /// The number, if the value is `.double`; nil otherwise (a `.float` or `.int` is not converted).
     public var doubleValue: Double? { if case .double(let v) = self { return v } else { return nil } }
+    /// The string, if the value is `.string`; nil otherwise.
     public var stringValue: String? { if case .string(let v) = self { return v } else { return nil } }
+    /// The bytes, if the value is `.data`; nil otherwise.
     public var dataValue: Data? { if case .data(let v) = self { return v } else { return nil } }
+    /// The date, if the value is `.date`; nil otherwise.
     public var dateValue: Date? { if case .date(let v) = self { return v } else { return nil } }
+    /// The `ObjectId`, if the value is `.objectId`; nil otherwise.
     public var objectIdValue: ObjectId? { if case .objectId(let v) = self { return v } else { return nil } }
+    /// The decimal, if the value is `.decimal128`; nil otherwise.
     public var decimal128Value: Decimal128? { if case .decimal128(let v) = self { return v } else { return nil } }
+    /// The `UUID`, if the value is `.uuid`; nil otherwise.
     public var uuidValue: UUID? { if case .uuid(let v) = self { return v } else { return nil } }
 
     /// The linked object when it is of class `objectType`.

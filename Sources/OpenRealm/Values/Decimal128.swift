@@ -516,7 +516,9 @@ extension Decimal128: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, Ex
 // MARK: - Arithmetic
 
 extension Decimal128: SignedNumeric, Strideable {
+    /// The type of `magnitude`: a `Decimal128`.
     public typealias Magnitude = Decimal128
+    /// The type of the distance between two values: a `Decimal128`.
     public typealias Stride = Decimal128
 
     /// The sum, rounded half to even to 34 digits. NaN if either is NaN or for
@@ -530,14 +532,19 @@ extension Decimal128: SignedNumeric, Strideable {
     /// gives infinity of the combined sign; 0 / 0 and infinity / infinity give NaN.
     public static func / (a: Decimal128, b: Decimal128) -> Decimal128 { divide(a, b) }
 
+    /// Adds `b` to `a` (as `+`).
     public static func += (a: inout Decimal128, b: Decimal128) { a = a + b }
+    /// Subtracts `b` from `a` (as `-`).
     public static func -= (a: inout Decimal128, b: Decimal128) { a = a - b }
+    /// Multiplies `a` by `b` (as `*`).
     public static func *= (a: inout Decimal128, b: Decimal128) { a = a * b }
+    /// Divides `a` by `b` (as `/`).
     public static func /= (a: inout Decimal128, b: Decimal128) { a = a / b }
     /// The value with its sign bit flipped (so -0 and 0 swap, and 0 - x differs from -x
     /// only for zeros).
     public static prefix func - (a: Decimal128) -> Decimal128 { Decimal128(bits: a.bits ^ signBit) }
 
+    /// Flips the sign (as prefix `-`).
     public mutating func negate() { self = -self }
     /// `other - self`.
     public func distance(to other: Decimal128) -> Decimal128 { other - self }

@@ -88,14 +88,21 @@ public struct ObjectId: Hashable, Comparable, Sendable, CustomStringConvertible,
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The 24 hexadecimal digits, as ``stringValue``.
     public var description: String { stringValue }
 
+    /// Byte order: the timestamp first, so identifiers generated in a later second sort later.
     public static func < (a: ObjectId, b: ObjectId) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
 
+    /// Decodes the identifier from a string of 24 hexadecimal digits.
+    ///
+    /// - Throws: `Realm.Error` (`invalidArgument`) when the string is not one, or the decoder's
+    ///   error when the value is not a string.
     public init(from decoder: Decoder) throws {
         try self.init(string: try decoder.singleValueContainer().decode(String.self))
     }
 
+    /// Encodes the identifier as a string of 24 hexadecimal digits: `"5f1b…"` in JSON.
     public func encode(to encoder: Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(stringValue)
@@ -143,6 +150,16 @@ extension UUID: _Persistable, _PrimaryKeyPersistable, _IndexablePersistable {
 /// An enum persisted through its raw value: `enum Color: String, PersistableEnum`.
 ///
 /// A stored raw value no case matches reads as the first case.
+///
+/// ```swift
+/// enum Status: String, PersistableEnum {
+///     case open, shipped, delivered
+/// }
+/// class Order: Object {
+///     @Persisted var status: Status      // .open until set: the first case
+/// }
+/// let open = realm.objects(Order.self).where { $0.status == .open }
+/// ```
 public protocol PersistableEnum: _Persistable, RawRepresentable, CaseIterable where RawValue: _Persistable {}
 
 extension PersistableEnum {
