@@ -194,7 +194,8 @@ extension Query where T: _Persistable {
     /// Two properties differ.
     public static func != (lhs: Query<T>, rhs: Query<T>) -> Query<Bool> { lhs.compared(.notEqual, rhs) }
 
-    /// Whether the value is one of `values`.
+    /// Whether the value is one of `values`: `$0.status.in([.open, .shipped])`. Through a
+    /// collection, whether some element's value is.
     public func `in`<S: Sequence>(_ values: S) -> Query<Bool> where S.Element == T {
         compared(.in, Array(values).map { Self.argument($0) as Any })
     }
@@ -239,11 +240,19 @@ extension Query where T: _Persistable & _QueryComparable {
     public static func >= (lhs: Query<T>, rhs: Query<T>) -> Query<Bool> { lhs.compared(.greaterOrEqual, rhs) }
 
     /// Whether the value lies in `range` (both ends included): BETWEEN.
+    ///
+    /// ```swift
+    /// let teens = realm.objects(Person.self).where { $0.age.contains(13...19) }
+    /// ```
     public func contains(_ range: ClosedRange<T>) -> Query<Bool> where T: Comparable {
         compared(.between, [Self.argument(range.lowerBound) as Any, Self.argument(range.upperBound) as Any])
     }
 
-    /// Whether the value lies in `range` (its upper end excluded).
+    /// Whether the value lies in `range` (its upper end excluded): `$0.age.contains(13..<20)`.
+    ///
+    /// The same as `$0.age >= 13 && $0.age < 20`: through a collection
+    /// (`$0.dogs.age.contains(1..<3)`) the two bounds are tested separately, and may hold for
+    /// different elements; a `ClosedRange` tests each element against both.
     public func contains(_ range: Range<T>) -> Query<Bool> where T: Comparable {
         self >= range.lowerBound && self < range.upperBound
     }
@@ -263,7 +272,8 @@ extension Query where T: _QueryString {
     public func ends(with suffix: String, options: StringOptions = []) -> Query<Bool> { compared(.endsWith, suffix, options: options) }
     /// Whether the string contains `part`.
     public func contains(_ part: String, options: StringOptions = []) -> Query<Bool> { compared(.contains, part, options: options) }
-    /// Whether the string matches `pattern`: `?` is one character, `*` any run of them.
+    /// Whether the string matches `pattern`: `?` is one character, `*` any run of them
+    /// (`$0.name.like("R?x*")`).
     public func like(_ pattern: String, caseInsensitive: Bool = false) -> Query<Bool> {
         compared(.like, pattern, options: caseInsensitive ? .caseInsensitive : [])
     }
@@ -287,16 +297,17 @@ extension MutableSet: _QueryCollection { public typealias QueryElement = Element
 extension LinkingObjects: _QueryCollection { public typealias QueryElement = Element }
 
 extension Query where T: _QueryCollection {
-    /// The number of elements.
+    /// The number of elements: `$0.dogs.count == 0` for people without dogs.
     public var count: Query<Int> { aggregated(.count) }
 
-    /// Whether the collection holds `element`.
+    /// Whether the collection holds `element`: `$0.tags.contains("swift")`, or, for a
+    /// collection of objects, a managed object (`$0.dogs.contains(rex)`).
     public func contains(_ element: T.QueryElement) -> Query<Bool> {
         let comparison = Comparison(left: .constant(.argument(arguments.count)), op: .in, right: expression, position: 0)
         return Query<Bool>(.predicate(.comparison(comparison)), arguments + [ValueConversion.unwrapped(element) as Any])
     }
 
-    /// Whether the collection holds any of `elements`.
+    /// Whether the collection holds any of `elements`: `$0.tags.containsAny(in: ["swift", "go"])`.
     public func containsAny<S: Sequence>(in elements: S) -> Query<Bool> where S.Element == T.QueryElement {
         let path = KeyPathExpression(quantifier: .any, components: components, position: 0)
         let comparison = Comparison(left: .keyPath(path), op: .in, right: .constant(.argument(arguments.count)), position: 0)

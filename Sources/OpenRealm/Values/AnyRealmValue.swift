@@ -66,7 +66,7 @@ public enum AnyRealmValue: Hashable {
     /// The `UUID`, if the value is `.uuid`; nil otherwise.
     public var uuidValue: UUID? { if case .uuid(let v) = self { return v } else { return nil } }
 
-    /// The linked object when it is of class `objectType`.
+    /// The linked object when it is of class `objectType`: `if let dog = note.value.object(Dog.self) { … }`.
     public func object<T: Object>(_ objectType: T.Type) -> T? {
         if case .object(let v) = self { return v as? T } else { return nil }
     }
