@@ -79,7 +79,10 @@ let package = Package(
         // Commit → delivery latency of collection notifications (issue 27).
         .executableTarget(
             name: "NotificationLatency",
-            dependencies: [.product(name: "OpenRealm", package: "OpenRealm")]
+            dependencies: [
+                .product(name: "OpenRealm", package: "OpenRealm"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         // Compacted copies and compaction (W7 of the writeCopy issue) against SQLite's VACUUM
         // INTO and VACUUM.

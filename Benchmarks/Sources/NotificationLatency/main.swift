@@ -2,7 +2,8 @@
 // sorted by `score`, and one filtered by `score` and sorted by `name`, observed with a
 // callback while another thread commits 1-object durable updates. Each sample is the time
 // from the writer's commit returning to the observing realm's refresh returning, which
-// delivers (or, when the commit cannot affect the result, skips) the change.
+// delivers (or, when the commit cannot affect the result, skips) the change. Then the same
+// rows in GRDB, and its ValueObservation's first value against `.initial` (GRDBInitial.swift).
 //
 //   swift run -c release --package-path Benchmarks NotificationLatency [--rows N] [--updates N]
 //       [--observers N --seconds S]   (ManyObservers.swift)
@@ -77,13 +78,17 @@ final class Writer: @unchecked Sendable {
 let realm = try Realm(configuration: configuration)
 var random = SystemRandomNumberGenerator()
 let letters = Array("abcdefghijklmnopqrstuvwxyz")
+// The same rows go to GRDB for the `.initial` comparison (GRDBInitial.swift).
+let generated = (0..<rows).map { id in
+    (id: id, score: Int.random(in: 0..<rows, using: &random), name: String((0..<8).map { _ in letters.randomElement(using: &random)! }))
+}
 for start in stride(from: 0, to: rows, by: 100_000) {
     try realm.write {
-        for id in start..<min(rows, start + 100_000) {
+        for row in generated[start..<min(rows, start + 100_000)] {
             let item = Item()
-            item.id = id
-            item.score = Int.random(in: 0..<rows, using: &random)
-            item.name = String((0..<8).map { _ in letters.randomElement(using: &random)! })
+            item.id = row.id
+            item.score = row.score
+            item.name = row.name
             realm.add(item)
         }
     }
@@ -127,3 +132,6 @@ measure("sorted(byKeyPath: \"score\")", realm.objects(Item.self).sorted(byKeyPat
 measure("filter(\"score > \(rows / 2)\").sorted(byKeyPath: \"name\")",
         realm.objects(Item.self).filter("score > %@", rows / 2).sorted(byKeyPath: "name"))
 writer.stop()
+let grdb = try grdbInitialTimes(generated, folder: folder)
+print(String(format: "\nGRDB ValueObservation, first value (.immediate, fetchAll): sorted by score %.1f ms, score > %d sorted by name %.1f ms",
+             grdb.sorted, rows / 2, grdb.filtered))

@@ -117,19 +117,13 @@ struct SortValueReader {
     /// Tests the plan's filter on rows of this version (the filter reads only the row).
     let evaluator: QueryEvaluator
 
-    /// The sort values of `key`; nil when the version holds no such object.
-    func values(_ key: ObjectKey) throws(StorageError) -> SortValues? {
-        guard let row = try table.row(key) else { return nil }
-        return try plan.sortValues(row, binding)
-    }
-
     /// The sort values of `key`, an object of the kept result: a version without it means the
     /// kept order is not what it should be, and the delivery compares in full instead.
     func valuesOfKept(_ key: ObjectKey) throws(StorageError) -> SortValues {
-        guard let values = try values(key) else {
+        guard let row = try table.row(key) else {
             throw StorageError(.invalidArgument, "object \(key.value) of a kept result is missing at the version read")
         }
-        return values
+        return try plan.sortValues(row, binding)
     }
 }
 

@@ -58,8 +58,6 @@ final class CopyWriter: NodeSink {
     private var buffer: [UInt8] = []
     /// Where `buffer` starts in the image.
     private var bufferOffset = UInt64(FileHeader.size)
-    /// The most bytes `buffer` held (tests: the copy is streamed).
-    private(set) var largestBuffer = 0
 
     init(version: VersionID, to image: CopyImage) {
         self.version = version
@@ -79,7 +77,6 @@ final class CopyWriter: NodeSink {
         let at = buffer.count
         buffer.append(contentsOf: bytes)
         buffer.withUnsafeMutableBytes { NodeChecksum.stamp(in: $0, at: at, offset: offset) }
-        largestBuffer = max(largestBuffer, buffer.count)
         if buffer.count >= Self.flushSize { try flush() }
         return Ref(offset)
     }
