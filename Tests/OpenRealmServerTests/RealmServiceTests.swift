@@ -14,7 +14,11 @@ import Testing
         let lines = LogLines()
         let service = RealmService(configuration: folder.configuration(logging: lines))
         let group = ServiceGroup(services: [service], logger: Logging.Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
-        let running = Task { try await group.run() }
+        let stopped = Atomic<Bool>(false)
+        let running = Task {
+            try await group.run()
+            stopped.store(true, ordering: .sequentiallyConsistent)
+        }
 
         let started = Atomic<Bool>(false)
         let gate = DispatchSemaphore(value: 0)
@@ -28,12 +32,15 @@ import Testing
         }
         while !started.load(ordering: .sequentiallyConsistent) { try await Task.sleep(for: .milliseconds(1)) }
         await group.triggerGracefulShutdown()
-        // Shutdown has begun: new writes are refused, the one in flight is not.
-        try await Task.sleep(for: .milliseconds(20))
-        await #expect(throws: Realm.Error.self) { try await service.write { $0.add(ServerEntry(value: ["id": 8])) } }
+        try await Task.sleep(for: .milliseconds(50))
+        // Shutdown waits for the write in flight.
+        let stoppedEarly = stopped.load(ordering: .sequentiallyConsistent)
+        #expect(!stoppedEarly)
         gate.signal()
         try await write.value
         try await running.value
+        // Once shut down, the service takes no more writes.
+        await #expect(throws: Realm.Error.self) { try await service.write { $0.add(ServerEntry(value: ["id": 8])) } }
 
         let reopened = try Realm(configuration: folder.configuration())
         #expect(reopened.objects(ServerEntry.self).map(\.id) == [7])
