@@ -6,12 +6,19 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "OpenRealm", targets: ["OpenRealm"]),
+        // swift-log, swift-metrics and swift-service-lifecycle for OpenRealm, in a library of its
+        // own so that OpenRealm itself depends on nothing.
+        .library(name: "OpenRealmServer", targets: ["OpenRealmServer"]),
         .executable(name: "openrealm", targets: ["openrealm"]),
     ],
     dependencies: [
-        // Only for `swift package generate-documentation` (scripts/build-docs.sh); the library
-        // itself depends on nothing.
+        // swift-docc-plugin only for `swift package generate-documentation` (scripts/build-docs.sh);
+        // swift-log, swift-metrics and swift-service-lifecycle only for the OpenRealmServer product:
+        // the OpenRealm library itself depends on nothing.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -26,9 +33,28 @@ let package = Package(
             dependencies: ["CLZ4", "CStorageSupport"]
         ),
         .target(name: "OpenRealm", dependencies: ["RealmStorage", "CSwiftRuntime"]),
+        .target(
+            name: "OpenRealmServer",
+            dependencies: [
+                "OpenRealm",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(name: "openrealm", dependencies: ["RealmStorage", "OpenRealm"]),
         .testTarget(name: "RealmStorageTests", dependencies: ["RealmStorage"], exclude: ["Golden"]),
         .testTarget(name: "OpenRealmTests", dependencies: ["OpenRealm", "RealmStorage"]),
+        .testTarget(
+            name: "OpenRealmServerTests",
+            dependencies: [
+                "OpenRealmServer",
+                "OpenRealm",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -31,6 +31,7 @@ let package = Package(
             name: "TodoServer",
             dependencies: [
                 .product(name: "OpenRealm", package: "OpenRealm"),
+                .product(name: "OpenRealmServer", package: "OpenRealm"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -3,9 +3,10 @@ import Foundation
 import Hummingbird
 import Logging
 import OpenRealm
+import OpenRealmServer
 import ServiceLifecycle
 
-/// A to-do HTTP service whose realm is owned by a `RealmActor`.
+/// A to-do HTTP service whose realm is owned by a `RealmActor`, run as a `RealmService`.
 ///
 /// ```sh
 /// swift run --package-path Examples TodoServer --port 8080 --realm todos.realm
@@ -13,7 +14,7 @@ import ServiceLifecycle
 ///
 /// SIGTERM or SIGINT shut it down gracefully: it stops accepting connections, lets the
 /// requests in flight finish (their writes commit and answer), ends the event streams,
-/// then releases the realm and exits 0.
+/// then the realm service closes the realm, and it exits 0.
 @main
 struct TodoServer: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -32,10 +33,12 @@ struct TodoServer: AsyncParsableCommand {
     var shutdownTimeout = 10
 
     func run() async throws {
-        var logger = Logger(label: "TodoServer")
+        var logger = Logging.Logger(label: "TodoServer")
         logger.logLevel = .info
         let configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: realm), objectTypes: [Todo.self])
-        let store = RealmActor(configuration: configuration)
+        // The realm logs its opening, migrations, slow commits and errors to `logger`.
+        let realmService = RealmService(configuration: configuration, logger: logger)
+        let store = realmService.actor
         // Opened now so that a damaged or mismatched file stops the service before it listens,
         // instead of failing its first request.
         try await store.read { _ in }
@@ -56,14 +59,12 @@ struct TodoServer: AsyncParsableCommand {
             },
             logger: logger
         )
-        var groupConfiguration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint],
+        // Graceful shutdown goes in reverse order: the server stops and answers every request
+        // it took first, then the realm service waits for writes in flight and closes the realm.
+        var groupConfiguration = ServiceGroupConfiguration(services: [realmService, app], gracefulShutdownSignals: [.sigterm, .sigint],
                                                            logger: logger)
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(shutdownTimeout)
         try await ServiceGroup(configuration: groupConfiguration).run()
-
-        // The server has stopped and every request it took has been answered, so no write is
-        // in flight: release the realm (and the version it pins) before exiting.
-        await store.close()
         print("stopped")
     }
 }

@@ -130,7 +130,7 @@ extension Realm {
         do throws(StorageError) {
             committed = try await ending.transaction.commitAsync(groupable: allowGrouping)
         } catch {
-            commitFailed(ending)
+            commitFailed(ending, Realm.Error(error))
             throw Realm.Error(error)
         }
         didCommit(committed)

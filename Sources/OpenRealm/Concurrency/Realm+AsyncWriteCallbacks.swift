@@ -223,8 +223,9 @@ extension Realm {
             didCommit(committed)
             error = nil
         case .failure(let failure):
-            commitFailed(ending)
-            error = Realm.Error(failure)
+            let failure = Realm.Error(failure)
+            commitFailed(ending, failure)
+            error = failure
         }
         if wanted { onComplete?(error) }
     }

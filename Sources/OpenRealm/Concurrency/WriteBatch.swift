@@ -313,7 +313,7 @@ extension RealmActor {
             inFlight.removeFirst()
             switch outcome {
             case .success(let committed): next.realm.didCommit(committed)
-            case .failure: next.realm.commitFailed(next.ending)
+            case .failure(let error): next.realm.commitFailed(next.ending, Realm.Error(error))
             }
             settled = true
         }

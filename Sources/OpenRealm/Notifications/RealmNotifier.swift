@@ -171,6 +171,7 @@ final class RealmNotifier {
             // A realm block moved the realm: the observers not called yet follow it.
             guard realm.generation != stamp else { break }
         }
+        if !pass.called.isEmpty { realm.reportDelivery() }
         if pass.leftBehind || deliveryDeferred {
             deliveryDeferred = false
             scheduleDelivery()

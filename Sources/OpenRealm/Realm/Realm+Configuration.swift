@@ -11,7 +11,8 @@ extension Realm {
     /// let realm = try Realm(configuration: config)
     /// ```
     public struct Configuration: @unchecked Sendable {
-        // @unchecked: `objectTypes` holds metatypes, which are immutable; the rest are values.
+        // @unchecked: `objectTypes` holds metatypes, which are immutable; the rest are values or
+        // Sendable.
 
         /// The realm file. Ignored when `inMemoryIdentifier` is set.
         public var fileURL: URL?
@@ -79,6 +80,21 @@ extension Realm {
         /// config.compressedCacheSize = 64 << 20
         /// ```
         public var compressedCacheSize = 4 << 20
+        /// Where this configuration's realms log (`Logger`); nil: `Logger.shared`. Not in Realm
+        /// Swift, whose logger is global only: a server with several realms can label each.
+        ///
+        /// ```swift
+        /// config.logger = Logger(level: .info) { level, message in print(level, message) }
+        /// ```
+        public var logger: Logger?
+        /// Receives each durable commit and each notification delivery of the file, for
+        /// metrics (`RealmEventHandler`; `OpenRealmServer`'s `RealmMetrics`). Nil: none, and
+        /// commits measure nothing.
+        public var eventHandler: (any RealmEventHandler)?
+        /// A commit whose encoding, write and sync take longer than this is logged as a
+        /// warning (when the logger logs warnings as the file is opened). Nil: never. Default
+        /// 250 ms.
+        public var slowCommitThreshold: Duration? = .milliseconds(250)
         /// Tests: how a compressed copy is read (the fallback forced).
         var compressedReading = CompressedReading.onDemand
         /// An encryption key (64 bytes). Encryption is not available yet: setting a key is an

@@ -187,10 +187,17 @@ extension Realm {
             throw Realm.Error(.unsupported, "encrypted realms are not available yet; compact without an encryption key",
                               path: configuration.path)
         }
-        let result = try engine { () throws(StorageError) in
-            try Store.compact(path: configuration.path, options: configuration.storeOptions,
-                              progress: progress.map { progress in { progress(CopyProgress($0)) } })
+        let result: CompactionResult
+        do {
+            result = try engine { () throws(StorageError) in
+                try Store.compact(path: configuration.path, options: configuration.storeOptions,
+                                  progress: progress.map { progress in { progress(CopyProgress($0)) } })
+            }
+        } catch {
+            logFailure(error, of: "compacting", configuration)
+            throw error
         }
+        log(result, of: "Realm.compact", configuration)
         if case .compacted = result { return true }
         return false
     }
@@ -201,8 +208,31 @@ extension Realm {
     /// limit, an I/O error on the new file) leaves the file as it was, and the realm opens
     /// uncompacted rather than not at all; the open that follows reports any problem of the
     /// file itself.
-    static func compactIfAsked(_ configuration: Configuration, _ shouldCompact: (Store) throws(StorageError) -> Bool) {
+    ///
+    /// `reason` names the compaction in the log line of its outcome.
+    static func compactIfAsked(_ configuration: Configuration, reason: String, _ shouldCompact: (Store) throws(StorageError) -> Bool) {
         guard configuration.inMemoryIdentifier == nil, !configuration.readOnly else { return }
-        _ = try? Store.compact(path: configuration.path, options: configuration.storeOptions, if: shouldCompact)
+        let logger = configuration.effectiveLogger
+        do throws(StorageError) {
+            let result = try Store.compact(path: configuration.path, options: configuration.storeOptions, if: shouldCompact)
+            log(result, of: reason, configuration)
+        } catch {
+            logger.log(level: .warn, message: "\(reason) of \(configuration.path) failed, the file opens uncompacted: \(error.message)")
+        }
+    }
+
+    /// Logs how a compaction ended.
+    static func log(_ result: CompactionResult, of reason: String, _ configuration: Configuration) {
+        let logger = configuration.effectiveLogger
+        switch result {
+        case .compacted(let before, let after):
+            logger.log(level: .info, message: "\(reason) compacted \(configuration.path) from \(before) to \(after) bytes")
+        case .notNeeded:
+            logger.log(level: .detail, message: "\(reason) left \(configuration.path) as it is: not needed")
+        case .inUse(let why):
+            logger.log(level: .info, message: "\(reason) did not compact \(configuration.path): \(why)")
+        case .noFile:
+            logger.log(level: .detail, message: "\(reason): no file at \(configuration.path) to compact")
+        }
     }
 }

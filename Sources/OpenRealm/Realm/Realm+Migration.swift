@@ -29,6 +29,9 @@ extension Realm {
     /// - Throws: `Realm.Error`: `duplicatePrimaryKey` when a new primary key's values repeat,
     ///   `invalidArgument` when a link targets a class missing from objectTypes.
     func migrate(from oldVersion: UInt64) throws {
+        let logger = configuration.effectiveLogger
+        logger.log(level: .info, message: "Migrating \(configuration.path) from schema version \(oldVersion) to \(configuration.schemaVersion)")
+        let started = ContinuousClock.now
         try beginWriteOrThrow()
         do {
             try runMigration(from: oldVersion)
@@ -42,6 +45,8 @@ extension Realm {
             throw error
         }
         bindingsReset()
+        logger.log(level: .info, message: "Migrated \(configuration.path) to schema version \(configuration.schemaVersion) in "
+                   + CommitEventRelay.milliseconds(ContinuousClock.now - started))
     }
 
     private func runMigration(from oldVersion: UInt64) throws {

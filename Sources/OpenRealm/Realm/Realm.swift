@@ -103,8 +103,18 @@ public final class Realm {
         try self.init(configuration: configuration, confinement: .of(isolation))
     }
 
-    /// Opens a realm confined to `confinement`.
-    init(configuration: Configuration, confinement: Confinement) throws {
+    /// Opens a realm confined to `confinement`; a failure is logged (Logger.swift) and thrown.
+    convenience init(configuration: Configuration, confinement: Confinement) throws {
+        do {
+            try self.init(opening: configuration, confinement: confinement)
+        } catch {
+            Self.logFailure(error, of: "opening", configuration)
+            throw error
+        }
+        announceOpening()
+    }
+
+    private init(opening configuration: Configuration, confinement: Confinement) throws {
         if configuration.encryptionKey != nil {
             throw Realm.Error(.unsupported, "encrypted realms are not available yet; open the realm without an encryption key",
                               path: configuration.path)
@@ -113,7 +123,7 @@ public final class Realm {
         isFrozen = false
         self.confinement = confinement
         if let shouldCompact = configuration.shouldCompactOnLaunch {
-            Self.compactIfAsked(configuration) { (store) throws(StorageError) in
+            Self.compactIfAsked(configuration, reason: "shouldCompactOnLaunch") { (store) throws(StorageError) in
                 let usage = try store.spaceUsage()
                 let used = Int(store.beginRead().slot.logicalSize) - Int(usage.freeBytes)
                 return shouldCompact(Int(usage.fileSize), used)
@@ -123,7 +133,7 @@ public final class Realm {
         // which writes the current format; where it cannot be (read-only, open elsewhere, no
         // room), the file opens as it is and its nodes are read unverified.
         if Self.fileFormat(at: configuration.path).map({ $0 < FileHeader.nodeChecksumFormat }) == true {
-            Self.compactIfAsked(configuration) { _ throws(StorageError) in true }
+            Self.compactIfAsked(configuration, reason: "Upgrading the file format") { _ throws(StorageError) in true }
         }
         var store = try engine { () throws(StorageError) in try Store.open(path: configuration.path, options: configuration.storeOptions) }
         var read = store.beginRead()
@@ -651,7 +661,7 @@ public final class Realm {
                 try relaying ? ending.transaction.commitOrRelay() : ending.transaction.commit()
             }
         } catch {
-            commitFailed(ending)
+            commitFailed(ending, error)
             throw error
         }
         didCommit(committed)
@@ -711,7 +721,9 @@ public final class Realm {
     }
 
     /// After a failed commit: the deleted objects live again, the index changes stay pending.
-    func commitFailed(_ ending: EndingWrite) {
+    /// The failure is logged.
+    func commitFailed(_ ending: EndingWrite, _ error: Swift.Error) {
+        Self.logFailure(error, of: "committing to", configuration)
         answeredWrites += 1
         for managed in ending.deleted { managed.wasDeleted = false }
         undoAdds(ending.adds)

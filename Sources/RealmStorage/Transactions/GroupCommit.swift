@@ -97,6 +97,8 @@ extension Store {
         /// marks it settled. Then the version needs no sync queue job.
         let waiter: DurabilityWaiter?
         let done: @Sendable (Result<VersionID, StorageError>) -> Void
+        /// `PreparedCommit.started`.
+        let started: UInt64
     }
 
     /// For a commit about to be encoded: the versions this process's readers and unsynced
@@ -170,7 +172,8 @@ extension Store {
             group.tip = state
             let bytes = UInt64(prepared.commit.data.count)
             group.unsynced.append(Unsynced(state: state, free: prepared.free, coveredFrom: prepared.coveredFrom,
-                                           needsSlot: prepared.needsSlot, bytes: bytes, waiter: waiter, done: done))
+                                           needsSlot: prepared.needsSlot, bytes: bytes, waiter: waiter, done: done,
+                                           started: prepared.started))
             group.chainBytes += bytes
             group.extents += prepared.commit.recorded
             guard waiter == nil else { return false }
@@ -238,6 +241,9 @@ extension Store {
             lane.nudge()
             return SyncAnswers(versions: failed, failure: error, published: told)
         }
+        // Durable: reported before any committer is answered or the version is published, so
+        // that a caller whose write returned finds its commit counted.
+        if commitObservers.isActive { commitObservers.report(batch, activeVersions: registry.activeVersionCount) }
         let told: PublishAnswers = stateLock.withLock {
             var state = last.state
             if let newHead {

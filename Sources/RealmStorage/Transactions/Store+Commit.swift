@@ -1,3 +1,5 @@
+import Dispatch
+
 extension Store {
     /// A write transaction encoded for the file, not yet written (CommitWriter.swift).
     struct PreparedCommit {
@@ -20,6 +22,9 @@ extension Store {
         /// The version does not follow the chain of run headers (it has no run header): its sync
         /// writes its root into a slot.
         let needsSlot: Bool
+        /// When its encoding began (`DispatchTime` nanoseconds), 0 when nobody observes
+        /// commits (CommitObservers.swift).
+        let started: UInt64
     }
 
     /// What the versions of one chain may write before a version starts a new one.
@@ -28,6 +33,7 @@ extension Store {
     /// Encodes `transaction` as the next version. Runs on the committer's thread or task,
     /// with the lane held; touches no file.
     func prepareCommit(_ transaction: WriteTransaction) throws(StorageError) -> PreparedCommit {
+        let started = commitObservers.isActive ? DispatchTime.now().uptimeNanoseconds : 0
         let base = transaction.base
         let version = transaction.version
         var top = transaction.top
@@ -100,7 +106,8 @@ extension Store {
         let prepared = writer.finish(topRef: topRef, reusing: consume reused, carrying: carried, coveredFrom: durable,
                                      link: base.slot.commitRecordChecksum, nonce: nonce)
         return PreparedCommit(commit: prepared, top: top, free: writer.free, base: base, lineage: transaction.lineage, coveredFrom: durable,
-                              written: context.written, carried: context.reuse.map { ($0, transaction.freed) }, needsSlot: !chained)
+                              written: context.written, carried: context.reuse.map { ($0, transaction.freed) }, needsSlot: !chained,
+                              started: started)
     }
 
     /// Writes a prepared commit's nodes (not its slot) and makes it the version the next

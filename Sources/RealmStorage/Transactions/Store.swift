@@ -94,6 +94,8 @@ package final class Store: @unchecked Sendable {
     let syncing = Mutex()
     /// Told after every sync (PublishedVersions.swift).
     let observers = VersionObservers()
+    /// Told how each commit went, when anyone asks (CommitObservers.swift).
+    package let commitObservers = CommitObservers()
     /// `waitUntilPublished` callers, answered after the next sync (guarded by `stateLock`).
     var publishWaiters: [CheckedContinuation<Bool, Never>] = []
 

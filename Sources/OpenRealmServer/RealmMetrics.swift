@@ -1,0 +1,86 @@
+import class Foundation.NSLock
+import Metrics
+import OpenRealm
+
+/// Records a realm's events with swift-metrics: set it as a configuration's `eventHandler`.
+///
+/// | metric | kind | what |
+/// |---|---|---|
+/// | `openrealm_commit_duration` | Timer | a commit's encoding, write and sync |
+/// | `openrealm_commit_group_size` | Recorder | commits made durable by the same sync |
+/// | `openrealm_commit_bytes` | Recorder | bytes a commit wrote |
+/// | `openrealm_active_versions` | Gauge | versions pinned by readers in the process |
+/// | `openrealm_file_size_bytes` | Gauge | the file's size in use |
+/// | `openrealm_notification_lag` | Timer | from a commit's sync to its notifications' delivery |
+///
+/// Each carries the dimension `path` (the realm file) beside those given.
+///
+/// ```swift
+/// MetricsSystem.bootstrap(PrometheusMetricsFactory())
+/// var config = Realm.Configuration(fileURL: url)
+/// config.eventHandler = RealmMetrics()
+/// ```
+public final class RealmMetrics: RealmEventHandler, @unchecked Sendable {
+    // @unchecked: `byPath` is guarded by `lock`; the rest is immutable.
+    private let prefix: String
+    private let dimensions: [(String, String)]
+    private let factory: any MetricsFactory
+    private let lock = NSLock()
+    private var byPath: [String: FileMetrics] = [:]
+
+    /// - Parameters:
+    ///   - prefix: the start of every label (`openrealm` gives `openrealm_commit_duration`).
+    ///   - dimensions: added to every metric, after `path`.
+    ///   - factory: where the metrics go; the bootstrapped `MetricsSystem.factory` by default.
+    public init(prefix: String = "openrealm", dimensions: [(String, String)] = [], factory: any MetricsFactory = MetricsSystem.factory) {
+        self.prefix = prefix
+        self.dimensions = dimensions
+        self.factory = factory
+    }
+
+    public func realmDidCommit(_ event: RealmCommitEvent) {
+        let metrics = metrics(for: event.path)
+        metrics.commitDuration.recordNanoseconds(Self.nanoseconds(event.duration))
+        metrics.groupSize.record(event.groupSize)
+        metrics.commitBytes.record(event.bytes)
+        metrics.activeVersions.record(event.activeVersions)
+        metrics.fileSize.record(event.fileSize)
+    }
+
+    public func realmDidDeliverNotifications(_ event: RealmNotificationEvent) {
+        metrics(for: event.path).notificationLag.recordNanoseconds(Self.nanoseconds(event.lag))
+    }
+
+    private func metrics(for path: String) -> FileMetrics {
+        lock.lock()
+        defer { lock.unlock() }
+        if let known = byPath[path] { return known }
+        let made = FileMetrics(prefix: prefix, dimensions: [("path", path)] + dimensions, factory: factory)
+        byPath[path] = made
+        return made
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}
+
+/// The metrics of one file.
+private struct FileMetrics {
+    let commitDuration: Timer
+    let groupSize: Recorder
+    let commitBytes: Recorder
+    let activeVersions: Gauge
+    let fileSize: Gauge
+    let notificationLag: Timer
+
+    init(prefix: String, dimensions: [(String, String)], factory: any MetricsFactory) {
+        commitDuration = Timer(label: prefix + "_commit_duration", dimensions: dimensions, factory: factory)
+        groupSize = Recorder(label: prefix + "_commit_group_size", dimensions: dimensions, factory: factory)
+        commitBytes = Recorder(label: prefix + "_commit_bytes", dimensions: dimensions, factory: factory)
+        activeVersions = Gauge(label: prefix + "_active_versions", dimensions: dimensions, factory: factory)
+        fileSize = Gauge(label: prefix + "_file_size_bytes", dimensions: dimensions, factory: factory)
+        notificationLag = Timer(label: prefix + "_notification_lag", dimensions: dimensions, factory: factory)
+    }
+}
