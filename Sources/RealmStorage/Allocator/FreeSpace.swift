@@ -82,11 +82,6 @@ package struct FreeSpace: Equatable, Sendable {
     /// `releaseUnreachable` looks at every extent, not only the tagged ones. Not part of
     /// equality.
     private var needsFullPass = true
-    /// While the file shrinks online (OnlineShrink.swift): allocations stay below this offset
-    /// whenever free space there holds them, and go past it only when none does. Nil otherwise,
-    /// and then every path below costs one comparison with nil. Not stored in the file, and not
-    /// part of equality.
-    package var shrinkLimit: UInt64?
     #if DEBUG
     /// The list at `beginDelta`: debug builds check that the delta turns it into this one.
     var deltaBase: [FreeExtent]?
@@ -102,16 +97,6 @@ package struct FreeSpace: Equatable, Sendable {
     }
 
     package var freeBytes: UInt64 { extents.reduce(0) { $0 + $1.length } }
-
-    /// Bytes free for good below `limit`: the room an online shrink has to move nodes into.
-    func reusableBytes(below limit: UInt64) -> UInt64 {
-        var total: UInt64 = 0
-        for extent in extents {
-            guard extent.offset < limit else { break }
-            if extent.isFreeForGood { total += min(extent.end, limit) - extent.offset }
-        }
-        return total
-    }
 
     /// Starts recording the changes the next delta holds (a commit's first step).
     package mutating func beginDelta() {
@@ -315,17 +300,9 @@ package struct FreeSpace: Equatable, Sendable {
             cursor = start
             runAtEnd = false
         } else {
-            runAtEnd = expected <= Self.smallRun && fitsBelowLimit(logicalSize, expected)
+            runAtEnd = expected <= Self.smallRun
             cursor = runAtEnd ? logicalSize : nil
         }
-    }
-
-    /// Whether `length` bytes at `offset` end at or before the shrink limit (always, when the
-    /// file is not shrinking).
-    @inline(__always)
-    private func fitsBelowLimit(_ offset: UInt64, _ length: UInt64) -> Bool {
-        guard let shrinkLimit else { return true }
-        return offset + length <= shrinkLimit
     }
 
     /// The largest run `beginRun` puts at the end of the file when no free extent holds it.
@@ -336,9 +313,6 @@ package struct FreeSpace: Equatable, Sendable {
     /// from there. False, having changed nothing, when those bytes are not free (the commit
     /// then starts its run with `beginRun` and writes a root slot).
     package mutating func beginRun(at offset: UInt64, length: UInt64) -> Bool {
-        // While shrinking, a run header reserved past the limit is given up: the commit writes
-        // a slot instead, and its run goes below the limit.
-        guard fitsBelowLimit(offset, length) else { return false }
         bySize = nil
         if offset >= logicalSize {
             // The end of the file moved back since the reservation (free space at its end was
@@ -384,8 +358,7 @@ package struct FreeSpace: Equatable, Sendable {
     /// first (`beginRun(at:length:)`).
     package func reserveNextRun() -> UInt64 {
         let expected = max(runBytes + runBytes / 2, 4096)
-        if let cursor, let i = extentIndex(at: cursor), extents[i].isFreeForGood, extents[i].length >= expected,
-           fitsBelowLimit(cursor, expected) { return cursor }
+        if let cursor, let i = extentIndex(at: cursor), extents[i].isFreeForGood, extents[i].length >= expected { return cursor }
         return runStart(holding: expected, orEnd: true)!
     }
 
@@ -393,7 +366,7 @@ package struct FreeSpace: Equatable, Sendable {
     /// of the file (when `orEnd`) or nil.
     private func runStart(holding length: UInt64, orEnd: Bool) -> UInt64? {
         var best = -1
-        for i in extents.indices where extents[i].isFreeForGood && extents[i].length >= length && fitsBelowLimit(extents[i].offset, length) {
+        for i in extents.indices where extents[i].isFreeForGood && extents[i].length >= length {
             if best < 0 || extents[i].length < extents[best].length { best = i }
         }
         return best >= 0 ? extents[best].offset : (orEnd ? logicalSize : nil)
@@ -411,7 +384,7 @@ package struct FreeSpace: Equatable, Sendable {
     }
 
     private mutating func take(_ length: UInt64) -> UInt64 {
-        if let cursor, fitsBelowLimit(cursor, length) {
+        if let cursor {
             if let i = extentIndex(at: cursor), extents[i].isFreeForGood, extents[i].length >= length {
                 takeFront(of: i, length)
                 return cursor
@@ -429,18 +402,7 @@ package struct FreeSpace: Equatable, Sendable {
             sizes.sort()
             bySize = sizes
         }
-        var fit = Self.lowerBound(bySize!, Self.sizeKey(length, 0))
-        if let shrinkLimit {
-            // The best fit below the limit: the shortest extent there that holds it. A linear
-            // search, but only while shrinking; past the limit only when nothing below holds it.
-            var below = fit
-            while below < bySize!.count, UInt64(truncatingIfNeeded: bySize![below]) + length > shrinkLimit { below += 1 }
-            if below < bySize!.count {
-                fit = below
-            } else if logicalSize + length <= shrinkLimit {
-                fit = bySize!.count
-            }
-        }
+        let fit = Self.lowerBound(bySize!, Self.sizeKey(length, 0))
         if fit < bySize!.count, let i = extentIndex(at: UInt64(truncatingIfNeeded: bySize![fit])) {
             let offset = extents[i].offset
             takeFront(of: i, length)
