@@ -5,10 +5,34 @@ import Synchronization
 /// Swift: a message is logged when its level is at or below the logger's (`fatal` is the
 /// most severe).
 public enum LogLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {
-    case off, fatal, error, warn, info, detail, debug, trace, all
+    /// Nothing is logged.
+    case off
+    /// A damaged file: a checksum or structure check failed (the error is thrown as well).
+    case fatal
+    /// A failed open, migration or commit.
+    case error
+    /// A commit slower than `Realm.Configuration.slowCommitThreshold`, a failed compaction.
+    case warn
+    /// A file opened for the first time in the process, a migration, a compaction.
+    case info
+    /// Outcomes where nothing was needed (a compaction that was not worth it).
+    case detail
+    /// A file opened again in the process.
+    case debug
+    /// The most detailed lines.
+    case trace
+    /// Everything.
+    case all
 
+    /// Whether `lhs` is more severe (passes fewer messages) than `rhs`: `.fatal < .info`.
+    ///
+    /// ```swift
+    /// let logger = Logger(level: .warn) { _, _ in }
+    /// LogLevel.error <= logger.level  // true: errors are logged at .warn
+    /// ```
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// The level's name, as Realm Swift spells it: `"warn"`, `"info"`, …
     public var description: String {
         switch self {
         case .off: "off"

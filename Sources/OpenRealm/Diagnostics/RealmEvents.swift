@@ -52,6 +52,7 @@ public struct RealmCommitEvent: Sendable {
 
 /// One delivery of change notifications.
 public struct RealmNotificationEvent: Sendable {
+    /// The realm file (or in-memory identifier).
     public let path: String
     /// From the moment the newest version was made durable to its delivery to observers.
     public let lag: Duration
