@@ -15,10 +15,9 @@ final class CommitClock: @unchecked Sendable {
     private let condition = NSCondition()
     private var times: [ContinuousClock.Instant] = []
     private var stopped = false
-    private(set) var commits = 0
 
     func committed(at time: ContinuousClock.Instant) {
-        condition.withLock { times.append(time); commits += 1 }
+        condition.withLock { times.append(time) }
         condition.signal()
     }
     /// The commits recorded so far, forgotten; waits for one when there is none, as an
@@ -35,7 +34,6 @@ final class CommitClock: @unchecked Sendable {
         condition.withLock { stopped = true }
         condition.broadcast()
     }
-    var count: Int { condition.withLock { commits } }
 }
 
 /// Commits 1-object updates for `seconds`; returns the commits per second.
