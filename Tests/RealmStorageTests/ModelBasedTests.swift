@@ -16,6 +16,14 @@ import Testing
         ColumnSpec(name: "tags", type: .int, isList: true),
     ]
 
+    /// Operations per run: 10,000 in the optimised run CI makes (`.ci/run`), half that in debug
+    /// builds, which run about ten times slower.
+    #if DEBUG
+    static let operations = 5_000
+    #else
+    static let operations = 10_000
+    #endif
+
     struct Pinned {
         var read: ReadTransaction
         var model: TableDump
@@ -62,7 +70,7 @@ import Testing
             #expect(condition, "\(what()) — replay with MODEL_SEED=\(seed)")
         }
 
-        while operations < 10_000 {
+        while operations < Self.operations {
             operations += 1
             let keys = Array(working.rows.keys)
             switch Int.random(in: 0..<100, using: &random) {

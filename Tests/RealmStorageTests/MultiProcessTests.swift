@@ -55,13 +55,28 @@ import Darwin
     static func rows(_ read: ReadTransaction) throws -> [[Value]] { try read.rowValues(ofTable: tableName) }
 
     /// Waits (polling gently: the whole suite shares two cores) until `condition` holds;
-    /// throws after `seconds`, a bound for a stuck handshake, not a time the test expects.
-    static func waitUntil(_ what: String, seconds: Double = 900, _ condition: () throws -> Bool) throws {
+    /// throws after `seconds` (a bound for a stuck handshake, not a time the test expects), or
+    /// at once when `partner` is set (the other party has exited and will never answer). The
+    /// error says what this process sees of `store`, so that a stuck handshake can be told
+    /// from a dead partner.
+    static func waitUntil(_ what: String, seconds: Double = 300, store: Store? = nil, partner: StopFlag? = nil,
+                          _ condition: () throws -> Bool) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while try !condition() {
-            guard Date() < deadline else { throw StorageError(.ioFailure, "gave up waiting for \(what)") }
+            let gone = partner?.isSet == true
+            guard Date() < deadline, !gone else {
+                let seen = store.map { " (\(describe($0)))" } ?? ""
+                throw StorageError(.ioFailure, "gave up waiting for \(what)\(gone ? ": it has exited" : " after \(Int(seconds)) s")\(seen)")
+            }
             usleep(1_000)
         }
+    }
+
+    /// What this process sees of the file: the objects it reads, its newest version, and the
+    /// version the lock file names durable.
+    static func describe(_ store: Store) -> String {
+        let count = (try? count(store)).map(String.init) ?? "unreadable"
+        return "pid \(getpid()) reads \(count) objects at version \(store.latestVersion); the lock file names \(store.coordination?.durableVersion.map(String.init) ?? "none") durable"
     }
 
     static func marker(_ path: String, _ name: String) -> String { path + "." + name }
@@ -74,10 +89,10 @@ import Darwin
 
     /// Writer 1 appends the even ids, writer 2 the odd ones, each waiting for the other's
     /// commit before its own: every commit builds on a version the other process wrote.
-    static func takeTurns(_ store: Store, writer: Int64, turns: Int) throws {
+    static func takeTurns(_ store: Store, writer: Int64, turns: Int, partner: StopFlag? = nil) throws {
         let parity = writer == 1 ? 0 : 1
         for _ in 0..<turns {
-            try waitUntil("writer \(3 - writer)'s commit") { try count(store) % 2 == parity }
+            try waitUntil("writer \(3 - writer)'s commit", store: store, partner: partner) { try count(store) % 2 == parity }
             let id = try append(store, writer: writer)
             guard Int(id) % 2 == parity else { throw StorageError(.invalidArgument, "writer \(writer) appended id \(id)") }
         }
@@ -88,8 +103,9 @@ import Darwin
         let path = directory.path()
         let turns = 40
         let store = try Store.open(path: path)
-        async let child: Void = Self.inChild(path: path, turns: turns)
-        try await onThread { try Self.takeTurns(store, writer: 1, turns: turns) }
+        let childExited = StopFlag()
+        async let child: Void = Self.inChild(path: path, turns: turns, exited: childExited)
+        try await onThread { try Self.takeTurns(store, writer: 1, turns: turns, partner: childExited) }
         await child
         let rows = try Self.rows(store.beginRead())
         #expect(rows.count == 2 * turns)
@@ -99,11 +115,18 @@ import Darwin
         try store.verify()
     }
 
-    private static func inChild(path: String, turns: Int) async {
+    private static func inChild(path: String, turns: Int, exited: StopFlag) async {
+        defer { exited.set() }
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { [path = path as String, turns = turns as Int] in
             let store = try Store.open(path: path)
-            try MultiProcessTests.takeTurns(store, writer: 2, turns: turns)
-            try store.verify()
+            do {
+                try MultiProcessTests.takeTurns(store, writer: 2, turns: turns)
+                try store.verify()
+            } catch {
+                // Said on stderr, which the parent records: a thrown error alone would not say it.
+                FileHandle.standardError.write(Data("child: \(error)\n".utf8))
+                exit(2)
+            }
         }
         if let result, result.exitStatus != .exitCode(0) {
             Issue.record("the child said: \(String(decoding: result.standardErrorContent, as: UTF8.self).suffix(3000))")
@@ -120,9 +143,10 @@ import Darwin
         let store = try Store.open(path: path)
         for round in 0..<2 {
             let began = Self.marker(path, "began-\(round)")
-            async let child: Void = Self.holdAWrite(path: path, began: began)
+            let childExited = StopFlag()
+            async let child: Void = Self.holdAWrite(path: path, began: began, exited: childExited)
             try await onThread {
-                try Self.waitUntil("the child's write") { FileManager.default.fileExists(atPath: began) }
+                try Self.waitUntil("the child's write", store: store, partner: childExited) { FileManager.default.fileExists(atPath: began) }
             }
             // Round 0 waits on a thread, round 1 suspends the task.
             if round == 0 {
@@ -146,7 +170,8 @@ import Darwin
         try transaction.commit()
     }
 
-    private static func holdAWrite(path: String, began: String) async {
+    private static func holdAWrite(path: String, began: String, exited: StopFlag) async {
+        defer { exited.set() }
         await #expect(processExitsWith: .success) { [path = path as String, began = began as String] in
             let store = try Store.open(path: path)
             let transaction = try store.beginWrite()

@@ -3,17 +3,28 @@ import RealmStorage
 // Debug builds check every delivery the kept order computed (KeptOrder.swift) against the
 // full recomputation, so that every notification test also tests the incremental path.
 
-#if DEBUG
-/// How many deliveries took the incremental path, for tests that must know it ran.
+/// Counts the deliveries that took the incremental path, for tests that must know it ran (debug
+/// builds only record). Each test counts its own (`withValue`): the deliveries of tests running
+/// beside it must not make it pass.
 enum IncrementalDeliveries {
-    private static let lock = Mutex()
-    // nonisolated(unsafe): only touched under `lock`.
-    nonisolated(unsafe) private static var total = 0
+    final class Counter: @unchecked Sendable {
+        // @unchecked: `total` is only touched under `lock`.
+        private let lock = Mutex()
+        private var total = 0
 
-    static var count: Int { lock.withLock { total } }
-    static func record() { lock.withLock { total += 1 } }
+        init() {}
+        var count: Int { lock.withLock { total } }
+        func record() { lock.withLock { total += 1 } }
+    }
+
+    /// The counter of the task computing the delivery (the observing realm's, during its
+    /// refresh); nil outside a test that counts.
+    @TaskLocal static var counter: Counter?
+
+    static func record() { counter?.record() }
 }
 
+#if DEBUG
 extension ResultsSubject {
     /// Traps when the incremental delivery from `before` differs from what the full
     /// comparison reports: another result, a delta that does not rebuild it, other
