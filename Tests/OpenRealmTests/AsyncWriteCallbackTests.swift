@@ -4,7 +4,7 @@ import Testing
 
 /// The seeds' callback family of async writes, on realms confined to a dispatch queue or an
 /// actor; autorefresh and asyncRefresh.
-@Suite struct AsyncWriteCallbackTests {
+@Suite(.childProcesses) struct AsyncWriteCallbackTests {
     /// Runs `body` on `queue`; it answers (from the queue) through `done`.
     static func onQueue<T: Sendable>(_ queue: DispatchQueue, _ body: @escaping @Sendable (_ done: @escaping @Sendable (T) -> Void) -> Void) async -> T {
         await withCheckedContinuation { continuation in

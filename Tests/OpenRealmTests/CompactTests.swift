@@ -11,7 +11,7 @@ import Darwin
 /// `Realm.compact(configuration:)`: it replaces the file only when nothing has it open, and
 /// says false at once otherwise (a live realm, a frozen snapshot, a RealmActor's realm,
 /// another process). Killed children mid-compaction leave the old or the new file.
-@Suite struct CompactTests {
+@Suite(.childProcesses) struct CompactTests {
     static func fill(_ configuration: Realm.Configuration, count: Int = 5_000) throws {
         let realm = try Realm(configuration: configuration)
         try realm.write {

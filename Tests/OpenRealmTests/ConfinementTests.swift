@@ -3,7 +3,7 @@ import OpenRealm
 import Testing
 
 /// Misuse that breaks the threading rules traps with a message naming the rule (exit tests).
-@Suite struct ConfinementTests {
+@Suite(.childProcesses) struct ConfinementTests {
     /// Smuggles a live realm past the compiler, as Swift 5 code or an `@unchecked` box could.
     final class Smuggled: @unchecked Sendable {
         var realm: Realm?

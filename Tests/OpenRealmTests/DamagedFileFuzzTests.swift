@@ -283,7 +283,7 @@ enum FileFuzz {
     }
 }
 
-@Suite struct DamagedFileFuzzTests {
+@Suite(.childProcesses) struct DamagedFileFuzzTests {
     /// Runs `indices` in child processes, a new child after each trap; returns the counts.
     static func campaign(seed: UInt64, indices: [Int]) async throws -> FileFuzz.Counts {
         let folder = TestFolder()

@@ -5,7 +5,7 @@ import Testing
 /// A realm whose file is damaged in a node no open reads (issue 24, point 6): throwing APIs
 /// report `fileCorrupted`; `verifyIntegrityOnOpen` finds it at open; a read that cannot throw
 /// stops the process with a message naming the damage, never as misuse.
-@Suite struct DamagedRealmTests {
+@Suite(.childProcesses) struct DamagedRealmTests {
     static let types: [Object.Type] = [Dog.self, Owner.self, Pet.self]
 
     /// A realm of 20 dogs whose one cluster leaf is damaged; and the leaf's offset. A later

@@ -7,7 +7,7 @@ import Testing
 // `decimal` module in the decimal128 context (34 digits, Emax 6144, Emin -6143, clamped,
 // round half even).
 
-@Suite struct Decimal128Tests {
+@Suite(.childProcesses) struct Decimal128Tests {
     // MARK: Strings
 
     @Test(arguments: [

@@ -13,7 +13,7 @@ import Darwin
 /// first n of its numbers, n at least what the child logged as acknowledged; and an object
 /// of a write that threw (undone back to its savepoint inside a merged commit) must never
 /// be there.
-@Suite struct MergedWriteKillTests {
+@Suite(.childProcesses) struct MergedWriteKillTests {
     static let tasks = 16
     static let rounds = 4
     static let stride = 1_000_000

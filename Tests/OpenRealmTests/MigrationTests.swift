@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @_spi(Engine) @testable import OpenRealm
 
-@Suite struct MigrationTests {
+@Suite(.childProcesses) struct MigrationTests {
     static func seed(_ folder: TestFolder, names: [String] = ["Rex", "Fido", "Bo"]) throws {
         let realm = try Realm(configuration: folder.configuration([Dog.self]))
         try realm.write {

@@ -5,7 +5,7 @@ import OpenRealm
 /// Realms for one file in several processes: each sees what the others commit once it
 /// refreshes, and nothing replaces or deletes the file under another process. The other
 /// process is an exit test; the two meet in the realm and in marker files.
-@Suite struct MultiProcessRealmTests {
+@Suite(.childProcesses) struct MultiProcessRealmTests {
     static func configuration(_ path: String) -> Realm.Configuration {
         Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Dog.self])
     }

@@ -3,7 +3,7 @@ import OpenRealm
 import Testing
 
 /// Observing where Realm refuses it traps with a message naming the rule (exit tests).
-@Suite struct NotificationMisuseTests {
+@Suite(.childProcesses) struct NotificationMisuseTests {
     @Test func observingAFrozenRealmTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let folder = TestFolder()

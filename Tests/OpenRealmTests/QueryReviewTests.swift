@@ -12,7 +12,7 @@ final class ReviewGauge: Object {
     @Persisted(indexed: true) var seen: Date?
 }
 
-@Suite struct QueryReviewTests {
+@Suite(.childProcesses) struct QueryReviewTests {
     // MARK: Index ranges and nil
 
     /// 100 gauges: 4 with nil level and date, the others with level 100… and dates far ahead.

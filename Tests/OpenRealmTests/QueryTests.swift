@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import OpenRealm
 
-@Suite struct QueryTests {
+@Suite(.childProcesses) struct QueryTests {
     static func dogs(_ realm: Realm) throws {
         try realm.write {
             for (name, age, breed) in [("Fido", 1, "tan"), ("Rex", 3, "black"), ("Bella", 1, "tan"), ("Buddy", 5, "tan"), ("Max", 0, nil)] {

@@ -10,7 +10,7 @@ import Glibc
 /// mounts a tmpfs in a mount namespace of its own, writes the realm, and remounts it read-only.
 /// That needs the right to mount (root, as in this project's CI); without it the same paths
 /// are tested with the failure injected (ReadOnlyLockFileTests).
-@Suite struct ReadOnlyFileSystemTests {
+@Suite(.childProcesses) struct ReadOnlyFileSystemTests {
     #if os(Linux)
     /// Whether this process may make mount namespaces and mount in them.
     static let canMount: Bool = {

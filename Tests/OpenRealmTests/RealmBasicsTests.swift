@@ -272,7 +272,7 @@ final class TestFolder: @unchecked Sendable {
 }
 
 /// Misuse that cannot throw stops the process with a message naming the broken rule.
-@Suite struct MisuseTests {
+@Suite(.childProcesses) struct MisuseTests {
     static func expectRule(_ result: ExitTest.Result?, _ rule: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(output.contains(rule), "the trap should name the rule: \(output.suffix(400))", sourceLocation: sourceLocation)
@@ -431,7 +431,7 @@ final class Cat: Animal {
     }
 }
 
-@Suite struct ListPropertyTests {
+@Suite(.childProcesses) struct ListPropertyTests {
     @Test func aLongListIsReadOnceWhileWalkedByIndexAndStaysLive() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())
@@ -536,7 +536,7 @@ final class Cat: Animal {
     }
 }
 
-@Suite struct CreateTests {
+@Suite(.childProcesses) struct CreateTests {
     @Test func objectsAreCreatedFromDictionariesArraysAndObjects() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())
@@ -569,7 +569,7 @@ final class Cat: Animal {
     }
 }
 
-@Suite struct LaunchOptionTests {
+@Suite(.childProcesses) struct LaunchOptionTests {
     @Test func aFileIsCompactedOnLaunchWhenAsked() throws {
         let folder = TestFolder()
         let configuration = folder.configuration()
@@ -656,7 +656,7 @@ final class Cat: Animal {
     }
 }
 
-@Suite struct EmbeddedObjectTests {
+@Suite(.childProcesses) struct EmbeddedObjectTests {
     static func addressCount(_ realm: Realm) throws -> Int {
         // Embedded objects cannot be queried; count their table through the engine view.
         try realm.tableView(try #require(try realm.binding(for: Address.self)).table).count()
@@ -768,7 +768,7 @@ final class Cat: Animal {
     }
 }
 
-@Suite struct InvalidateTests {
+@Suite(.childProcesses) struct InvalidateTests {
     @Test func invalidateReleasesTheVersionAndInvalidatesObjects() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())

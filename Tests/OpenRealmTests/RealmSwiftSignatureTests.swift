@@ -12,7 +12,7 @@ final class Moa: Object {
     @Persisted var age = 0
 }
 
-@Suite struct RealmSwiftSignatureTests {
+@Suite(.childProcesses) struct RealmSwiftSignatureTests {
     // MARK: beginWrite() does not throw
 
     @Test func beginWriteDoesNotThrowAndCommitWriteCommits() throws {

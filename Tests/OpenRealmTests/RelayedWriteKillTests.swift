@@ -13,7 +13,7 @@ import Darwin
 /// thread that survive a kill must be the first n of its numbers, n at least what the child
 /// logged as acknowledged; and an object of a write that threw (undone alone inside a relay)
 /// must never be there.
-@Suite struct RelayedWriteKillTests {
+@Suite(.childProcesses) struct RelayedWriteKillTests {
     static let threads = 12
     static let rounds = 3
     static let stride = MergedWriteKillTests.stride

@@ -4,7 +4,7 @@ import Testing
 
 /// Passing objects between threads and actors: `ThreadSafeReference`, `resolve`, `@ThreadSafe`,
 /// and the count of pinned versions.
-@Suite struct ThreadSafeReferenceTests {
+@Suite(.childProcesses) struct ThreadSafeReferenceTests {
     static func makePerson(_ realm: Realm, id: Int, name: String) throws -> Person {
         try realm.write { realm.create(Person.self, value: ["id": id, "name": name]) }
     }

@@ -7,7 +7,7 @@ import Testing
 /// `verify`, reading every object and a write transaction each either succeed or throw a
 /// `StorageError`. Nothing may crash the process. Where the damage is certain to miss (or to
 /// hit only the newest commit), the recovered contents are checked exactly.
-@Suite struct DamagedFileTests {
+@Suite(.childProcesses) struct DamagedFileTests {
     static let seed: UInt64 = 0xDA3A_6ED0_0001
 
     /// A valid file written by the crash workload, and where its newest commit lies.

@@ -14,7 +14,7 @@ import Darwin
 /// commits build on each other, so after any kill each committer's objects must be a prefix
 /// of its numbers, and never shorter than what the child had acknowledged (logged after each
 /// commit returned).
-@Suite struct GroupKillTests {
+@Suite(.childProcesses) struct GroupKillTests {
     static let tasks = 12
     static let rounds = 8
     static let stride: Int64 = 1_000_000

@@ -11,7 +11,7 @@ import Darwin
 /// (a Swift Testing exit test) opens the file, commits batches of numbered objects in a loop
 /// and is killed at a random instant; the parent then reopens the file, which must verify and
 /// hold exactly the first k batches for some k, never fewer than before the round.
-@Suite struct KillTests {
+@Suite(.childProcesses) struct KillTests {
     static let seed: UInt64 = 0x4B11_7E57_0001
     static let rounds = 40
     static let batch = 25

@@ -13,7 +13,7 @@ import Darwin
 /// old lock file refuse to write but read on, and every acknowledged commit is in the file
 /// once they have closed (ProcessCoordination.swift, the realm file's lock). The other
 /// processes are exit tests; they meet the parent in the realm file and in marker files.
-@Suite struct LockFileReplacementTests {
+@Suite(.childProcesses) struct LockFileReplacementTests {
     /// What happens to the lock file under the live processes.
     enum Change: String, CaseIterable, Sendable {
         case deleted

@@ -11,7 +11,7 @@ import Darwin
 /// other processes are exit tests running beside the parent; they meet in the realm file, and
 /// in marker files for the few handshakes a test needs. The parent's blocking work runs on a
 /// thread of its own (`onThread`), so that the exit tests' waits always find a pool thread.
-@Suite struct MultiProcessTests {
+@Suite(.childProcesses) struct MultiProcessTests {
     static let tableName = "Turn"
     static let columns = [
         ColumnSpec(name: "id", type: .int, unique: true),
@@ -117,19 +117,20 @@ import Darwin
 
     private static func inChild(path: String, turns: Int, exited: StopFlag) async {
         defer { exited.set() }
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { [path = path as String, turns = turns as Int] in
+        let said = marker(path, "child-error")
+        await #expect(processExitsWith: .success) { [path = path as String, turns = turns as Int, said = said as String] in
             let store = try Store.open(path: path)
             do {
                 try MultiProcessTests.takeTurns(store, writer: 2, turns: turns)
                 try store.verify()
             } catch {
-                // Said on stderr, which the parent records: a thrown error alone would not say it.
-                FileHandle.standardError.write(Data("child: \(error)\n".utf8))
+                // Left where the parent reads it: a body that throws only traps, saying nothing.
+                _ = FileManager.default.createFile(atPath: said, contents: Data("\(error)".utf8))
                 exit(2)
             }
         }
-        if let result, result.exitStatus != .exitCode(0) {
-            Issue.record("the child said: \(String(decoding: result.standardErrorContent, as: UTF8.self).suffix(3000))")
+        if let error = FileManager.default.contents(atPath: said) {
+            Issue.record("the child said: \(String(decoding: error, as: UTF8.self))")
         }
     }
 

@@ -10,7 +10,7 @@ import Darwin
 /// The pins each process publishes in the lock file and a writer collects
 /// (ProcessCoordination.swift). Two coordinations in one process stand in for two processes:
 /// each has its own lock file descriptor, and their locks exclude each other.
-@Suite struct PinTableTests {
+@Suite(.childProcesses) struct PinTableTests {
     /// A first process (the collector) and a second one whose registry publishes its pins.
     static func pair(_ directory: TemporaryDirectory) throws -> (collector: ProcessCoordination, other: ProcessCoordination, registry: VersionRegistry) {
         let path = directory.path()

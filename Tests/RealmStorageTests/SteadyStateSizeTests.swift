@@ -12,7 +12,7 @@ import Darwin
 /// and whichever process writes. Each test measures the same run with one writer and no
 /// reader first, in its own file, and bounds the run under test by twice that plus what the
 /// pinned version reaches (FreeSpace.swift, ProcessCoordination.swift). Sizes, not times.
-@Suite struct SteadyStateSizeTests {
+@Suite(.childProcesses) struct SteadyStateSizeTests {
     static let tableName = "Steady"
     static let rows: Int64 = 100
     static let commits = 2_000
