@@ -82,6 +82,14 @@ package struct FreeSpace: Equatable, Sendable {
     /// `releaseUnreachable` looks at every extent, not only the tagged ones. Not part of
     /// equality.
     private var needsFullPass = true
+    /// While the file shrinks online (OnlineShrink.swift): allocations stay below this offset
+    /// whenever free space there holds them, and go past it only when none does. Nil otherwise,
+    /// and then every path below costs one comparison with nil. Not stored in the file, and not
+    /// part of equality.
+    package var shrinkLimit: UInt64? {
+        // `bySize` holds what fits below the limit while there is one (`sizeKey(of:)`).
+        didSet { if shrinkLimit != oldValue { bySize = nil } }
+    }
     #if DEBUG
     /// The list at `beginDelta`: debug builds check that the delta turns it into this one.
     var deltaBase: [FreeExtent]?
@@ -97,6 +105,16 @@ package struct FreeSpace: Equatable, Sendable {
     }
 
     package var freeBytes: UInt64 { extents.reduce(0) { $0 + $1.length } }
+
+    /// Bytes free for good below `limit`: the room an online shrink has to move nodes into.
+    func reusableBytes(below limit: UInt64) -> UInt64 {
+        var total: UInt64 = 0
+        for extent in extents {
+            guard extent.offset < limit else { break }
+            if extent.isFreeForGood { total += min(extent.end, limit) - extent.offset }
+        }
+        return total
+    }
 
     /// Starts recording the changes the next delta holds (a commit's first step).
     package mutating func beginDelta() {
@@ -300,9 +318,17 @@ package struct FreeSpace: Equatable, Sendable {
             cursor = start
             runAtEnd = false
         } else {
-            runAtEnd = expected <= Self.smallRun
+            runAtEnd = expected <= Self.smallRun && fitsBelowLimit(logicalSize, expected)
             cursor = runAtEnd ? logicalSize : nil
         }
+    }
+
+    /// Whether `length` bytes at `offset` end at or before the shrink limit (always, when the
+    /// file is not shrinking).
+    @inline(__always)
+    private func fitsBelowLimit(_ offset: UInt64, _ length: UInt64) -> Bool {
+        guard let shrinkLimit else { return true }
+        return offset + length <= shrinkLimit
     }
 
     /// The largest run `beginRun` puts at the end of the file when no free extent holds it.
@@ -313,6 +339,9 @@ package struct FreeSpace: Equatable, Sendable {
     /// from there. False, having changed nothing, when those bytes are not free (the commit
     /// then starts its run with `beginRun` and writes a root slot).
     package mutating func beginRun(at offset: UInt64, length: UInt64) -> Bool {
+        // While shrinking, a run header reserved past the limit is given up: the commit writes
+        // a slot instead, and its run goes below the limit.
+        guard fitsBelowLimit(offset, length) else { return false }
         bySize = nil
         if offset >= logicalSize {
             // The end of the file moved back since the reservation (free space at its end was
@@ -358,7 +387,8 @@ package struct FreeSpace: Equatable, Sendable {
     /// first (`beginRun(at:length:)`).
     package func reserveNextRun() -> UInt64 {
         let expected = max(runBytes + runBytes / 2, 4096)
-        if let cursor, let i = extentIndex(at: cursor), extents[i].isFreeForGood, extents[i].length >= expected { return cursor }
+        if let cursor, let i = extentIndex(at: cursor), extents[i].isFreeForGood, extents[i].length >= expected,
+           fitsBelowLimit(cursor, expected) { return cursor }
         return runStart(holding: expected, orEnd: true)!
     }
 
@@ -366,7 +396,7 @@ package struct FreeSpace: Equatable, Sendable {
     /// of the file (when `orEnd`) or nil.
     private func runStart(holding length: UInt64, orEnd: Bool) -> UInt64? {
         var best = -1
-        for i in extents.indices where extents[i].isFreeForGood && extents[i].length >= length {
+        for i in extents.indices where extents[i].isFreeForGood && extents[i].length >= length && fitsBelowLimit(extents[i].offset, length) {
             if best < 0 || extents[i].length < extents[best].length { best = i }
         }
         return best >= 0 ? extents[best].offset : (orEnd ? logicalSize : nil)
@@ -384,7 +414,7 @@ package struct FreeSpace: Equatable, Sendable {
     }
 
     private mutating func take(_ length: UInt64) -> UInt64 {
-        if let cursor {
+        if let cursor, fitsBelowLimit(cursor, length) {
             if let i = extentIndex(at: cursor), extents[i].isFreeForGood, extents[i].length >= length {
                 takeFront(of: i, length)
                 return cursor
@@ -394,11 +424,15 @@ package struct FreeSpace: Equatable, Sendable {
                 return cursor
             }
         }
-        // Best fit: the shortest extent that holds it, the first in the file among equals.
+        // Best fit: the shortest extent that holds it, the first in the file among equals;
+        // while shrinking, the shortest that holds it below the limit (`bySize` then holds only
+        // what lies below it, `sizeKey(of:)`).
         if bySize == nil {
             var sizes: [UInt128] = []
             sizes.reserveCapacity(extents.count)
-            for extent in extents where extent.isFreeForGood { sizes.append(Self.sizeKey(extent.length, extent.offset)) }
+            for extent in extents where extent.isFreeForGood {
+                if let key = sizeKey(of: extent) { sizes.append(key) }
+            }
             sizes.sort()
             bySize = sizes
         }
@@ -408,9 +442,26 @@ package struct FreeSpace: Equatable, Sendable {
             takeFront(of: i, length)
             return offset
         }
+        if let shrinkLimit, logicalSize + length > shrinkLimit, let i = bestFitAnywhere(length) {
+            // Nothing below the limit holds it, nor the end of the file: past the limit, rather
+            // than growing a file that is shrinking.
+            let offset = extents[i].offset
+            takeFront(of: i, length)
+            return offset
+        }
         let offset = logicalSize
         logicalSize += length
         return offset
+    }
+
+    /// The shortest extent free for good that holds `length`, anywhere in the file: a scan,
+    /// for the rare allocation that fits nowhere below a shrink limit.
+    private func bestFitAnywhere(_ length: UInt64) -> Int? {
+        var best: Int?
+        for i in extents.indices where extents[i].isFreeForGood && extents[i].length >= length {
+            if best == nil || extents[i].length < extents[best!].length { best = i }
+        }
+        return best
     }
 
     /// Takes `length` bytes from the start of extent `i` (free for good), in both lists.
@@ -418,9 +469,9 @@ package struct FreeSpace: Equatable, Sendable {
         let extent = extents[i]
         touch(extent.offset, extent.end)
         if bySize != nil {
-            bySize!.remove(at: Self.lowerBound(bySize!, Self.sizeKey(extent.length, extent.offset)))
-            if extent.length > length {
-                let rest = Self.sizeKey(extent.length - length, extent.offset + length)
+            if let key = sizeKey(of: extent) { bySize!.remove(at: Self.lowerBound(bySize!, key)) }
+            if extent.length > length,
+               let rest = sizeKey(of: FreeExtent(offset: extent.offset + length, length: extent.length - length, firstVersion: 0, endVersion: 0)) {
                 bySize!.insert(rest, at: Self.lowerBound(bySize!, rest))
             }
         }
@@ -434,6 +485,15 @@ package struct FreeSpace: Equatable, Sendable {
 
     /// An extent's place in `bySize`: by length, then offset.
     private static func sizeKey(_ length: UInt64, _ offset: UInt64) -> UInt128 { UInt128(length) << 64 | UInt128(offset) }
+
+    /// An extent's place in `bySize`, or nil when it has none: while shrinking, only what lies
+    /// below the limit counts, so that the best fit there is a binary search (a scan past the
+    /// extents beyond the limit cost every allocation of every commit while the file shrank).
+    private func sizeKey(of extent: FreeExtent) -> UInt128? {
+        guard let shrinkLimit else { return Self.sizeKey(extent.length, extent.offset) }
+        guard extent.offset < shrinkLimit else { return nil }
+        return Self.sizeKey(min(extent.length, shrinkLimit - extent.offset), extent.offset)
+    }
 
     /// The first position in `sorted` whose entry is not less than `entry`.
     private static func lowerBound(_ sorted: [UInt128], _ entry: UInt128) -> Int {

@@ -20,14 +20,26 @@ enum History {
     static func advance(_ entries: [HistoryEntry], adding changes: ChangeSet, from base: VersionID, to version: VersionID,
                         pinned: [UInt64], context: TreeContext,
                         release: (Ref, NodeKind) throws(StorageError) -> Void,
-                        place: ([UInt8]) throws(StorageError) -> Ref) throws(StorageError) -> [HistoryEntry] {
+                        place: ([UInt8]) throws(StorageError) -> Ref,
+                        relocatingPast limit: UInt64? = nil) throws(StorageError) -> [HistoryEntry] {
         let oldest = pinned.first ?? base.value
         var pending: [Pending] = []
         for entry in entries {
             if entry.version.value <= oldest {
                 try release(entry.ref, .changeSet)
             } else {
-                pending.append(Pending(from: entry.from, to: entry.version, ref: entry.ref, changes: nil))
+                var kept = Pending(from: entry.from, to: entry.version, ref: entry.ref, changes: nil)
+                // While the file shrinks, a change set a reader keeps past the limit is written
+                // again, below it (OnlineShrink.swift, point 3).
+                if let limit, !entry.ref.isNone {
+                    let node = try context.node(entry.ref, .changeSet)
+                    if entry.ref.offset + UInt64(node.length) > limit {
+                        kept.changes = try ChangeSet.decode(node)
+                        try release(entry.ref, .changeSet)
+                        kept.ref = .none
+                    }
+                }
+                pending.append(kept)
             }
         }
         pending.append(Pending(from: base, to: version, ref: .none, changes: changes))

@@ -194,11 +194,29 @@ package struct RunHeader: Equatable, Sendable {
     /// nil when there is none there (wrong kind or length, checksum fails, out of bounds).
     package static func decode(at offset: UInt64, base: UnsafeRawPointer, limit: UInt64) -> RunHeader? {
         guard offset >= UInt64(FileHeader.size), offset & 7 == 0, limit >= UInt64(size), offset <= limit - UInt64(size) else { return nil }
-        let bytes = UnsafeRawBufferPointer(start: base + Int(offset), count: size)
+        return decode(UnsafeRawBufferPointer(start: base + Int(offset), count: size), at: offset)
+    }
+
+    /// Reads and decodes the run header at `offset` of `file` with `read` (pread), never
+    /// through a mapping: for walks of chains whose run headers no pinned version protects,
+    /// which another process may cut off the end of the file meanwhile (online shrinking,
+    /// OnlineShrink.swift). Past the end, a read comes back short and the walk ends; a mapped
+    /// page there would be a SIGBUS.
+    package static func read(at offset: UInt64, from file: StorageFile, limit: UInt64) -> RunHeader? {
+        guard offset >= UInt64(FileHeader.size), offset & 7 == 0, limit >= UInt64(size), offset <= limit - UInt64(size) else { return nil }
+        var bytes = [UInt8](repeating: 0, count: size)
+        let count = bytes.withUnsafeMutableBytes { buffer in (try? file.read(into: buffer, at: offset)) ?? 0 }
+        guard count == size else { return nil }
+        return bytes.withUnsafeBytes { decode($0, at: offset) }
+    }
+
+    /// The run header whose `size` bytes are `bytes`, found at `offset` of the file.
+    private static func decode(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) -> RunHeader? {
         func field(_ i: Int) -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
+        let version = NodeLayout.version(of: bytes.baseAddress!)
         guard bytes[0] == NodeKind.runHeader.rawValue, UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) == UInt32(size),
-              ownChecksum(bytes) == field(72), NodeLayout.version(of: base + Int(offset)) != 0 else { return nil }
-        let root = RootSlot(version: VersionID(NodeLayout.version(of: base + Int(offset))), topRef: Ref(field(16)), freeListRef: Ref(field(24)), logicalSize: field(32),
+              ownChecksum(bytes) == field(72), version != 0 else { return nil }
+        let root = RootSlot(version: VersionID(version), topRef: Ref(field(16)), freeListRef: Ref(field(24)), logicalSize: field(32),
                             commitRecordRef: Ref(field(40)), commitRecordChecksum: field(48), nextRun: field(56), runHeader: Ref(offset))
         return RunHeader(root: root, link: field(64))
     }

@@ -253,6 +253,7 @@ extension Store {
             }
             committed = state
             committedFreeBytes = last.free.freeBytes
+            committedLogicalSize = last.free.logicalSize
             group.durableFree = last.free
             group.durableFreeVersion = state.slot.version.value
             group.durableCoveredFrom = last.coveredFrom

@@ -60,7 +60,7 @@ enum Recovery {
         var roots: [(root: RootSlot, slotIndex: Int, head: (version: UInt64, slotIndex: Int))] = []
         for (index, slot) in slots {
             roots.append((slot, index, (slot.version.value, index)))
-            for root in chain(after: slot, base: mapping.base, limit: min(size, UInt64(mapping.length))) {
+            for root in chain(after: slot, file: file, limit: min(size, UInt64(mapping.length))) {
                 roots.append((root, -1, (slot.version.value, index)))
             }
         }
@@ -86,7 +86,7 @@ enum Recovery {
                 // is now (VerifiedNodes.swift).
                 mapping.verified.begin(at: candidate.root)
                 let next = candidate.root.nextRun
-                let refusedRunHeader = next != 0 && RunHeader.decode(at: next, base: mapping.base, limit: min(size, UInt64(mapping.length)))
+                let refusedRunHeader = next != 0 && RunHeader.read(at: next, from: file, limit: min(size, UInt64(mapping.length)))
                     .map { $0.root.version.value > version } == true ? next : nil
                 return Result(slot: candidate.root, slotIndex: candidate.slotIndex, top: top, free: free, mapping: mapping,
                               physicalSize: size, refusedSlot: refusedSlot, refusedRunHeader: refusedRunHeader,
@@ -103,10 +103,21 @@ enum Recovery {
     /// each names the next and links to it (FileHeader.swift, invariant 4); their commits are
     /// not checked here. `limit`: the mapped bytes that hold file data.
     static func chain(after head: RootSlot, base: UnsafeRawPointer, limit: UInt64) -> [RootSlot] {
+        chain(after: head) { RunHeader.decode(at: $0, base: base, limit: limit) }
+    }
+
+    /// The same walk through `file`'s reads (pread), never its mapping: the run headers of
+    /// versions nobody pins may lie in a tail another process cuts off meanwhile (online
+    /// shrinking, OnlineShrink.swift point 5), where a mapped read would be a SIGBUS.
+    static func chain(after head: RootSlot, file: StorageFile, limit: UInt64) -> [RootSlot] {
+        chain(after: head) { RunHeader.read(at: $0, from: file, limit: limit) }
+    }
+
+    private static func chain(after head: RootSlot, header decode: (UInt64) -> RunHeader?) -> [RootSlot] {
         var roots: [RootSlot] = []
         var previous = head
         // Versions rise by one at each step, so the walk ends; the file's size bounds it.
-        while previous.nextRun != 0, let header = RunHeader.decode(at: previous.nextRun, base: base, limit: limit),
+        while previous.nextRun != 0, let header = decode(previous.nextRun),
               header.root.version.value == previous.version.value + 1, header.link == previous.commitRecordChecksum {
             roots.append(header.root)
             previous = header.root

@@ -40,7 +40,24 @@ extension Store {
         let (pins, spacePins, spaceRanges, carried, durable, head, chainBytes, nonce) = try groupPins(for: transaction)
         let writer = CommitWriter(version: version, free: free)
         let context = transaction.context
-        let deltasAllowed = stateLock.withLock { group.freeListDeltas }
+        var deltasAllowed = stateLock.withLock { group.freeListDeltas }
+        // While the file shrinks: allocations stay below the limit, and a free list chain with
+        // a node past it is replaced by a full list (OnlineShrink.swift, points 2 and 3); not
+        // while the shrink waits for room (point 7).
+        var shrinkLimit = shrink?.bindingLimit
+        if let limit = shrinkLimit, writer.free.chain.contains(where: { $0.ref.offset + $0.length > limit }) {
+            if shrink!.replacedFreeList {
+                // The full list the last commit wrote went past the limit too: no room below.
+                shrink!.waitForRoom()
+                shrinkLimit = nil
+            } else {
+                deltasAllowed = false
+                shrink!.replacedFreeList = true
+            }
+        } else if shrinkLimit != nil {
+            shrink!.replacedFreeList = false
+        }
+        writer.free.shrinkLimit = shrinkLimit
 
         func release(_ ref: Ref, _ kind: NodeKind) throws(StorageError) {
             guard !ref.isNone else { return }
@@ -91,7 +108,7 @@ extension Store {
 
         // 3. The change history, the schema blob, the top node.
         top.history = try History.advance(top.history, adding: transaction.pendingChanges, from: base.slot.version, to: version,
-                                          pinned: pins, context: context, release: release, place: writer.place)
+                                          pinned: pins, context: context, release: release, place: writer.place, relocatingPast: shrinkLimit)
         if let blob = transaction.newSchemaBlob {
             top.schemaBlob = try writer.place(BlobNode.encode(blob, version: version))
         }
@@ -116,6 +133,7 @@ extension Store {
         // held (after `lane.release()` the next writer may already be swapping it out).
         if prepared.commit.data.capacity <= 64 << 20 { commitBuffer = prepared.commit.data }
         try invalidateFailedRoots()
+        try cutFreeTail(before: prepared.commit.slot)
         try growFile(to: prepared.commit.slot.logicalSize)
         let mapping: Mapping
         do throws(StorageError) {
@@ -227,9 +245,10 @@ extension Store {
     /// 6% of growth while leaving at most that much unused at its end.
     private func growFile(to needed: UInt64) throws(StorageError) {
         guard needed > physicalSize else { return }
-        // Another process may have grown it since (a commit of its that failed): never shrink.
+        // Another process may have grown it since (a commit of its that failed), or cut it
+        // (online shrinking, Store+Shrink.swift): its size now, never shrunk here.
         if coordination != nil {
-            physicalSize = max(physicalSize, try file.size())
+            physicalSize = try file.size()
             guard needed > physicalSize else { return }
         }
         let step = min(max(physicalSize / 16, 64 << 10), 16 << 20)

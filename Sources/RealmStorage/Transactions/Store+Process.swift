@@ -151,8 +151,8 @@ extension Store {
         // Not read for every commit: a stat per commit made each sync write the inode too
         // (W2 -20%). Growth by another process without a commit is caught in `growFile`.
         physicalSize = try file.size()
-        // Chains are read through the mapping: it must cover the file, which another process
-        // may have grown past this one's reservation.
+        // The version found is loaded through the mapping: it must cover the file, which
+        // another process may have grown past this one's reservation.
         let mapping = try self.mapping(current.mapping, covering: physicalSize)
         let all = roots(in: mapping, size: physicalSize)
         guard let found = all.first(where: { $0.root.version.value == target }) else {
@@ -210,6 +210,7 @@ extension Store {
         stateLock.withLock {
             committed = loaded
             committedFreeBytes = free.freeBytes
+            committedLogicalSize = free.logicalSize
             group.durableFree = free
             group.durableFreeVersion = slot.version.value
             group.durableCoveredFrom = slot.version.value - min(UInt64(depth), slot.version.value)
@@ -317,13 +318,14 @@ extension Store {
 
     /// Every root the slots and the chains after them name now, newest first (a version in a
     /// slot before the same version in the other slot's chain). `size`: the file's, read by the
-    /// caller, who mapped at least that much (chains are read through the mapping, which must
-    /// not be touched past the end of the file).
+    /// caller, who mapped at least that much. Chains are read with pread, not through the
+    /// mapping: a writer in another process may cut the file's tail meanwhile, and a run header
+    /// no pinned version needs may lie there (OnlineShrink.swift, point 5).
     private func roots(in mapping: Mapping, size: UInt64) -> [FoundRoot] {
         var found: [FoundRoot] = []
         for (slot, index) in Self.slots(in: mapping) {
             found.append(FoundRoot(root: slot, slotIndex: index, head: (slot.version.value, index)))
-            for root in Recovery.chain(after: slot, base: mapping.base, limit: min(size, UInt64(mapping.length))) {
+            for root in Recovery.chain(after: slot, file: file, limit: min(size, UInt64(mapping.length))) {
                 found.append(FoundRoot(root: root, slotIndex: -1, head: (slot.version.value, index)))
             }
         }

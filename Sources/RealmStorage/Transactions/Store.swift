@@ -59,6 +59,13 @@ package final class Store: @unchecked Sendable {
     /// Free bytes of the newest version, for `spaceUsage` (guarded by `stateLock`, unlike
     /// `free`, which only the write lane's holder touches).
     @exclusivity(unchecked) var committedFreeBytes: UInt64 = 0
+    /// The logical size of the newest version, beside its free bytes: what starts an online
+    /// shrink (Store+Shrink.swift). Guarded by `stateLock`.
+    @exclusivity(unchecked) var committedLogicalSize: UInt64 = 0
+    /// The online shrink under way, if any (OnlineShrink.swift): the write lane's holder's.
+    @exclusivity(unchecked) var shrink: ShrinkState?
+    /// `shrinkCounts`, guarded by `stateLock`.
+    @exclusivity(unchecked) var shrinkStats = ShrinkCounts()
     @exclusivity(unchecked) var free: FreeSpace
     @exclusivity(unchecked) var physicalSize: UInt64
     /// The buffer the last commit gathered its writes in, kept for the next: a fresh one of
@@ -181,6 +188,7 @@ package final class Store: @unchecked Sendable {
         verifiesNodes = recovered.format >= FileHeader.nodeChecksumFormat
         group.freeListDeltas = recovered.format >= FileHeader.freeListDeltaFormat
         committedFreeBytes = recovered.free.freeBytes
+        committedLogicalSize = recovered.slot.logicalSize
         physicalSize = recovered.physicalSize
         if !alone { try startFromPublishedDurable() }
     }
@@ -337,12 +345,13 @@ package final class Store: @unchecked Sendable {
     /// The write transaction of whoever just got the lane: it builds on the newest version
     /// written, durable or not (GroupCommit.swift).
     private func startWrite() -> WriteTransaction {
-        let (base, lineage, resetAllocator) = stateLock.withLock {
+        let (base, lineage, resetAllocator, space) = stateLock.withLock {
             let reset = group.allocatorStale
             group.allocatorStale = false
-            return (group.tip ?? committed, group.lineage, reset ? group.durableFree : nil)
+            return (group.tip ?? committed, group.lineage, reset ? group.durableFree : nil, (committedLogicalSize, committedFreeBytes))
         }
         if let resetAllocator { free = resetAllocator }
+        steerShrink(logicalSize: space.0, freeBytes: space.1)
         // The kept leaves are taken whole (the transaction edits them); they only fit a
         // transaction built on the commit that kept them (DecodedLeaves.swift).
         let kept = decodedLeaves

@@ -753,6 +753,7 @@ package final class WriteTransaction {
     private func finishEditing() throws(StorageError) {
         try ensureActive()
         try clearLinksToDeletedObjects()
+        try evacuateForShrinking()
         // The cluster trees are final now: a second thread encodes their leaves while this one
         // merges the index entries, then both encode the index leaves (LeafPreEncoding.swift).
         // A commit that changed fewer rows than the threshold changed fewer leaves too (give or
