@@ -178,4 +178,29 @@ extension CompressedCopyTests {
         #expect(sum == expected)
         withExtendedLifetime(mapping) {}
     }
+
+    /// Closing a compressed copy stops its handler thread and frees its region, its mapping and
+    /// its userfaultfd, whether the copy read well or was damaged: each open of a copy once left
+    /// all of them behind (the thread held the region whose end was to stop it), a thread per
+    /// open for a server that opens copies again and again.
+    @Test func closingACompressedCopyStopsItsHandlerAndFreesItsRegion() throws {
+        let dir = TemporaryDirectory()
+        let source = try Self.makeSource(dir.path(), count: 2_000)
+        let copyPath = dir.path("copy.realmz")
+        try source.writeCompactedCopy(to: copyPath, compression: .lz4)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: copyPath))
+        bytes[bytes.count / 2] ^= 0xFF
+        let damagedPath = dir.path("damaged.realmz")
+        try bytes.write(to: URL(fileURLWithPath: damagedPath))
+        for path in [copyPath, damagedPath] {
+            weak var region: FaultRegion?
+            do {
+                let copy = try Self.openCompressed(path)
+                region = (copy.file as? CompressedFile)?.currentRegion
+                #expect(region != nil, "\(path) is not read through a region: \(String(describing: copy.compressedCounts))")
+                _ = try? copy.verify()
+            }
+            #expect(region == nil, "the region of \(path) outlived its store")
+        }
+    }
 }

@@ -7,13 +7,15 @@
 //            `--window` commits over `--commits` commits. What must hold: the 1,000,000-object
 //            rate within 1.5× of the 10,000-object rate, the last window within 10% of the
 //            first, and OpenRealm ≥ GRDB on the same data.
+//   shrink   (only when asked) a file emptied by a mass delete, then 1-object commits: the rate
+//            and both files' sizes per window while OpenRealm shrinks online (Shrink.swift).
 //   size     `--updates` commits of 5 updates each to the same 1,000 objects, with (a) no
 //            reader, (b) an idle `Realm` open in another process that read once (so it pins
 //            one version), (c) two writer processes taking turns; the file's size every
 //            2,000 commits and at the end. OpenRealm only: GRDB's WAL is checkpointed away.
 //
 //   swift run -c release --package-path Benchmarks SteadyStateSideBySide \
-//       [--only commits|size] [--objects 10000,1000000] [--commits 100000] [--window 10000] \
+//       [--only commits|size|shrink] [--objects 10000,1000000] [--commits 100000] [--window 10000] \
 //       [--updates 20000] [--openrealm-only] [--keep]
 //
 // Both engines' files are loaded first; then their windows are taken in turn (see
@@ -274,3 +276,4 @@ if let role = Settings.options["--child"] {
 }
 if Settings.only == nil || Settings.only == "commits" { try reportCommits() }
 if Settings.only == nil || Settings.only == "size" { try reportSizes() }
+if Settings.only == "shrink" { try reportShrink() }

@@ -16,7 +16,7 @@ final class CompressedFile: StorageFile, @unchecked Sendable {
     private let cacheSize: Int
     private let reading: CompressedReading
     private let lock = Mutex()
-    private weak var region: FaultRegion?
+    private weak var region: FaultRegionHandle?
     private var inflatedDamage: Int?
     /// Why the image was inflated rather than read on demand, when it was.
     private var fallbackReason: String?
@@ -76,9 +76,9 @@ final class CompressedFile: StorageFile, @unchecked Sendable {
         try lock.withLock { () throws(StorageError) -> Mapping in
             if reading == .onDemand {
                 let made = FaultRegion.make(blocks, cacheSize: cacheSize)
-                if let region = made.region {
-                    self.region = region
-                    return Mapping(base: UnsafeRawPointer(region.base), length: region.length, path: path) { withExtendedLifetime(region) {} }
+                if let handle = made.region {
+                    self.region = handle
+                    return Mapping(base: UnsafeRawPointer(handle.region.base), length: handle.region.length, path: path) { withExtendedLifetime(handle) {} }
                 }
                 fallbackReason = made.reason
             } else {
@@ -90,10 +90,14 @@ final class CompressedFile: StorageFile, @unchecked Sendable {
         }
     }
 
+    /// The region of the newest mapping while a mapping holds it (nil once none does, or when
+    /// the image was inflated).
+    var currentRegion: FaultRegion? { lock.withLock { region?.region } }
+
     /// What the region of the newest mapping has done (the inflated image: all blocks resident).
     var counts: FaultRegionCounts {
         lock.withLock {
-            if let region { return region.counts }
+            if let region { return region.region.counts }
             let n = blocks.layout.blocks.count
             return FaultRegionCounts(onDemand: false, fallbackReason: fallbackReason, resident: n, peakResident: n, budget: n, installs: n,
                                      damaged: inflatedDamage ?? 0)

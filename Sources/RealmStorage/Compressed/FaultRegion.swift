@@ -38,7 +38,12 @@ import Synchronization
 //      unaligned load across a block boundary), and dropping one of those to install the
 //      other would make it fault for ever.
 //   5. The region is unmapped only when the mapping goes, that is when no reader can touch it;
-//      the handler is stopped (through a pipe it polls) and joined first.
+//      the handler is stopped (through a pipe it polls) and joined first. The mappings hold a
+//      `FaultRegionHandle`, whose end stops and joins the handler; the handler thread holds
+//      the region itself for as long as it runs, and the region goes (and is unmapped) when
+//      the joined thread lets it go. (The region once joined the thread from its own deinit,
+//      which never came, the thread holding it: every open of a compressed copy left a thread,
+//      a region and a userfaultfd behind.)
 //
 // userfaultfd is asked for with UFFD_USER_MODE_ONLY first (kernel 5.11 on), which unprivileged
 // processes may use where vm.unprivileged_userfaultfd is 0; without it (older kernels), as
@@ -74,6 +79,17 @@ package struct FaultRegionCounts: Sendable, Equatable {
     package var damaged: Int
 }
 
+/// A region as its mappings hold it: when the last goes, the handler is stopped and joined, and
+/// the region goes with the thread (invariant 5).
+final class FaultRegionHandle: @unchecked Sendable {
+    // @unchecked: `region` is immutable; what it does across threads is its own (see above).
+    let region: FaultRegion
+
+    fileprivate init(_ region: FaultRegion) { self.region = region }
+
+    deinit { region.stop() }
+}
+
 /// The handler's state (see the header): touched by the handler thread alone, but for the
 /// counts, which are atomics.
 final class FaultRegion: @unchecked Sendable {
@@ -102,7 +118,7 @@ final class FaultRegion: @unchecked Sendable {
 
     /// A region for `blocks` with at most `cacheSize` bytes of blocks resident; nil when
     /// userfaultfd is not available (`reason` says why).
-    static func make(_ blocks: CompressedBlocks, cacheSize: Int) -> (region: FaultRegion?, reason: String) {
+    static func make(_ blocks: CompressedBlocks, cacheSize: Int) -> (region: FaultRegionHandle?, reason: String) {
         var fd: Int32 = -1
         var err = openrealm_uffd_open(1, &fd)
         if err == EINVAL { err = openrealm_uffd_open(0, &fd) }
@@ -134,7 +150,7 @@ final class FaultRegion: @unchecked Sendable {
         let region = FaultRegion(base: base, length: length, blocks: blocks, budget: max(4, cacheSize / blockSize), uffd: fd,
                                  stopPipe: (pipeFds[0], pipeFds[1]))
         guard region.start() else { return (nil, "no thread for the fault handler") }
-        return (region, "")
+        return (FaultRegionHandle(region), "")
     }
 
     private init(base: UnsafeMutableRawPointer, length: Int, blocks: CompressedBlocks, budget: Int, uffd: Int32, stopPipe: (read: Int32, write: Int32)) {
@@ -159,12 +175,17 @@ final class FaultRegion: @unchecked Sendable {
         probationShare = max(1, budget / 4)
     }
 
+    /// Stops the handler and waits for its thread to end (invariant 5): for the handle, once no
+    /// mapping reaches the region.
+    fileprivate func stop() {
+        guard let thread else { return }
+        var byte: UInt8 = 1
+        _ = write(stopPipe.write, &byte, 1)
+        pthread_join(thread, nil)
+        self.thread = nil
+    }
+
     deinit {
-        if let thread {
-            var byte: UInt8 = 1
-            _ = write(stopPipe.write, &byte, 1)
-            pthread_join(thread, nil)
-        }
         munmap(base, length)
         close(uffd)
         close(stopPipe.read)
@@ -177,17 +198,18 @@ final class FaultRegion: @unchecked Sendable {
         droppedAt.deallocate()
     }
 
-    /// Starts the handler thread; it holds the region unretained (the region joins it before
-    /// it goes: invariant 5).
+    /// Starts the handler thread, which holds the region until it ends (invariant 5).
     private func start() -> Bool {
         var handle = pthread_t()
-        let context = Unmanaged.passUnretained(self).toOpaque()
+        let context = Unmanaged.passRetained(self).toOpaque()
         let started = pthread_create(&handle, nil, { context in
-            // The region outlives its handler: its deinit joins this thread.
-            Unmanaged<FaultRegion>.fromOpaque(context!).takeUnretainedValue().run()
+            Unmanaged<FaultRegion>.fromOpaque(context!).takeRetainedValue().run()
             return nil
         }, context)
-        guard started == 0 else { return false }
+        guard started == 0 else {
+            Unmanaged<FaultRegion>.fromOpaque(context).release()
+            return false
+        }
         thread = handle
         return true
     }
