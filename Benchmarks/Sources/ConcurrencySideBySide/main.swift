@@ -10,9 +10,10 @@
 //   W6   primary-key lookups on a reader thread, alone and while a writer thread commits
 //        1-object durable writes; the share of its rate the reader keeps.
 //
-//   swift run -c release --package-path Benchmarks ConcurrencySideBySide [--seconds N] [--tasks N] [--threads N] [--openrealm-only] [--only W2|W2g|W2t|W6] [--shared-ids]
+//   swift run -c release --package-path Benchmarks ConcurrencySideBySide [--seconds N] [--tasks N] [--threads N] [--openrealm-only] [--only W2|W2g|W2t|W2g-alone|W6] [--shared-ids]
 //
-// `--only W2g` runs W2 (for W2g / W2), W2g and W2t; `--only W2t` runs W2g and W2t.
+// `--only W2g` runs W2 (for W2g / W2), W2g and W2t; `--only W2t` runs W2g and W2t;
+// `--only W2g-alone` runs W2g alone (for profiles of it).
 //
 // W2g's tasks insert ids in ranges of their own (task × 10,000,000 + n), so the writes merged
 // into one commit land in as many cluster leaves; `--shared-ids` takes every id from one
@@ -130,10 +131,31 @@ func w2GRDB() throws -> Double {
 
 // MARK: W2g
 
+/// Counts W2g's commits and the syncs that made them durable, through the public event hook:
+/// a sync of `groupSize` commits reports each of them with that size.
+final class GroupCounter: RealmEventHandler {
+    private let state = Mutex<(commits: Int, syncs: Double)>((0, 0))
+    func realmDidCommit(_ event: RealmCommitEvent) {
+        state.withLock { $0.commits += 1; $0.syncs += 1 / Double(max(event.groupSize, 1)) }
+    }
+    var counts: (commits: Int, syncs: Double) { state.withLock { $0 } }
+}
+
+/// W2g's writes, commits and syncs in the last OpenRealm run (the issue asks for writes per
+/// commit and per sync).
+nonisolated(unsafe) var w2gCounts: (writes: Int, commits: Int, syncs: Double)?
+
 func w2gOpenRealm() async throws -> Double {
     let dir = folder()
     defer { try? FileManager.default.removeItem(at: dir) }
-    let store = RealmActor(configuration: realmConfiguration(dir))
+    var configuration = realmConfiguration(dir)
+    let counter = GroupCounter()
+    configuration.eventHandler = counter
+    let store = RealmActor(configuration: configuration)
+    defer {
+        let counts = counter.counts
+        w2gCounts = (w2gWrites, counts.commits, counts.syncs)
+    }
     let start = now()
     let commits = try await withThrowingTaskGroup(of: Int.self) { group in
         for task in 0..<Settings.taskCount {
@@ -150,8 +172,11 @@ func w2gOpenRealm() async throws -> Double {
         }
         return try await group.reduce(0, +)
     }
+    w2gWrites = commits
     return Double(commits) / (now() - start)
 }
+
+nonisolated(unsafe) var w2gWrites = 0
 
 func w2gGRDB() async throws -> Double {
     let dir = folder()
@@ -352,11 +377,16 @@ if only == nil || only == "W2" || only == "W2g" {
     if only != "W2g" { row("W2 sequential 1-object durable commits (/s)", realm, openRealmOnly ? nil : try w2GRDB()) }
 }
 var w2gRate: Double?
-if only == nil || only == "W2g" || only == "W2t" {
+if only == nil || only == "W2g" || only == "W2t" || only == "W2g-alone" {
     let realm = try await w2gOpenRealm()
     w2gRate = realm
     row("W2g \(taskCount) tasks, 1-object durable commits (/s)", realm, openRealmOnly ? nil : try await w2gGRDB())
     if let w2Rate { print("| W2g / W2 (OpenRealm) | \(String(format: "%.1f×", realm / w2Rate)) | | |") }
+    if let counts = w2gCounts, counts.commits > 0, counts.syncs > 0 {
+        print("| W2g writes per commit / commits per sync / writes per sync (OpenRealm) | "
+              + String(format: "%.1f / %.2f / %.1f", Double(counts.writes) / Double(counts.commits), Double(counts.commits) / counts.syncs,
+                       Double(counts.writes) / counts.syncs) + " | | |")
+    }
 }
 if only == nil || only == "W2g" || only == "W2t" {
     let realm = try w2tOpenRealm()
