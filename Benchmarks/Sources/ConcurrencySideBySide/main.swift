@@ -134,16 +134,16 @@ func w2GRDB() throws -> Double {
 /// Counts W2g's commits and the syncs that made them durable, through the public event hook:
 /// a sync of `groupSize` commits reports each of them with that size.
 final class GroupCounter: RealmEventHandler {
-    private let state = Mutex<(commits: Int, syncs: Double)>((0, 0))
+    private let state = Mutex<(commits: Int, syncs: Double, bytes: Int)>((0, 0, 0))
     func realmDidCommit(_ event: RealmCommitEvent) {
-        state.withLock { $0.commits += 1; $0.syncs += 1 / Double(max(event.groupSize, 1)) }
+        state.withLock { $0.commits += 1; $0.syncs += 1 / Double(max(event.groupSize, 1)); $0.bytes += event.bytes }
     }
-    var counts: (commits: Int, syncs: Double) { state.withLock { $0 } }
+    var counts: (commits: Int, syncs: Double, bytes: Int) { state.withLock { $0 } }
 }
 
 /// W2g's writes, commits and syncs in the last OpenRealm run (the issue asks for writes per
 /// commit and per sync).
-nonisolated(unsafe) var w2gCounts: (writes: Int, commits: Int, syncs: Double)?
+nonisolated(unsafe) var w2gCounts: (writes: Int, commits: Int, syncs: Double, bytes: Int)?
 
 func w2gOpenRealm() async throws -> Double {
     let dir = folder()
@@ -154,7 +154,7 @@ func w2gOpenRealm() async throws -> Double {
     let store = RealmActor(configuration: configuration)
     defer {
         let counts = counter.counts
-        w2gCounts = (w2gWrites, counts.commits, counts.syncs)
+        w2gCounts = (w2gWrites, counts.commits, counts.syncs, counts.bytes)
     }
     let start = now()
     let commits = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -383,9 +383,9 @@ if only == nil || only == "W2g" || only == "W2t" || only == "W2g-alone" {
     row("W2g \(taskCount) tasks, 1-object durable commits (/s)", realm, openRealmOnly ? nil : try await w2gGRDB())
     if let w2Rate { print("| W2g / W2 (OpenRealm) | \(String(format: "%.1f×", realm / w2Rate)) | | |") }
     if let counts = w2gCounts, counts.commits > 0, counts.syncs > 0 {
-        print("| W2g writes per commit / commits per sync / writes per sync (OpenRealm) | "
-              + String(format: "%.1f / %.2f / %.1f", Double(counts.writes) / Double(counts.commits), Double(counts.commits) / counts.syncs,
-                       Double(counts.writes) / counts.syncs) + " | | |")
+        print("| W2g writes per commit / commits per sync / writes per sync / KiB per commit (OpenRealm) | "
+              + String(format: "%.1f / %.2f / %.1f / %.0f", Double(counts.writes) / Double(counts.commits), Double(counts.commits) / counts.syncs,
+                       Double(counts.writes) / counts.syncs, Double(counts.bytes) / Double(counts.commits) / 1024) + " | | |")
     }
 }
 if only == nil || only == "W2g" || only == "W2t" {

@@ -34,9 +34,8 @@ public actor RealmActor {
     var closeRequested = false
     /// Commits written whose outcome the writer realm has not been told yet (WriteBatch.swift).
     var inFlight: [InFlightCommit] = []
-    /// Writers that called `write` and have not yet reached the actor: a merged write waits
-    /// for them before it commits (WriteBatch.swift).
-    nonisolated let arriving = Atomic<Int>(0)
+    /// The writes handed to the actor and not yet taken into a batch (WriteBatch.swift).
+    nonisolated let intake = WriteIntake()
 
     /// The actor's own serial executor, on a dispatch queue of its own (off the cooperative pool).
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -83,6 +82,12 @@ public actor RealmActor {
     /// Every caller is answered once the commit is durable, or with its error; if the commit
     /// fails, every write merged into it fails and none is visible.
     ///
+    /// The caller does not go to the actor: it hands `block` in and waits, and the actor runs
+    /// the blocks handed in together in a task of its own. So `block` runs isolated to the
+    /// actor but not in the caller's task: the caller's task-local values are not visible in
+    /// it, and `Task.isCancelled` there says whether the caller was cancelled while the block
+    /// ran (it is then undone, as when the caller was cancelled before its turn).
+    ///
     /// - Throws: what `block` throws, `CancellationError`, the commit's `Realm.Error`, or the
     ///   first data error `block`'s adds, creates and setters met (`duplicatePrimaryKey`,
     ///   `valueTooLarge`, `invalidArgument`): that block alone is undone.
@@ -94,10 +99,19 @@ public actor RealmActor {
     /// ```
     @discardableResult
     public nonisolated func write<Result: Sendable>(_ block: @Sendable (Realm) throws -> Result) async throws -> Result {
-        arriving.add(1, ordering: .sequentiallyConsistent)
-        let (result, ticket) = try await performWrite(block)
-        try await ticket.wait()
-        return result
+        // The block is handed to the actor's drain, which runs it before this call returns
+        // (WriteBatch.swift): it never outlives the call.
+        try await withoutActuallyEscaping(block) { block in
+            let result = WriteResult<Result>()
+            let request = WriteRequest { realm in result.value = try block(realm) }
+            if intake.append(request) { intake.setDrain(Task { await self.drain() }) }
+            try await withTaskCancellationHandler {
+                try await request.wait()
+            } onCancel: {
+                request.cancel()
+            }
+            return result.value!
+        }
     }
 
     /// Runs `block` on the actor's realm at the newest version and returns its result.

@@ -1,6 +1,7 @@
 import RealmStorage
+import Synchronization
 
-// Merged writes: the writes queued on a RealmActor together share one transaction and one
+// Merged writes: the writes handed to a RealmActor together share one transaction and one
 // commit.
 //
 // Why: a small commit costs far more than its change. The changed leaves of every tree it
@@ -8,30 +9,182 @@ import RealmStorage
 // commit record and the slot, before the sync. Group commit shares the sync; merging shares
 // all of it.
 //
-// How: the first writer to reach the actor opens a batch: it waits for the write lane, begins
-// the transaction and runs its block. Writers reaching the actor meanwhile wait for the batch
-// to open, then run their blocks in it one after another, in the order the actor runs them,
-// each under a savepoint, so that a block that throws is undone alone
-// (WriteTransaction+Savepoint.swift).
-// The opener commits once no writer is on its way to the actor (`arriving`) or the batch is
-// full, and everybody is answered when the commit is durable. Writers that arrive after the
-// batch closed start the next one, whose commit group commit may sync with this one's.
+// How: a writer does not go to the actor. It hands its block to the actor's intake (a queue
+// under a lock, `WriteIntake`) and waits for its answer; the first writer to find the intake
+// idle starts the actor's drain (`drain`), a task on the actor that runs batch after batch
+// until the intake is empty. A batch waits for the write lane and begins the transaction,
+// then takes the blocks handed in by then (those arriving meanwhile too), at most `capacity`,
+// and runs them one after another in the order they were handed in, each under a savepoint,
+// so that a block that throws is undone alone (WriteTransaction+Savepoint.swift). Then it
+// commits, and while that commit syncs the next batch is gathered and begun. Writers that
+// threw, or were cancelled before their turn, are answered at once; the others once the
+// commit is durable, by the store's sync thread (or by the actor when the commit fails before
+// anything is written).
 //
-// Writers wait for durability off the actor (`CommitTicket`): the store's sync thread answers
-// them all at once (the actor does when the commit fails before anything is written), and
-// each goes on where it came from. Waiting on the actor cost two jobs on its queue per writer,
-// one to resume and one to leave, on the queue every write of the file goes through, and a
-// job holding the actor held every answer. The writer realm learns the outcome on the actor,
-// in commit order (`InFlightCommit`): the sync thread records it before anyone is answered,
-// and the actor settles what is recorded before anything else it does, so a writer that
-// heard and comes back (to write again, read, or close the file) finds it settled.
+// Handing blocks in, rather than each writer going to the actor and back, is what makes the
+// merged write cheap for the actor: a batch of 32 was 32 jobs on the actor's queue, each with
+// a hop on and a hop off, on the thread every write of the file goes through (issue 27: W2g,
+// 64 tasks, was bound by that thread). A writer now suspends once, until its answer.
 //
-// What the callers see is what they would see if each had committed alone, in the order their
-// blocks ran: a block sees the writes before it. What differs: the writes of a batch become
-// durable, or fail, together (as those of one group commit's sync do), and a block that
-// throws after a schema change (which a savepoint cannot undo: a table renamed or removed, a
-// column added to an existing table, an index a class asks for when it is first used) fails
-// the whole batch with `mergedWriteFailed`.
+// The writer realm learns each commit's outcome on the actor, in commit order
+// (`InFlightCommit`): the sync thread records it before anyone is answered, and the actor
+// settles what is recorded before anything else it does, so a writer that heard and comes
+// back (to write again, read, or close the file) finds it settled.
+//
+// What the callers see is what they would see if each had committed alone, in the order they
+// handed their blocks in: a block sees the writes before it. What differs: the writes of a
+// batch become durable, or fail, together (as those of one group commit's sync do); a block
+// that throws after a schema change (which a savepoint cannot undo: a table renamed or
+// removed, a column added to an existing table, an index a class asks for when it is first
+// used) fails the whole batch with `mergedWriteFailed`; and a block runs in the actor's
+// drain, not in the writer's task, so it sees the actor's isolation but not the writer's
+// task-local values (a writer's cancellation is honoured before and after its block runs).
+
+/// The writes handed to a RealmActor and not yet taken into a batch, in the order they came,
+/// and whether the actor's drain is running.
+final class WriteIntake: @unchecked Sendable {
+    // @unchecked: everything is guarded by `lock` (the engine's pthread mutex, which the thread
+    // sanitizer sees).
+    private let lock = RealmStorage.Mutex()
+    private var queue: [WriteRequest] = []
+    private var head = 0
+    private var draining = false
+    /// The task of the drain running now (set by whoever started it, just after).
+    private var drainTask: Task<Void, Never>?
+
+    /// Records the task of the drain just started.
+    func setDrain(_ task: Task<Void, Never>) { lock.withLock { drainTask = task } }
+
+    /// The task of the drain running now, if known.
+    var drain: Task<Void, Never>? { lock.withLock { drainTask } }
+
+    /// Hands `request` in; true when no drain runs, and the caller must start one.
+    func append(_ request: WriteRequest) -> Bool {
+        lock.withLock {
+            queue.append(request)
+            guard !draining else { return false }
+            draining = true
+            return true
+        }
+    }
+
+    /// The oldest request handed in, if any.
+    func takeFirst() -> WriteRequest? {
+        lock.withLock {
+            guard head < queue.count else { return nil }
+            let request = queue[head]
+            head += 1
+            if head == queue.count {
+                queue.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            return request
+        }
+    }
+
+    /// Requests handed in and not yet taken.
+    var count: Int { lock.withLock { queue.count - head } }
+
+    /// For the drain: ends it when nothing is left (true); false when a request came meanwhile.
+    func finishDraining() -> Bool {
+        lock.withLock {
+            guard head == queue.count else { return false }
+            draining = false
+            return true
+        }
+    }
+}
+
+/// One write handed to the actor: its block until it has run, then its answer.
+///
+/// The block captures the writer's non-escaping closure, made escaping for the wait
+/// (`withoutActuallyEscaping` in `RealmActor.write`): every path lets go of it, under `lock`,
+/// before the writer is answered.
+final class WriteRequest: @unchecked Sendable {
+    // @unchecked: `phase`, `block`, `waiter` and `answer` are guarded by `lock`.
+    private let lock = RealmStorage.Mutex()
+    private enum Phase { case queued, running, kept, answered }
+    private var phase = Phase.queued
+    private var block: ((Realm) throws -> Void)?
+    private var waiter: CheckedContinuation<Void, Swift.Error>?
+    private var answer: Result<Void, Swift.Error>?
+    /// Set by `cancel`.
+    private var cancelled = false
+    /// The drain's task while it runs the block: the writer's cancellation cancels it, so that
+    /// the block sees it (`Task.isCancelled`).
+    private var runner: Task<Void, Never>?
+
+    /// `block` runs the writer's block and keeps its result where the writer reads it.
+    init(_ block: @escaping (Realm) throws -> Void) { self.block = block }
+
+    /// For the drain, whose task is `runner`: takes the block to run; nil when the writer was
+    /// cancelled (and answered).
+    func start(runner: Task<Void, Never>?) -> ((Realm) throws -> Void)? {
+        lock.withLock {
+            guard phase == .queued else { return nil }
+            phase = .running
+            self.runner = runner
+            return block
+        }
+    }
+
+    /// For the drain, once the block returned: its changes stay in the batch (true; the answer
+    /// comes with the commit) unless its writer was cancelled meanwhile.
+    func keepUnlessCancelled() -> Bool {
+        lock.withLock {
+            runner = nil
+            guard !cancelled else { return false }
+            phase = .kept
+            return true
+        }
+    }
+
+    /// Answers the writer (only the first answer counts) and lets go of the block.
+    func resolve(_ result: Result<Void, Swift.Error>) {
+        let waiting: CheckedContinuation<Void, Swift.Error>? = lock.withLock {
+            guard phase != .answered else { return nil }
+            phase = .answered
+            block = nil
+            runner = nil
+            answer = result
+            defer { waiter = nil }
+            return waiter
+        }
+        waiting?.resume(with: result)
+    }
+
+    /// From the writer's cancellation handler: a request not yet taken is answered now, with
+    /// `CancellationError`; one running is undone by the drain, whose task is cancelled too so
+    /// that the block sees it; one kept commits.
+    func cancel() {
+        let queued: Bool = lock.withLock {
+            cancelled = true
+            if phase == .running { runner?.cancel() }
+            return phase == .queued
+        }
+        if queued { resolve(.failure(CancellationError())) }
+    }
+
+    /// Suspends until the request is answered; throws its failure.
+    func wait() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Swift.Error>) in
+            let answered: Result<Void, Swift.Error>? = lock.withLock {
+                if let answer { return answer }
+                waiter = continuation
+                return nil
+            }
+            if let answered { continuation.resume(with: answered) }
+        }
+    }
+}
+
+/// Where a writer's block leaves its result for the writer (written by the drain before the
+/// answer, read by the writer after it).
+final class WriteResult<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: written before the request's answer and read after it, which the request's
+    // lock orders.
+    var value: Value?
+}
 
 /// One merged write in the making. Lives on its RealmActor.
 final class WriteBatch {
@@ -42,55 +195,12 @@ final class WriteBatch {
 
     enum Phase { case opening, open, closed }
     var phase = Phase.opening
-    /// Writes whose block ran and whose changes stay in the transaction.
-    var count = 0
     /// Writes that ran here, kept, undone or cancelled.
     var attempts = 0
-    /// Writers waiting for the batch to open, and those told it has that have not run yet.
-    var joining = 0
+    /// The writes whose blocks ran and whose changes stay in the transaction.
+    var kept: [WriteRequest] = []
     /// Set when a block failed and could not be undone alone: the batch is discarded.
     var poisoned: Realm.Error?
-    /// Answers the writers whose blocks ran, once the commit is durable or failed.
-    let ticket = CommitTicket()
-    private var waitingToOpen: [CheckedContinuation<Void, Never>] = []
-    private var waitingForEnd: [CheckedContinuation<Void, Never>] = []
-    private var committer: CheckedContinuation<Void, Never>?
-
-    /// Suspends until the opener began the transaction or failed to.
-    func waitForOpen(isolation: isolated (any Actor)? = #isolation) async {
-        await withCheckedContinuation { waitingToOpen.append($0) }
-    }
-
-    func announceOpen() { Self.resumeAll(&waitingToOpen, with: .success(())) }
-
-    /// Suspends until the batch's transaction ended on the realm (committed or cancelled).
-    func waitForEnd(isolation: isolated (any Actor)? = #isolation) async {
-        await withCheckedContinuation { waitingForEnd.append($0) }
-    }
-
-    func announceEnd() { Self.resumeAll(&waitingForEnd, with: .success(())) }
-
-    func answer(_ failure: Swift.Error?) {
-        ticket.resolve(failure.map { .failure($0) } ?? .success(()))
-    }
-
-    /// Empties `waiting` first (a resumed writer may wait again) and resumes each with `result`.
-    private static func resumeAll<Failure: Swift.Error>(_ waiting: inout [CheckedContinuation<Void, Failure>],
-                                                       with result: Result<Void, Failure>) {
-        let resumed = waiting
-        waiting = []
-        for continuation in resumed { continuation.resume(with: result) }
-    }
-
-    /// For the opener: suspends until `wakeCommitter`.
-    func waitUntilGathered(isolation: isolated (any Actor)? = #isolation) async {
-        await withCheckedContinuation { committer = $0 }
-    }
-
-    func wakeCommitter() {
-        committer?.resume()
-        committer = nil
-    }
 }
 
 /// A batch's commit between its write and the actor learning how it ended: the outcome, set
@@ -98,7 +208,7 @@ final class WriteBatch {
 final class CommitOutcome: @unchecked Sendable {
     // @unchecked: `outcome` is guarded by `lock` (the engine's pthread mutex, which the
     // thread sanitizer sees; Synchronization's Mutex it does not).
-    private let lock = Mutex()
+    private let lock = RealmStorage.Mutex()
     private var outcome: Swift.Result<VersionID, StorageError>?
 
     func record(_ result: Swift.Result<VersionID, StorageError>) { lock.withLock { outcome = result } }
@@ -112,72 +222,12 @@ struct InFlightCommit {
     let outcome: CommitOutcome
 }
 
-/// The outcome of a merged write's commit, which its writers wait for outside the actor.
-final class CommitTicket: @unchecked Sendable {
-    // @unchecked: `state` is guarded by `lock`, as in CommitOutcome.
-    private enum State {
-        case pending([CheckedContinuation<Void, Swift.Error>])
-        case resolved(Result<Void, Swift.Error>)
-    }
-    private let lock = Mutex()
-    private var state = State.pending([])
-
-    /// Suspends until the commit is durable, or throws its failure.
-    func wait() async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Swift.Error>) in
-            let outcome: Result<Void, Swift.Error>? = lock.withLock {
-                switch state {
-                case .pending(var waiting):
-                    waiting.append(continuation)
-                    state = .pending(waiting)
-                    return nil
-                case .resolved(let outcome):
-                    return outcome
-                }
-            }
-            if let outcome { continuation.resume(with: outcome) }
-        }
-    }
-
-    /// Answers every writer waiting and those to come; only the first call counts.
-    func resolve(_ outcome: Result<Void, Swift.Error>) {
-        let waiting: [CheckedContinuation<Void, Swift.Error>] = lock.withLock {
-            guard case .pending(let waiting) = state else { return [] }
-            state = .resolved(outcome)
-            return waiting
-        }
-        for continuation in waiting { continuation.resume(with: outcome) }
-    }
-}
-
 extension RealmActor {
-    /// `write` once on the actor: joins the batch being gathered or opens one. Returns the
-    /// block's result and the ticket of the commit it is part of.
-    func performWrite<Result: Sendable>(_ block: @Sendable (Realm) throws -> Result) async throws -> (Result, CommitTicket) {
-        arriving.subtract(1, ordering: .sequentiallyConsistent)
-        settleCommits()
-        while let current = batch {
-            switch current.phase {
-            case .closed:
-                await current.waitForEnd()
-            case .opening:
-                current.joining += 1
-                await current.waitForOpen()
-                current.joining -= 1
-                // Looks again: the batch may be open, or already full and closed, or gone
-                // because its opener could not begin (cancelled, or the file failed), and
-                // then this writer opens the next one.
-            case .open:
-                return try join(current, block)
-            }
-        }
-        return try await open(block)
-    }
-
-    /// For tests: the writers waiting for the batch being opened (its opener included).
+    /// For tests: the writes handed in while a batch waits for the write lane (they all join
+    /// it once it has the lane).
     var writersWaitingForTheLane: Int {
         guard let batch, batch.phase == .opening else { return 0 }
-        return 1 + batch.joining
+        return intake.count
     }
 
     private func writerRealm() throws -> Realm {
@@ -187,59 +237,78 @@ extension RealmActor {
         return realm
     }
 
-    /// Opens a batch: begins the transaction, runs `block` in it, lets the writers that queued
-    /// meanwhile run theirs, and starts the commit.
-    private func open<Result: Sendable>(_ block: @Sendable (Realm) throws -> Result) async throws -> (Result, CommitTicket) {
-        let realm = try writerRealm()
-        let batch = WriteBatch()
-        self.batch = batch
-        do {
-            try await realm.beginWriteAsync()
-        } catch {
-            self.batch = nil
-            batch.announceOpen()
-            closeIfRequested()
-            throw error
+    /// Runs the writes handed in, batch after batch, until none is left. Started by the writer
+    /// that found the intake idle; one runs at a time.
+    func drain() async {
+        while true {
+            settleCommits()
+            guard intake.count > 0 else {
+                if intake.finishDraining() { return }
+                continue
+            }
+            await runBatch()
+            if Task.isCancelled {
+                // A writer's cancellation (or a block cancelling the task it ran in) reached
+                // this task while a block ran: that block was undone, and a fresh task goes on.
+                intake.setDrain(Task { await self.drain() })
+                return
+            }
+            // Reads and other work queued on the actor get their turn between batches.
+            await Task.yield()
         }
-        batch.phase = .open
-        let own = Swift.Result { () throws -> Result in try runPart(of: batch, in: realm, block) }
-        batch.announceOpen()
-        if batch.phase == .open && !isGathered(batch) { await batch.waitUntilGathered() }
-        batch.phase = .closed
-        return try commit(batch, in: realm, own)
     }
 
-    /// Runs `block` in the open batch.
-    private func join<Result: Sendable>(_ batch: WriteBatch, _ block: @Sendable (Realm) throws -> Result) throws -> (Result, CommitTicket) {
-        let result: Result
+    /// Begins the transaction, runs the blocks handed in by then in it, and starts the commit.
+    private func runBatch() async {
+        let batch = WriteBatch()
+        self.batch = batch
+        let realm: Realm
         do {
-            result = try runPart(of: batch, in: writer!, block)
+            realm = try writerRealm()
+            try await realm.beginWriteAsync()
         } catch {
-            wakeCommitterIfGathered(batch)
-            throw error
+            // Those waiting for this batch hear why it did not begin; later ones try afresh.
+            self.batch = nil
+            while let request = intake.takeFirst() { request.resolve(.failure(error)) }
+            closeIfRequested()
+            return
         }
-        wakeCommitterIfGathered(batch)
-        return (result, batch.ticket)
+        batch.phase = .open
+        let runner = intake.drain
+        while batch.attempts < WriteBatch.capacity, batch.poisoned == nil, !Task.isCancelled, let request = intake.takeFirst() {
+            // Answered only once the block is let go of, here: the writer's call ends with its
+            // answer, and its block must not outlive it (`withoutActuallyEscaping`).
+            func run() -> Swift.Error?? {
+                guard let block = request.start(runner: runner) else { return nil }
+                batch.attempts += 1
+                return .some(runPart(request, block, of: batch, in: realm))
+            }
+            if case let failure?? = run() { request.resolve(.failure(failure)) }
+        }
+        batch.phase = .closed
+        commit(batch, in: realm)
     }
 
     /// Runs one write's block under a savepoint; the batch keeps its changes if it returns and
-    /// the task is not cancelled, and is rid of them otherwise.
-    private func runPart<Result>(of batch: WriteBatch, in realm: Realm, _ block: @Sendable (Realm) throws -> Result) throws -> Result {
-        batch.attempts += 1
-        defer { if batch.attempts >= WriteBatch.capacity { batch.phase = .closed } }
-        try Task.checkCancellation()
-        guard batch.poisoned == nil else { throw batch.poisoned! }
-        let savepoint = try realm.savepoint()
+    /// its writer was not cancelled meanwhile (nor the task it ran in), and is rid of them
+    /// otherwise. Returns why it was not kept.
+    private func runPart(_ request: WriteRequest, _ block: (Realm) throws -> Void, of batch: WriteBatch, in realm: Realm) -> Swift.Error? {
+        let savepoint: Realm.WriteSavepoint
         do {
-            let result = try block(realm)
+            savepoint = try realm.savepoint()
+        } catch {
+            return error
+        }
+        do {
+            try block(realm)
             ensure(realm.isInWriteTransaction,
                    "A block passed to RealmActor.write must not commit or cancel its write transaction: writes queued together share it. Throw to roll the block's changes back")
             // A data error of this block fails this write alone (Realm+WriteFailure.swift).
             if let failure = realm.takeWriteFailure() { throw failure }
-            try Task.checkCancellation()
+            guard !Task.isCancelled, request.keepUnlessCancelled() else { throw CancellationError() }
             realm.releaseSavepoint(savepoint)
-            batch.count += 1
-            return result
+            batch.kept.append(request)
+            return nil
         } catch {
             do {
                 try realm.rollback(to: savepoint)
@@ -247,62 +316,49 @@ extension RealmActor {
                 batch.poisoned = Realm.Error(.mergedWriteFailed,
                                              "a write merged into this commit failed and could not be undone on its own (\(undo.message)); "
                                              + "no write of the commit was made: retry", path: configuration.path)
-                batch.phase = .closed
             }
-            throw error
+            return error
         }
     }
 
-    /// Whether every writer on its way has had its turn: nobody is still to reach the actor,
-    /// and nobody told the batch opened is still to run.
-    private func isGathered(_ batch: WriteBatch) -> Bool {
-        batch.joining == 0 && arriving.load(ordering: .sequentiallyConsistent) == 0
-    }
-
-    private func wakeCommitterIfGathered(_ batch: WriteBatch) {
-        if batch.phase == .closed || isGathered(batch) { batch.wakeCommitter() }
-    }
-
-    /// Commits the batch (or discards it); returns the opener's own result with the ticket
-    /// its writers wait on, or throws the opener's own failure.
-    private func commit<Result>(_ batch: WriteBatch, in realm: Realm, _ own: Swift.Result<Result, Swift.Error>) throws -> (Result, CommitTicket) {
-        if batch.poisoned != nil || batch.count == 0 {
+    /// Commits the batch (or discards it) and answers its writers: at once when it fails here,
+    /// from the sync thread once it is durable otherwise.
+    private func commit(_ batch: WriteBatch, in realm: Realm) {
+        let kept = batch.kept
+        if batch.poisoned != nil || kept.isEmpty {
             realm.cancelWrite()
             end(batch)
-            batch.answer(batch.poisoned)
+            for request in kept { request.resolve(.failure(batch.poisoned!)) }
             closeIfRequested()
-            if let poisoned = batch.poisoned, case .success = own { throw poisoned }
-            return (try own.get(), batch.ticket)
+            return
         }
         let ending: Realm.EndingWrite
         do {
             ending = try realm.endWrite()
         } catch {
             end(batch)
-            batch.answer(error)
+            for request in kept { request.resolve(.failure(error)) }
             closeIfRequested()
-            throw error
+            return
         }
         // The realm is out of the transaction: the next batch may begin while this one syncs.
         end(batch)
-        let ticket = batch.ticket, outcome = CommitOutcome()
+        let outcome = CommitOutcome()
         inFlight.append(InFlightCommit(realm: realm, ending: ending, outcome: outcome))
         do throws(StorageError) {
             // The callback holds nothing of the realm's: a writer that closes the file after
             // its answer must find it closed.
             try ending.transaction.commit(groupable: true, writeHere: true) { result in
                 outcome.record(result)
-                ticket.resolve(result.map { _ in () }.mapError { Realm.Error($0) })
+                let answer = result.map { _ in () }.mapError { Realm.Error($0) as Swift.Error }
+                for request in kept { request.resolve(answer) }
                 Task { await self.settleCommits() }
             }
         } catch {
             outcome.record(.failure(error))
             settleCommits()
-            batch.answer(Realm.Error(error))
-            _ = try own.get()
-            throw Realm.Error(error)
+            for request in kept { request.resolve(.failure(Realm.Error(error))) }
         }
-        return (try own.get(), ticket)
     }
 
     /// Tells the writer realm how its commits ended, in commit order, as far as their outcomes
@@ -322,7 +378,6 @@ extension RealmActor {
 
     private func end(_ batch: WriteBatch) {
         if self.batch === batch { self.batch = nil }
-        batch.announceEnd()
     }
 
     private func closeIfRequested() {
