@@ -310,4 +310,35 @@ import Testing
         try await store.write { realm in _ = realm.create(Person.self, value: ["id": 1]) }
         #expect(try await store.read { $0.objects(Person.self).count } == 1)
     }
+
+    /// A writer cancelled while its block runs: the block sees it (`Task.isCancelled`, in the
+    /// actor's task that runs it), is undone, and its writer hears `CancellationError`; the
+    /// writes handed in after it commit all the same (a fresh task of the actor runs them).
+    @Test @TestActor func aWriterCancelledWhileItsBlockRunsIsUndoneAndTheOthersCommit() async throws {
+        let folder = TestFolder()
+        let holder = try Realm(configuration: folder.configuration())
+        holder.beginWrite()
+        let store = RealmActor(configuration: folder.configuration())
+        let running = FaultSwitch()
+        let cancelled = Task.detached {
+            try await store.write { realm in
+                realm.create(Person.self, value: ["id": 1])
+                running.set(true)
+                // Until the writer's cancellation reaches the block (bounded: a block that
+                // never saw it would fail the expectation below, not hang the suite).
+                for _ in 0..<60_000 where !Task.isCancelled { usleep(1_000) }
+            }
+        }
+        try await Self.waitUntilQueued(store, 1)
+        let others = (2..<5).map { id in
+            Task.detached { try await store.write { realm in _ = realm.create(Person.self, value: ["id": id]) } }
+        }
+        try await Self.waitUntilQueued(store, 4)
+        holder.cancelWrite()
+        while !running.isOn { try await Task.sleep(for: .milliseconds(1)) }
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        for task in others { try await task.value }
+        #expect(try await store.read { Set($0.objects(Person.self).map(\.id)) } == [2, 3, 4])
+    }
 }
