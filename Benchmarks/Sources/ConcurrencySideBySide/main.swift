@@ -8,9 +8,11 @@
 //        while a sync runs share the next one; reported with W2t / W2g, the rate of
 //        threads against tasks;
 //   W6   primary-key lookups on a reader thread, alone and while a writer thread commits
-//        1-object durable writes; the share of its rate the reader keeps.
+//        1-object durable writes; the share of its rate the reader keeps, the median of
+//        `--runs` rounds (5), the reader pinned to a CPU that does not take the disk's
+//        interrupts and the writer to the one that does, both engines alike (Pinning.swift).
 //
-//   swift run -c release --package-path Benchmarks ConcurrencySideBySide [--seconds N] [--tasks N] [--threads N] [--openrealm-only] [--only W2|W2g|W2t|W2g-alone|W6] [--shared-ids]
+//   swift run -c release --package-path Benchmarks ConcurrencySideBySide [--seconds N] [--tasks N] [--threads N] [--openrealm-only] [--only W2|W2g|W2t|W2g-alone|W6] [--shared-ids] [--runs N]
 //
 // `--only W2g` runs W2 (for W2g / W2), W2g and W2t; `--only W2t` runs W2g and W2t;
 // `--only W2g-alone` runs W2g alone (for profiles of it).
@@ -45,7 +47,7 @@ enum Settings {
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
         while let argument = arguments.next() {
             switch argument {
-            case "--seconds", "--tasks", "--threads", "--only", "--commits": options[argument] = arguments.next()!
+            case "--seconds", "--tasks", "--threads", "--only", "--commits", "--runs": options[argument] = arguments.next()!
             case "--openrealm-only", "--shared-ids": options[argument] = "yes"
             default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
             }
@@ -58,6 +60,7 @@ enum Settings {
     static let openRealmOnly = options["--openrealm-only"] != nil
     static let only = options["--only"]
     static let commitLimit = options["--commits"].map { Int($0)! }
+    static let w6Runs = Int(options["--runs"] ?? "5")!
     static let sharedIDs = options["--shared-ids"] != nil
 }
 
@@ -273,12 +276,14 @@ func readerAndWriter(reader: @escaping @Sendable (Double) throws -> Int, writer:
     let deadline = now() + Settings.duration
     done.enter()
     Thread.detachNewThread {
+        Pinning.pin(to: Pinning.readerCPU)
         lookups.store(try! reader(deadline), ordering: .relaxed)
         done.leave()
     }
     if let writer {
         done.enter()
         Thread.detachNewThread {
+            Pinning.pin(to: Pinning.diskCPU)
             commits.store(try! writer(deadline), ordering: .relaxed)
             done.leave()
         }
@@ -394,10 +399,20 @@ if only == nil || only == "W2g" || only == "W2t" {
     if let w2gRate { print("| W2t / W2g (OpenRealm) | \(String(format: "%.2f×", realm / w2gRate)) | | |") }
 }
 if only == nil || only == "W6" {
-    let realm = try w6OpenRealm()
-    let grdb = openRealmOnly ? nil : try w6GRDB()
-    row("W6 reader alone (lookups/s)", realm.alone, grdb?.alone)
+    // `--runs` rounds (5 by default), the engines in turn; the median round is reported, with
+    // every round's share kept.
+    var rounds: [(realm: ReaderResult, grdb: ReaderResult?)] = []
+    for _ in 0..<Settings.w6Runs {
+        rounds.append((try w6OpenRealm(), openRealmOnly ? nil : try w6GRDB()))
+    }
+    func kept(_ r: ReaderResult) -> Double { r.withWriter / r.alone }
+    let realmKept = rounds.map { kept($0.realm) }.sorted(), grdbKept = rounds.compactMap { $0.grdb.map(kept) }.sorted()
+    let realm = rounds.map(\.realm).sorted { kept($0) < kept($1) }[rounds.count / 2]
+    let grdb = openRealmOnly ? nil : rounds.compactMap(\.grdb).sorted { kept($0) < kept($1) }[rounds.count / 2]
+    row("W6 reader alone (lookups/s; the median round)", realm.alone, grdb?.alone)
     row("W6 reader while a writer commits (lookups/s)", realm.withWriter, grdb?.withWriter)
-    print("| W6 reader rate kept | \(String(format: "%.0f%%", 100 * realm.withWriter / realm.alone)) | \(grdb.map { String(format: "%.0f%%", 100 * $0.withWriter / $0.alone) } ?? "–") | |")
+    print("| W6 reader rate kept, median of \(rounds.count) | \(String(format: "%.0f%%", 100 * kept(realm))) | \(grdb.map { String(format: "%.0f%%", 100 * kept($0)) } ?? "–") | |")
+    print("| W6 rounds kept | \(realmKept.map { String(format: "%.0f%%", 100 * $0) }.joined(separator: " ")) | \(grdbKept.map { String(format: "%.0f%%", 100 * $0) }.joined(separator: " ")) | |")
     row("W6 writer commits (/s)", realm.writer, grdb?.writer)
+    print("| W6 threads | \(Pinning.description) | | |")
 }
