@@ -1,9 +1,10 @@
 // Commit → delivery latency of collection notifications (issue 27): a result of N objects
-// sorted by `score`, and one filtered by `score` and sorted by `name`, observed with a
-// callback while another thread commits 1-object durable updates. Each sample is the time
-// from the writer's commit returning to the observing realm's refresh returning, which
-// delivers (or, when the commit cannot affect the result, skips) the change. Then the same
-// rows in GRDB, and its ValueObservation's first value against `.initial` (GRDBInitial.swift).
+// sorted by `score` (observed with no key paths, then watching `score` through key paths),
+// and one filtered by `score` and sorted by `name`, observed with a callback while another
+// thread commits 1-object durable updates. Each sample is the time from the writer's commit
+// returning to the observing realm's refresh returning, which delivers (or, when the commit
+// cannot affect the result, skips) the change. Then the same rows in GRDB, and its
+// ValueObservation's first value against `.initial` (GRDBInitial.swift).
 //
 //   swift run -c release --package-path Benchmarks NotificationLatency [--rows N] [--updates N]
 //       [--observers N --seconds S]   (ManyObservers.swift)
@@ -98,11 +99,11 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double { sorted[min(sorted.c
 
 let writer = Writer(configuration)
 
-@MainActor func measure(_ label: String, _ results: Results<Item>) {
+@MainActor func measure(_ label: String, _ results: Results<Item>, keyPaths: [String]? = nil) {
     var deliveries = 0
     let initialStart = ContinuousClock.now
     var initial = 0.0
-    let token = results.observe { change in
+    let token = results.observe(keyPaths: keyPaths) { change in
         if case .initial = change { initial = milliseconds(since: initialStart) } else { deliveries += 1 }
     }
     realm.refresh()
@@ -129,6 +130,7 @@ if observers > 0 {
 print("| observed | objects | 1-object commits | deliveries | commit → delivery p50 ms | p99 ms | max ms | .initial ms |")
 print("|---|---|---|---|---|---|---|---|")
 measure("sorted(byKeyPath: \"score\")", realm.objects(Item.self).sorted(byKeyPath: "score"))
+measure("sorted(byKeyPath: \"score\"), keyPaths: [\"score\"]", realm.objects(Item.self).sorted(byKeyPath: "score"), keyPaths: ["score"])
 measure("filter(\"score > \(rows / 2)\").sorted(byKeyPath: \"name\")",
         realm.objects(Item.self).filter("score > %@", rows / 2).sorted(byKeyPath: "name"))
 writer.stop()
