@@ -150,6 +150,35 @@ import Testing
         withExtendedLifetime(token) {}
     }
 
+    @Test func aLinkAndAPathThroughItWatchBothInEitherOrder() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration())
+        try realm.addChores([1])
+        try realm.write { realm.chore(1).badge = Badge(value: ["label": "gold"]) }
+        let (first, linkFirst) = observed(realm.objects(Chore.self), keyPaths: ["badge", "badge.label"], in: realm)
+        let (second, pathFirst) = observed(realm.objects(Chore.self), keyPaths: ["badge.label", "badge"], in: realm)
+        try realm.commitAndDeliver { realm.chore(1).badge!.label = "silver" }
+        #expect(linkFirst.take() == [.update(modifications: [0])])
+        #expect(pathFirst.take() == [.update(modifications: [0])])
+        withExtendedLifetime((first, second)) {}
+    }
+
+    @Test func aChangeTwoLinksAwayIsAModificationThoughTheClassBetweenDidNotChange() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration(watchedModelTypes))
+        try realm.write {
+            realm.create(WatchedItem.self, value: ["id": 1, "keeper": ["id": 1, "pet": ["name": "rex"]]])
+            realm.create(WatchedItem.self, value: ["id": 2, "keeper": ["id": 2, "pet": ["name": "max"]]])
+        }
+        let results = realm.objects(WatchedItem.self).sorted(byKeyPath: "id")
+        let (everything, all) = observed(results, in: realm)
+        let (keyPath, watched) = observed(results, keyPaths: ["keeper.pet.name"], in: realm)
+        try realm.commitAndDeliver { realm.object(ofType: WatchedKeeper.self, forPrimaryKey: 2)!.pet!.name = "bob" }
+        #expect(all.take() == [.update(modifications: [1])])
+        #expect(watched.take() == [.update(modifications: [1])])
+        withExtendedLifetime((everything, keyPath)) {}
+    }
+
     @Test func swiftKeyPathsNameTheProperties() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())

@@ -33,6 +33,40 @@ final class Roster: Object {
     @Persisted var changes = 0
 }
 
+// Items with every kind of link a key path can follow: to one keeper, a list of keepers, a
+// mentor of their own class, boards listing them (linking objects), and a keeper's pet two
+// links away.
+
+final class WatchedPet: Object {
+    @Persisted var name = ""
+    @Persisted var age = 0
+}
+
+final class WatchedKeeper: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var rank = 0
+    @Persisted var note = ""
+    @Persisted var pet: WatchedPet?
+}
+
+final class WatchedItem: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var score = 0
+    @Persisted var name = ""
+    @Persisted var keeper: WatchedKeeper?
+    @Persisted var keepers: List<WatchedKeeper>
+    @Persisted var mentor: WatchedItem?
+    @Persisted(originProperty: "items") var boards: LinkingObjects<WatchedBoard>
+}
+
+final class WatchedBoard: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var title = ""
+    @Persisted var items: List<WatchedItem>
+}
+
+let watchedModelTypes: [Object.Type] = [WatchedPet.self, WatchedKeeper.self, WatchedItem.self, WatchedBoard.self]
+
 /// What a collection notification reported, in a form tests compare.
 struct CollectionEvent: Equatable, Sendable, CustomStringConvertible {
     var isInitial = false

@@ -117,6 +117,22 @@ import Testing
         withExtendedLifetime(token) {}
     }
 
+    @Test func aKeyPathTwoLinksLongWatchesTheLastObjectThoughTheOneBetweenDidNotChange() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration(watchedModelTypes))
+        let item = try realm.write {
+            realm.create(WatchedItem.self, value: ["id": 1, "keeper": ["id": 1, "pet": ["name": "rex", "age": 3]]])
+        }
+        let (token, events) = observed(item, keyPaths: ["keeper.pet.age"], in: realm)
+        try realm.commitAndDeliver { item.keeper!.pet!.name = "not watched" }
+        #expect(events.take().isEmpty)
+        try realm.commitAndDeliver { item.keeper!.pet!.age = 4 }
+        let heard = events.take()
+        #expect(heard.count == 1)
+        if case .change(let properties) = heard.first { #expect(properties.map(\.name) == ["keeper"]) }
+        withExtendedLifetime(token) {}
+    }
+
     @Test func linkedObjectsAreWatchedOnlyThroughKeyPaths() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: folder.configuration())

@@ -10,23 +10,33 @@ import RealmStorage
 //     and maps of objects) is, up to four links away, as realm-core's collection notifiers
 //     do;
 //   - with key paths (`Watch.properties`): one of the watched properties changed, which
-//     observations tell by comparing the values their snapshots keep (WatchedValues.swift),
+//     observations tell by comparing its values at two versions (WatchedValues.swift),
 //     or, for a path that goes on through a link ("toys.brand"), a linked object counts as
 //     modified for the rest of the path. There, at the linked object, a watched property
 //     counts as changed when the object is among the modified ones and the property's
 //     column was set in its table: a column set on another object of that table in the same
 //     commit can make it count, as the change sets keep columns per table.
 //
-// Reading links costs a row read per object, so links are followed only into tables that
-// changed at all; the objects linking to others (`LinkingObjects`) are found by reading the
-// origin table once per delivery, not once per object.
+// Reading links costs a row read per object, so links are followed only towards tables that
+// changed: into a class when it, or a class the rest of the watch reaches from it, has changes
+// (answered once per class and watch in a delivery); the objects linking to others
+// (`LinkingObjects`) are found by reading the origin table once per delivery, not once per
+// object. Results kept from the change sets find the objects linking to changed ones the other
+// way round (WatchedChanges.swift).
 
 /// The properties of a class an observation counts changes of.
-indirect enum Watch {
+indirect enum Watch: Hashable {
     /// Every property, and through links every property of linked objects, `depth` links on.
     case everything(depth: Int)
-    /// These properties (by index); a link property may watch its linked objects too.
-    case properties([(index: Int, linked: Watch?)])
+    /// These properties; a link property may watch its linked objects too.
+    case properties([Entry])
+
+    /// One watched property (by index), and for a link along a longer key path, what is
+    /// watched of the objects it links to.
+    struct Entry: Hashable {
+        let index: Int
+        let linked: Watch?
+    }
 
     /// How far realm-core follows links for collection notifications by default.
     static let collectionDefault = Watch.everything(depth: 4)
@@ -51,7 +61,8 @@ indirect enum Watch {
             misuse("Property '\(name)' in KeyPath '\(keyPath)' is not a valid property in \(schema.className).")
         }
         let rest = Array(components.dropFirst())
-        var linked: Watch?
+        // "a" and "a.b" together watch both, in either order.
+        var linked = entries.first { $0.index == property.index }?.linked
         if !rest.isEmpty {
             guard let target = property.linkTarget else {
                 misuse("Property '\(name)' in KeyPath '\(keyPath)' is not a collection of objects or an object reference, "
@@ -59,13 +70,12 @@ indirect enum Watch {
             }
             let targetSchema: ObjectSchema
             do { targetSchema = try ObjectSchema.of(target) } catch { misuse("\(error)") }
-            let existing = entries.first { $0.index == property.index }?.linked
-            var nested = existing ?? .properties([])
+            var nested = linked ?? .properties([])
             nested.add(rest, keyPath, in: targetSchema)
             linked = nested
         }
         entries.removeAll { $0.index == property.index }
-        entries.append((property.index, linked))
+        entries.append(Entry(index: property.index, linked: linked))
         self = .properties(entries)
     }
 
@@ -127,6 +137,8 @@ final class ChangeChecker {
     private var answers: [TableKey: [ObjectKey: Answer]] = [:]
     /// Per origin table and link column, the objects linking to each object.
     private var origins: [OriginColumn: [ObjectKey: [ObjectKey]]] = [:]
+    /// Per class and watch, whether a change can be seen from there (`changesReachable`).
+    private var reachable: [Reach: Bool] = [:]
 
     /// What is known of an object for `everything`. Looking further can only find more: found
     /// modified within some depth, it is within any greater one; found unmodified within
@@ -153,6 +165,11 @@ final class ChangeChecker {
     private struct OriginColumn: Hashable {
         let table: TableKey
         let column: ColumnKey
+    }
+
+    private struct Reach: Hashable {
+        let type: ObjectIdentifier
+        let watch: Watch
     }
 
     init(_ changes: ChangeSet, _ realm: Realm) {
@@ -199,10 +216,21 @@ final class ChangeChecker {
         return table.modifiedColumns.contains(binding.columns[keys].index)
     }
 
+    /// Whether `type`, or a class `watch` reaches from it through links, has changes: only
+    /// then can an object of `type` be modified for `watch` (a change two links away modifies
+    /// the object between even when its own class did not change).
+    func changesReachable(from type: Object.Type, _ watch: Watch) -> Bool {
+        let slot = Reach(type: ObjectIdentifier(type), watch: watch)
+        if let known = reachable[slot] { return known }
+        let found = touches(watch.classes(from: type))
+        reachable[slot] = found
+        return found
+    }
+
     /// Whether an object that `key` links to through `property` is modified for `watch`.
     func linkedObjectIsModified(_ binding: TableBinding, _ key: ObjectKey, _ property: PropertySchema, _ watch: Watch) -> Bool {
-        guard let target = property.linkTarget, let targetBinding = try? realm.binding(for: target),
-              changes.tables[targetBinding.table].map({ !$0.isEmpty }) == true else { return false }
+        guard let target = property.linkTarget, changesReachable(from: target, watch),
+              let targetBinding = try? realm.binding(for: target) else { return false }
         return linkedKeys(binding, key, property).contains { isModified(targetBinding, $0, watch) }
     }
 

@@ -50,7 +50,7 @@ struct ObjectSubject<T: Object>: ObservedSubject {
         // Object notifications are shallow unless key paths say otherwise (as in Realm), but an
         // embedded object is part of its parent: a change inside it is one of its property.
         let shallow = Watch.properties(managed.schema.properties.filter { $0.isStored && !$0.isHidden }.map { property in
-            (property.index, property.linkTarget is EmbeddedObject.Type ? Watch.everything(depth: 3) : nil)
+            Watch.Entry(index: property.index, linked: property.linkTarget is EmbeddedObject.Type ? Watch.everything(depth: 3) : nil)
         })
         watch = Watch.of(keyPaths, in: managed.schema, otherwise: shallow)
         properties = watch.propertyIndexes(in: managed.schema)
