@@ -66,15 +66,18 @@ extension RealmObservableCollection {
     /// changes to those do; insertions and deletions are always reported.
     ///
     /// Cost: a `Results` over all objects of a class, filtered and sorted by their own
-    /// properties and observed without `keyPaths`, keeps its keys and sort values and applies
-    /// each commit's changes to them, so a delivery costs what changed (each changed object
-    /// tested and placed by binary search), and a commit whose changed objects neither were
-    /// nor are in the results calls nothing. It reads the whole results again and compares
-    /// them when the changes cannot say enough: results of a list, set or linking objects, a
-    /// `distinct`, a filter or sort through a link, `keyPaths`, a change to an object of a
-    /// class the results link to (or a class linking to itself), a schema change, changes to
-    /// more than an eighth of the results, or commits whose changes are unknown. Kept per
-    /// observed `Results`: 8 bytes per object, plus about 60 per object when sorted.
+    /// properties, keeps its keys and applies each commit's changes to them, so a delivery
+    /// costs what changed (each changed object tested and placed by binary search), and a
+    /// commit whose changed objects neither were nor are in the results calls nothing. With
+    /// `keyPaths` as well: the watched values of the changed objects are compared as they
+    /// were and as they are; for a key path through a link (`"owner.rank"`), a commit that
+    /// changes a watched property of linked objects finds the objects linking to them with
+    /// one scan of the link column (no scan for a path through linking objects). It reads the
+    /// whole results again and compares them when the changes cannot say enough: results of a
+    /// list, set or linking objects, a `distinct`, a filter or sort through a link, without
+    /// `keyPaths` a change to an object of a class the results link to (or a class linking to
+    /// itself), a schema change, changes to more than an eighth of the results, or commits
+    /// whose changes are unknown. Kept per observed `Results`: 8 bytes per object.
     ///
     /// ```swift
     /// let token = realm.objects(Dog.self).filter("age < 2").observe(keyPaths: ["name"]) { change in

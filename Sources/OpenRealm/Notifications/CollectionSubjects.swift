@@ -48,20 +48,32 @@ struct CollectionSnapshot<Element> {
 }
 
 /// The delta between two element lists, with the modified objects among the elements present
-/// in both (as `observed` counts changes), or nil when there is nothing to report.
+/// in both (as `observed` counts changes, comparing the watched values the snapshots keep), or
+/// nil when there is nothing to report.
 func orderedDelta(from old: CollectionSnapshot<Value>, to new: CollectionSnapshot<Value>, _ observed: ObservedElements,
                   changes: ChangeSet?, realm: Realm, isFinal: Bool = false, inPlace: Bool = false) -> CollectionDelta? {
-    var delta = CollectionDelta(old: old.elements, new: new.elements, modified: [], replaced: [], isFinal: isFinal, replacesInPlace: inPlace)
-    if let type = observed.type, let binding = try? realm.binding(for: type) {
-        var candidates = Set(new.elements.compactMap(\.linkedKey))
-        candidates.formIntersection(old.elements.compactMap(\.linkedKey))
+    orderedDelta(from: old.elements, to: new.elements, of: observed.type, changes: changes, realm: realm, isFinal: isFinal,
+                 inPlace: inPlace) { binding, key, checker in
+        observed.watch.isModified(binding, key, old: old.values[key], new: new.values[key], checker)
+    }
+}
+
+/// The delta between two element lists, whose objects are of class `type`: the objects present
+/// in both that `isModified` finds modified (given their table binding and the delivery's
+/// checker) are modifications; every one of them when the change sets are unknown.
+func orderedDelta(from old: [Value], to new: [Value], of type: Object.Type?, changes: ChangeSet?, realm: Realm, isFinal: Bool = false,
+                  inPlace: Bool = false, isModified: (TableBinding, ObjectKey, ChangeChecker) -> Bool) -> CollectionDelta? {
+    var delta = CollectionDelta(old: old, new: new, modified: [], replaced: [], isFinal: isFinal, replacesInPlace: inPlace)
+    if let type, let binding = try? realm.binding(for: type) {
+        var candidates = Set(new.compactMap(\.linkedKey))
+        candidates.formIntersection(old.compactMap(\.linkedKey))
         if let changes {
             if let table = changes.tables[binding.table] {
                 delta.replaced = candidates.filter { table.deleted.contains($0.value) && table.inserted.contains($0.value) }
                 candidates.subtract(delta.replaced)
             }
             let checker = ChangeChecker(changes, realm)
-            delta.modified = candidates.filter { observed.watch.isModified(binding, $0, old: old.values[$0], new: new.values[$0], checker) }
+            delta.modified = candidates.filter { isModified(binding, $0, checker) }
         } else {
             delta.modified = candidates
         }
@@ -79,10 +91,15 @@ extension Value {
 
 // MARK: - Results
 
-/// A result as its observation keeps it: its keys (and watched values), and when its deltas
-/// can be computed from the change sets, its order (KeptOrder.swift).
+/// A result as its observation keeps it: its keys, the table binding they were read with, and
+/// when its deltas can be computed from the change sets, its order (KeptOrder.swift). No
+/// watched values: with key paths, a delivery reads those of the objects the change sets name,
+/// at the anchor and now (WatchedChanges.swift).
 struct ResultsSnapshot {
-    var list: CollectionSnapshot<ObjectKey>
+    var keys: [ObjectKey]
+    /// The binding the keys were read with; watched values are read at the anchor only with
+    /// the same one (another means the schema changed).
+    var binding: ObjectIdentifier?
     var order: KeptOrder?
 }
 
@@ -95,9 +112,11 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
     /// How to apply change sets to the kept result; nil when every delivery reads the whole
     /// result again (see `advance(_:by:)`).
     let plan: IncrementalPlan?
-    /// The classes other than `Element` whose changes can change the result or count as a
-    /// modification of its objects; whether `Element` links to itself through stored links
-    /// (directly or on), so that a change to one of its objects can modify another.
+    /// Without key paths: the classes other than `Element` whose changes can change the result
+    /// or count as a modification of its objects; whether `Element` links to itself through
+    /// stored links (directly or on), so that a change to one of its objects can modify
+    /// another. (With key paths, the watched links are followed backwards instead:
+    /// WatchedChanges.swift.)
     private let others: [Object.Type]
     private let linksToItself: Bool
 
@@ -105,8 +124,7 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
         self.results = results
         observed = ObservedElements(Element.self, keyPaths: keyPaths)
         dependencies = reachableClasses(from: Element.self) + (results.query.source.owner.map { [$0.schema.objectType] } ?? [])
-        // Key paths compare watched values kept per object: the full comparison does that.
-        if case .everything = observed.watch { plan = IncrementalPlan(results.query) } else { plan = nil }
+        plan = IncrementalPlan(results.query)
         others = dependencies.filter { $0 != Element.self }
         linksToItself = storedLinkTargets(of: Element.self).contains { storedLinkClosure(from: $0).contains { $0 == Element.self } }
     }
@@ -118,69 +136,109 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
     /// (reading them then would trap).
     func snapshot() -> ResultsSnapshot? {
         if let owner = results.query.source.owner, (try? realm.tableView(owner.table).contains(owner.key)) != true { return nil }
-        let list = observed.snapshot(results.keys, objects: { $0 }, in: realm)
+        let binding = try? realm.binding(for: Element.self)
         var order: KeptOrder?
-        if plan != nil, let binding = try? realm.binding(for: Element.self) { order = KeptOrder(binding) }
-        return ResultsSnapshot(list: list, order: order)
+        if plan != nil, let binding { order = KeptOrder(binding) }
+        return ResultsSnapshot(keys: results.keys, binding: binding.map(ObjectIdentifier.init), order: order)
     }
 
     func mayBeAffected(by changes: ChangeSet) -> Bool { ChangeChecker(changes, realm).touches(dependencies) }
 
     /// Per changed object when the kept order allows: a commit that changed objects of the
-    /// class none of which was or is in the result does not wake the observer.
+    /// class none of which was or is in the result does not wake the observer. With key
+    /// paths, a commit that changed a class on a watched link path in a watched column wakes
+    /// it (the objects linking to the changed ones are looked for by the delivery).
     func mayBeAffected(by changes: ChangeSet, from old: ResultsSnapshot?, anchor: ReadTransaction?) -> Bool {
         guard let old, let plan, let order = old.order, let (binding, table, changed) = applicable(old, changes, anchor) else {
             return mayBeAffected(by: changes)
         }
-        return (try? order.concerns(changed, table, keys: old.list.elements, plan, binding, anchor: anchor, in: realm)) ?? true
+        if case .properties(let entries) = observed.watch, WatchedChanges.linksMayCount(entries, binding, changes, in: realm) { return true }
+        return (try? order.concerns(changed, table, keys: old.keys, plan, binding, anchor: anchor, in: realm)) ?? true
     }
 
     /// The kept order, the binding, the table's changes and the changed keys, when `changes`
     /// can be applied to `old` in place. Not when:
     ///   - the query has no plan (`IncrementalPlan.init`: a collection as the source, a
-    ///     distinct, a filter or sort through a link), or the observation has key paths;
+    ///     distinct, a filter or sort through a link);
     ///   - the schema changed (another table binding);
-    ///   - another class the result depends on changed (a linked object can change the
-    ///     filter or count as a modification of the objects linking to it), or the class
-    ///     links to itself;
+    ///   - without key paths: another class the result depends on changed (a linked object
+    ///     can count as a modification of the objects linking to it, up to four links away),
+    ///     or the class links to itself;
+    ///   - with key paths: the version the result was kept at cannot be read (watched values
+    ///     are compared there; see `WatchedChanges`, which also says when links are followed);
     ///   - more than an eighth of the result changed (then the full comparison is cheaper);
-    ///   - the result is sorted and the version it was kept at cannot be read (a snapshot
-    ///     taken during a write, for skipped notifications).
+    ///   - the result is sorted and the version it was kept at cannot be read (brought there
+    ///     as a write began on a commit whose group sync was still running: RealmNotifier
+    ///     `ChangeSource.readableVersion`).
     /// Commits whose change sets are unknown (another process's, without history) never get
     /// here: `changes` is nil for them and the full comparison runs.
     private func applicable(_ old: ResultsSnapshot, _ changes: ChangeSet, _ anchor: ReadTransaction?) -> (TableBinding, TableChanges, [ObjectKey])? {
-        guard let plan, !linksToItself, let order = old.order, anchor != nil || !plan.isSorted,
+        guard let plan, let order = old.order, anchor != nil || !plan.isSorted,
               let binding = try? realm.binding(for: Element.self),
-              ObjectIdentifier(binding) == order.binding,
-              !ChangeChecker(changes, realm).touches(others) else { return nil }
+              ObjectIdentifier(binding) == order.binding else { return nil }
+        switch observed.watch {
+        case .everything:
+            guard !linksToItself, !ChangeChecker(changes, realm).touches(others) else { return nil }
+        case .properties:
+            guard anchor != nil else { return nil }
+        }
         let table = changes.tables[binding.table] ?? TableChanges()
-        let count = table.inserted.count + table.deleted.count + table.modified.count
-        guard count <= 16 || count * 8 <= old.list.elements.count else { return nil }
+        guard Self.isSmall(table.inserted.count + table.deleted.count + table.modified.count, of: old.keys.count) else { return nil }
         return (binding, table, KeptOrder.changedKeys(table))
     }
 
+    /// Whether `changed` objects are few enough against a result of `count` for the kept
+    /// order: beyond an eighth, the full comparison is cheaper.
+    private static func isSmall(_ changed: Int, of count: Int) -> Bool { changed <= 16 || changed * 8 <= count }
+
     func advance(_ old: inout ResultsSnapshot?, by changes: ChangeSet, anchor: ReadTransaction?) -> Advanced<CollectionDelta>? {
+        let advanced = advanceInPlace(&old, by: changes, anchor: anchor)
+        #if DEBUG
+        if advanced == nil, plan != nil { IncrementalDeliveries.recordFullComparison() }
+        #endif
+        return advanced
+    }
+
+    private func advanceInPlace(_ old: inout ResultsSnapshot?, by changes: ChangeSet, anchor: ReadTransaction?) -> Advanced<CollectionDelta>? {
         guard let plan, let (binding, table, changed) = old.flatMap({ applicable($0, changes, anchor) }), var snapshot = old,
               let order = snapshot.order else { return nil }
-        // Let go of the other copies so that the keys and sort values change in place.
+        // With key paths, which objects count as modified, read before anything moves.
+        let watched: WatchedChanges?
+        if case .properties(let entries) = observed.watch {
+            guard let anchor, let found = try? WatchedChanges(entries, binding, changes, anchor: anchor, in: realm),
+                  Self.isSmall(changed.count + found.throughLinks.count, of: snapshot.keys.count) else { return nil }
+            watched = found
+        } else {
+            watched = nil
+        }
+        // Let go of the other copies so that the keys change in place.
         old = nil
         snapshot.order = nil
         #if DEBUG
-        let before = snapshot.list.elements
+        let before = snapshot.keys
         #endif
-        let indices: CollectionIndices
+        var indices: CollectionIndices
         do {
-            indices = try order.apply(table, changed, to: &snapshot.list.elements, plan, binding, anchor: anchor, in: realm)
+            indices = try order.apply(table, changed, to: &snapshot.keys, plan, binding, anchor: anchor, in: realm) { key in
+                watched?.isModified(key) ?? table.modified.contains(key.value)
+            }
         } catch {
             // A read failed; the keys are as they were: the full comparison reads again.
             snapshot.order = order
             old = snapshot
             return nil
         }
+        if let watched, !watched.throughLinks.isEmpty {
+            // Objects that count through a link only: they did not change, so they stay where
+            // they are in the result, if they are in it.
+            let linkedOnly = watched.throughLinks.subtracting(changed)
+            let positions = order.positions(of: linkedOnly, in: snapshot.keys, plan, binding, in: realm)
+            indices.modifications = Array(Set(indices.modifications).union(positions)).sorted()
+        }
         snapshot.order = order
         old = snapshot
         #if DEBUG
-        verifyIncremental(from: before, to: snapshot.list.elements, indices, changes)
+        verifyIncremental(from: before, to: snapshot.keys, indices, changes, anchor: anchor)
         #endif
         guard !indices.isEmpty else { return .unchanged }
         var delta = CollectionDelta(old: [], new: [], modified: [], replaced: [])
@@ -189,12 +247,27 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
     }
 
     func delta(from old: ResultsSnapshot?, to new: ResultsSnapshot?, changes: ChangeSet?) -> CollectionDelta? {
+        delta(from: old, to: new, changes: changes, anchor: nil)
+    }
+
+    /// The full comparison. With key paths, the objects the change sets mark modified have
+    /// their watched values read at `anchor` and now; where `anchor` cannot be read (or the
+    /// schema changed since), a watched column set in the table counts
+    /// (`Watch.isModified(_:_:changedValues:_:)`).
+    func delta(from old: ResultsSnapshot?, to new: ResultsSnapshot?, changes: ChangeSet?, anchor: ReadTransaction?) -> CollectionDelta? {
         guard let old else { return nil }
         let owner = results.query.source.owner
         let gone = new == nil || owner.map { changes?.tables[$0.table]?.deleted.contains($0.key.value) == true } == true
-        let now = gone ? CollectionSnapshot(elements: []) : new?.list ?? CollectionSnapshot(elements: [])
-        return orderedDelta(from: old.list.mapElements(Value.link), to: now.mapElements(Value.link), observed, changes: changes, realm: realm,
-                            isFinal: gone)
+        let now = gone ? [] : new?.keys ?? []
+        var changedValues: Set<ObjectKey>?
+        if case .properties(let entries) = observed.watch, let changes, let anchor, let binding = try? realm.binding(for: Element.self),
+           old.binding == ObjectIdentifier(binding) {
+            changedValues = try? WatchedChangeReader(changes: changes, realm: realm).changedValues(binding, entries.map(\.index), anchor: anchor)
+        }
+        return orderedDelta(from: old.keys.map(Value.link), to: now.map(Value.link), of: Element.self, changes: changes, realm: realm,
+                            isFinal: gone) { binding, key, checker in
+            observed.watch.isModified(binding, key, changedValues: changedValues, checker)
+        }
     }
 
     func initialChange() -> RealmCollectionChange<Results<Element>> { .initial(results) }

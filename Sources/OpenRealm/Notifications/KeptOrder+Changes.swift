@@ -54,9 +54,12 @@ extension KeptOrder {
 
     /// Moves `keys` (the result as kept at `anchor`) to the realm's current state, given the
     /// table's `changes` since, and returns the positions to report. `changed`:
-    /// `changedKeys(changes)`. When a read fails it throws, with `keys` as they were.
+    /// `changedKeys(changes)`; `isModified`: whether a changed object that stays counts as
+    /// modified (for key paths, only when a watched property changed: WatchedChanges.swift).
+    /// When a read fails it throws, with `keys` as they were.
     func apply(_ changes: TableChanges, _ changed: [ObjectKey], to keys: inout [ObjectKey], _ plan: IncrementalPlan,
-               _ binding: TableBinding, anchor: ReadTransaction?, in realm: Realm) throws(StorageError) -> CollectionIndices {
+               _ binding: TableBinding, anchor: ReadTransaction?, in realm: Realm,
+               isModified: (ObjectKey) -> Bool) throws(StorageError) -> CollectionIndices {
         let evaluator = QueryEvaluator(realm: realm)
         let table = try realm.tableView(binding.table)
         let old = try anchor.map { (read) throws(StorageError) in SortValueReader(table: try read.table(binding.table), plan: plan, binding: binding, evaluator: evaluator) }
@@ -79,7 +82,7 @@ extension KeptOrder {
         }
 
         if objects.count == 1, let old = objects[0].oldIndex, objects[0].isIn, !objects[0].replaced {
-            return try Self.move(objects[0], from: old, in: &keys, plan, now, modified: changes.modified.contains(objects[0].key.value))
+            return try Self.move(objects[0], from: old, in: &keys, plan, now, modified: isModified(objects[0].key))
         }
 
         // 2. Take out every changed object that was in the result, from the back.
@@ -130,7 +133,7 @@ extension KeptOrder {
         var result = CollectionIndices(deletions: [], insertions: [], modifications: [])
         for (i, object) in objects.enumerated() {
             if stays.contains(i) {
-                if changes.modified.contains(object.key.value) { result.modifications.append(object.newIndex) }
+                if isModified(object.key) { result.modifications.append(object.newIndex) }
                 continue
             }
             if let old = object.oldIndex { result.deletions.append(old) }

@@ -20,6 +20,12 @@ import RealmStorage
 //      changed object that left or moved is a deletion at its old position, every one that
 //      arrived or moved an insertion at its new position. Staying objects the change sets
 //      mark modified are modifications at their new positions.
+//   4. With key paths, "modified" is narrower and reaches further: a staying changed object
+//      is a modification only when a watched property of its own changed (its watched values
+//      read at the anchor and now), and an object that did not change at all is one when it
+//      links, along a watched key path, to an object that counts (found backwards from the
+//      changed objects of the linked classes: WatchedChanges.swift). Such an object did not
+//      move; its position is found by its values now (a row read and a binary search).
 //
 // Sort values are read, not kept: where a changed object was comes from its values at the
 // version the kept order was taken at (the observation's anchor, a pinned read), where it goes
@@ -34,7 +40,8 @@ import RealmStorage
 // the full diff may pick the neighbour; both rebuild the new contents with as few moves.
 //
 // The full recomputation (`ResultsSubject.delta`) is used instead when the change sets cannot
-// say enough: see `ResultsSubject.advance(_:by:)`.
+// say enough, or when they name more than an eighth of the result: see
+// `ResultsSubject.applicable`.
 
 /// The sort values of one object: the first descriptor's value inline, as most sorts have one.
 struct SortValues {
@@ -170,5 +177,22 @@ struct KeptOrder {
         }
         let i = try position(of: key, values, in: keys, plan, old)
         return i < keys.count && keys[i] == key ? i : nil
+    }
+
+    /// The positions in `keys` (the result now) of those of `objects` that are in it, none of
+    /// which changed: each is where its values now put it (a row read and a binary search). A
+    /// read that fails leaves a look through the keys.
+    func positions(of objects: Set<ObjectKey>, in keys: [ObjectKey], _ plan: IncrementalPlan, _ binding: TableBinding,
+                   in realm: Realm) -> [Int] {
+        let evaluator = QueryEvaluator(realm: realm)
+        let now = (try? realm.tableView(binding.table)).map { SortValueReader(table: $0, plan: plan, binding: binding, evaluator: evaluator) }
+        return objects.compactMap { key in
+            guard let now else { return keys.firstIndex(of: key) }
+            do {
+                return try Self.index(of: key, in: keys, plan, old: now)
+            } catch {
+                return keys.firstIndex(of: key)
+            }
+        }
     }
 }

@@ -50,6 +50,9 @@ protocol ObservedSubject {
     /// What differs from `old` to `new`; nil when nothing worth reporting does. `changes` is nil
     /// when the change sets are unknown: everything present in both counts as modified.
     func delta(from old: Snapshot, to new: Snapshot, changes: ChangeSet?) -> Delta?
+    /// The same, for a subject that reads what its snapshot does not keep at `anchor`, the
+    /// version `old` was taken at (results with key paths read watched values there).
+    func delta(from old: Snapshot, to new: Snapshot, changes: ChangeSet?, anchor: ReadTransaction?) -> Delta?
     /// The change an observation reports first (collections only).
     func initialChange() -> Change
     func change(for delta: Delta) -> Change
@@ -70,6 +73,9 @@ enum Advanced<Delta> {
 extension ObservedSubject {
     func mayBeAffected(by changes: ChangeSet, from old: Snapshot, anchor: ReadTransaction?) -> Bool { mayBeAffected(by: changes) }
     func advance(_ old: inout Snapshot, by changes: ChangeSet, anchor: ReadTransaction?) -> Advanced<Delta>? { nil }
+    func delta(from old: Snapshot, to new: Snapshot, changes: ChangeSet?, anchor: ReadTransaction?) -> Delta? {
+        delta(from: old, to: new, changes: changes)
+    }
 }
 
 /// What changed between two snapshots.
@@ -171,7 +177,7 @@ class SubjectObservation<Subject: ObservedSubject>: ChangeObservation, @unchecke
             }
         }
         let new = subject.snapshot()
-        let delta = subject.delta(from: old, to: new, changes: changes)
+        let delta = subject.delta(from: old, to: new, changes: changes, anchor: anchor?.read)
         snapshot = new
         anchor = pin()
         if delta?.isFinal == true {

@@ -3,18 +3,23 @@ import RealmStorage
 // Debug builds check every delivery the kept order computed (KeptOrder.swift) against the
 // full recomputation, so that every notification test also tests the incremental path.
 
-/// Counts the deliveries that took the incremental path, for tests that must know it ran (debug
-/// builds only record). Each test counts its own (`withValue`): the deliveries of tests running
-/// beside it must not make it pass.
+/// Counts the deliveries that took the incremental path, and those of results that could have
+/// but compared in full, for tests that must know which ran (debug builds only record). Each
+/// test counts its own (`withValue`): the deliveries of tests running beside it must not make
+/// it pass.
 enum IncrementalDeliveries {
     final class Counter: @unchecked Sendable {
-        // @unchecked: `total` is only touched under `lock`.
+        // @unchecked: `total` and `full` are only touched under `lock`.
         private let lock = Mutex()
         private var total = 0
+        private var full = 0
 
         init() {}
         var count: Int { lock.withLock { total } }
+        /// Deliveries of results with a plan (KeptOrder.swift) that compared in full.
+        var fullComparisons: Int { lock.withLock { full } }
         func record() { lock.withLock { total += 1 } }
+        func recordFullComparison() { lock.withLock { full += 1 } }
     }
 
     /// The counter of the task computing the delivery (the observing realm's, during its
@@ -22,6 +27,7 @@ enum IncrementalDeliveries {
     @TaskLocal static var counter: Counter?
 
     static func record() { counter?.record() }
+    static func recordFullComparison() { counter?.recordFullComparison() }
 }
 
 #if DEBUG
@@ -29,13 +35,17 @@ extension ResultsSubject {
     /// Traps when the incremental delivery from `before` differs from what the full
     /// comparison reports: another result, a delta that does not rebuild it, other
     /// modifications, or a delivery where there is none (or none where there is one).
-    func verifyIncremental(from before: [ObjectKey], to after: [ObjectKey], _ indices: CollectionIndices, _ changes: ChangeSet) {
+    func verifyIncremental(from before: [ObjectKey], to after: [ObjectKey], _ indices: CollectionIndices, _ changes: ChangeSet,
+                           anchor: ReadTransaction?) {
         IncrementalDeliveries.record()
         let full = results.keys
         precondition(after == full, "incremental results: \(after.count) keys differ from the query's \(full.count)")
-        let old = ResultsSnapshot(list: CollectionSnapshot(elements: before), order: nil)
-        let new = ResultsSnapshot(list: CollectionSnapshot(elements: full), order: nil)
-        let expected = delta(from: old, to: new, changes: changes)
+        // With key paths the full comparison reads the watched values at the anchor, and judges
+        // objects linking to changed ones per object (ChangeChecker), not backwards.
+        let binding = (try? realm.binding(for: Element.self)).map(ObjectIdentifier.init)
+        let old = ResultsSnapshot(keys: before, binding: binding, order: nil)
+        let new = ResultsSnapshot(keys: full, binding: binding, order: nil)
+        let expected = delta(from: old, to: new, changes: changes, anchor: anchor)
         precondition((expected == nil) == indices.isEmpty, "incremental results: delivery \(indices) where the full diff has \(String(describing: expected.map { $0.indices() }))")
         guard let expected else { return }
         let (_, _, modifications) = expected.indices()

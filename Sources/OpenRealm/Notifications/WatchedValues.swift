@@ -1,14 +1,17 @@
 import RealmStorage
 
-// The values of watched properties, kept in snapshots.
+// The values of watched properties, compared between two versions.
 //
 // The change sets say per table which objects were modified and which columns were set, for
 // the whole table, not per object. With key paths an object counts as modified only when a
-// watched property changed, so observations with key paths keep the values of the watched
-// properties in their snapshots and compare them (ObjectSubject for one object, the
-// collection subjects for the objects among their elements): a column set on one object in a
-// commit does not make another object of the table count. Further along a key path, through
-// a link, the linked objects are judged by the change sets (ChangeChecker.swift).
+// watched property changed, so observations with key paths compare the values of the watched
+// properties: a column set on one object in a commit does not make another object of the
+// table count. Observations of one object, and of lists, sets, maps and linking objects, keep
+// those values in their snapshots (an object's few properties, a list's elements); observed
+// results keep none, and read the values of the objects the change sets mark modified at the
+// anchor and now (WatchedChanges.swift), so that a delivery costs what changed. Further along
+// a key path, through a link, the linked objects are judged by the change sets
+// (ChangeChecker.swift).
 
 /// The value of one watched property in a snapshot.
 enum PropertyState: Equatable {
@@ -45,7 +48,8 @@ struct WatchedProperties {
         return states
     }
 
-    private func states(of row: Row) throws(StorageError) -> [PropertyState] {
+    /// The values of `row`'s properties, at the version it was read at.
+    func states(of row: Row) throws(StorageError) -> [PropertyState] {
         try indexes.map { (index) throws(StorageError) -> PropertyState in
             let property = binding.schema.properties[index]
             if property.isComputed { return .computed }
@@ -72,6 +76,19 @@ extension Watch {
                     _ checker: ChangeChecker) -> Bool {
         guard case .properties(let entries) = self, let old, let new else { return checker.isModified(binding, key, self) }
         if old != new { return true }
+        return entries.contains { entry in
+            guard let linked = entry.linked else { return false }
+            return checker.linkedObjectIsModified(binding, key, binding.schema.properties[entry.index], linked)
+        }
+    }
+
+    /// Whether `key` counts as modified, given the objects of its table whose watched values
+    /// differ between the anchor and now (`changedValues`, WatchedChanges.swift; nil when the
+    /// old values cannot be read: then the change sets' rule decides, a watched column set in
+    /// the table), or along a key path through a link, a linked object counts as modified.
+    func isModified(_ binding: TableBinding, _ key: ObjectKey, changedValues: Set<ObjectKey>?, _ checker: ChangeChecker) -> Bool {
+        guard case .properties(let entries) = self, let changedValues else { return checker.isModified(binding, key, self) }
+        if changedValues.contains(key) { return true }
         return entries.contains { entry in
             guard let linked = entry.linked else { return false }
             return checker.linkedObjectIsModified(binding, key, binding.schema.properties[entry.index], linked)
