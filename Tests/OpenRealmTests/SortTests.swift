@@ -40,6 +40,10 @@ import Testing
                 if expected.count > 300 { #expect(lazy[300].id == expected[300], "\(property) \(ascending) at 300 \(context)") }
                 #expect(lazy.map(\.id) == expected, "\(property) \(ascending) \(context)")
                 #expect(Array(results.sorted(byKeyPath: property, ascending: ascending)).map(\.id) == expected, "\(property) \(ascending) enumerated \(context)")
+                // All at once, as an observation's `.initial` reads them (the radix sort).
+                let descriptors = [SortDescriptor(keyPath: property, ascending: ascending), "id"]
+                #expect(results.sorted(byKeyPath: property, ascending: ascending).keys == results.sorted(by: descriptors).keys,
+                        "\(property) \(ascending) all at once \(context)")
             }
         }
     }
@@ -55,6 +59,35 @@ import Testing
             // Inside a write: changed leaves hold values, not blocks.
             for object in all.filter("id < 100") { object.string = "abcdefghZ" }
             Self.check(all, "in a write")
+        }
+    }
+
+    /// Values spread over every byte of their sort keys (negative and positive integers and
+    /// doubles of any size, dates a century apart), so that the radix sort's every digit
+    /// counts, with runs of equal values kept in key order.
+    @Test func sortingWideValuesAllAtOnceMatchesThePerObjectSort() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: folder.configuration([EveryOptionalScalar.self]))
+        var random = SeededRandom(seed: 5)
+        try realm.write {
+            for id in 0..<5_000 {
+                let repeated = id % 7 == 0
+                realm.create(EveryOptionalScalar.self, value: [
+                    "id": id,
+                    "int": repeated ? 42 : Int.random(in: Int.min...Int.max, using: &random),
+                    "double": repeated ? -1.0 : Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &random) & ~(0x7FF << 52))
+                        * (Bool.random(using: &random) ? 1e300 : -1e-300),
+                    "date": Date(timeIntervalSince1970: repeated ? 0 : Double(Int.random(in: -3_000_000_000...3_000_000_000, using: &random))),
+                    "string": repeated ? "same prefix \(id % 3)" : String(UInt64.random(in: 0...UInt64.max, using: &random), radix: 36),
+                ])
+            }
+        }
+        let all = realm.objects(EveryOptionalScalar.self)
+        for property in ["int", "double", "date", "string"] {
+            for ascending in [true, false] {
+                let descriptors = [SortDescriptor(keyPath: property, ascending: ascending), "id"]
+                #expect(all.sorted(byKeyPath: property, ascending: ascending).keys == all.sorted(by: descriptors).keys, "\(property) \(ascending)")
+            }
         }
     }
 }

@@ -131,6 +131,13 @@ final class LazySort {
         guard take > 0 else { return }
         let start = sorted
         entries.withUnsafeMutableBufferPointer { all in
+            if start == 0 && take * 4 >= all.count {
+                // Most of it, and the entries are still in position order: sort them all by
+                // their digits (stable), then only ties of prefixes by their full values.
+                radixSort(all)
+                if !exact { sortTies(all) }
+                return
+            }
             if take * 4 >= all.count - start {
                 // Most of what is left: sort it all.
                 var tail = UnsafeMutableBufferPointer(rebasing: all[start...])
@@ -149,6 +156,62 @@ final class LazySort {
             heap.sort(by: before)
         }
         sorted = take * 4 >= keys.count - start ? keys.count : target
+    }
+
+    /// Sorts `entries`, which are in position order, by rank then prefix, keeping position
+    /// order among equals: a least-significant-digit radix sort, a byte at a time (the
+    /// prefix's eight, then the rank's low byte, which orders the three ranks and their
+    /// complements alike), skipping the bytes all entries share. A million entries sort in a
+    /// few passes over 24 MB instead of twenty million calls of `before`.
+    private func radixSort(_ entries: UnsafeMutableBufferPointer<Entry>) {
+        let n = entries.count
+        guard n > 1 else { return }
+        let digits = 9
+        var counts = [Int](repeating: 0, count: digits * 256)
+        counts.withUnsafeMutableBufferPointer { counts in
+            for entry in entries {
+                for d in 0..<8 { counts[d * 256 + Int(truncatingIfNeeded: (entry.prefix >> (8 * UInt64(d))) & 0xFF)] += 1 }
+                counts[8 * 256 + Int(truncatingIfNeeded: entry.rank & 0xFF)] += 1
+            }
+        }
+        let spare = UnsafeMutableBufferPointer<Entry>.allocate(capacity: n)
+        defer { spare.deallocate() }
+        var source = entries, target = spare
+        for d in 0..<digits {
+            let histogram = counts[(d * 256)..<(d * 256 + 256)]
+            if histogram.contains(n) { continue }
+            var offsets = [Int](repeating: 0, count: 256)
+            var sum = 0
+            for (i, count) in histogram.enumerated() {
+                offsets[i] = sum
+                sum += count
+            }
+            offsets.withUnsafeMutableBufferPointer { offsets in
+                for entry in source {
+                    let digit = d == 8 ? entry.rank : entry.prefix >> (8 * UInt64(d))
+                    let bucket = Int(truncatingIfNeeded: digit & 0xFF)
+                    (target.baseAddress! + offsets[bucket]).initialize(to: entry)
+                    offsets[bucket] += 1
+                }
+            }
+            swap(&source, &target)
+        }
+        if source.baseAddress != entries.baseAddress { _ = entries.update(fromContentsOf: source) }
+    }
+
+    /// After `radixSort`, sorts each run of values whose prefixes are equal (strings sharing
+    /// their first eight bytes, dates their seconds) by `before`.
+    private func sortTies(_ entries: UnsafeMutableBufferPointer<Entry>) {
+        var start = 0
+        while start < entries.count {
+            var end = start + 1
+            while end < entries.count && entries[end].rank == entries[start].rank && entries[end].prefix == entries[start].prefix { end += 1 }
+            if end - start > 1 {
+                var run = UnsafeMutableBufferPointer(rebasing: entries[start..<end])
+                run.sort(by: before)
+            }
+            start = end
+        }
     }
 
     private func siftDown(_ h: UnsafeMutableBufferPointer<Entry>, _ start: Int) {
