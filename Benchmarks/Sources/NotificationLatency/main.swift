@@ -7,7 +7,7 @@
 // ValueObservation's first value against `.initial` (GRDBInitial.swift).
 //
 //   swift run -c release --package-path Benchmarks NotificationLatency [--rows N] [--updates N]
-//       [--observers N --seconds S]   (ManyObservers.swift)
+//       [--observers N --seconds S --rounds R]   (ManyObservers.swift)
 
 import Foundation
 import OpenRealm
@@ -21,6 +21,7 @@ final class Item: Object {
 var rows = 1_000_000
 var updates = 200
 var observers = 0
+var rounds = 3
 var seconds = 10.0
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
@@ -28,6 +29,7 @@ while let argument = arguments.next() {
     case "--rows": rows = Int(arguments.next()!)!
     case "--updates": updates = Int(arguments.next()!)!
     case "--observers": observers = Int(arguments.next()!)!
+    case "--rounds": rounds = Int(arguments.next()!)!
     case "--seconds": seconds = Double(arguments.next()!)!
     default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
     }
@@ -123,7 +125,7 @@ let writer = Writer(configuration)
 }
 
 if observers > 0 {
-    runManyObservers(observers, seconds: seconds, rows: rows, configuration)
+    runManyObservers(observers, seconds: seconds, rows: rows, rounds: rounds, configuration)
     exit(0)
 }
 
