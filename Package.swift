@@ -10,6 +10,9 @@ let package = Package(
         // own so that OpenRealm itself depends on nothing.
         .library(name: "OpenRealmServer", targets: ["OpenRealmServer"]),
         .executable(name: "openrealm", targets: ["openrealm"]),
+        // A low-level facade over the storage engine for the benchmarks (Benchmarks/), a module
+        // of its own so that the OpenRealm module users import does not carry it. Not user API.
+        .library(name: "_OpenRealmEngine", targets: ["_OpenRealmEngine"]),
     ],
     dependencies: [
         // swift-docc-plugin only for `swift package generate-documentation` (scripts/build-docs.sh);
@@ -33,6 +36,7 @@ let package = Package(
             dependencies: ["CLZ4", "CStorageSupport"]
         ),
         .target(name: "OpenRealm", dependencies: ["RealmStorage", "CSwiftRuntime"]),
+        .target(name: "_OpenRealmEngine", dependencies: ["RealmStorage", "OpenRealm"]),
         .target(
             name: "OpenRealmServer",
             dependencies: [
@@ -44,7 +48,7 @@ let package = Package(
         ),
         .executableTarget(name: "openrealm", dependencies: ["RealmStorage", "OpenRealm"]),
         .testTarget(name: "RealmStorageTests", dependencies: ["RealmStorage"], exclude: ["Golden"]),
-        .testTarget(name: "OpenRealmTests", dependencies: ["OpenRealm", "RealmStorage"]),
+        .testTarget(name: "OpenRealmTests", dependencies: ["OpenRealm", "RealmStorage", "_OpenRealmEngine"]),
         .testTarget(
             name: "OpenRealmServerTests",
             dependencies: [

@@ -21,7 +21,7 @@ let package = Package(
         .target(
             name: "EngineWorkloads",
             dependencies: [
-                .product(name: "OpenRealm", package: "OpenRealm"),
+                .product(name: "_OpenRealmEngine", package: "OpenRealm"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -91,6 +91,7 @@ let package = Package(
             dependencies: [
                 "EngineWorkloads",
                 .product(name: "OpenRealm", package: "OpenRealm"),
+                .product(name: "_OpenRealmEngine", package: "OpenRealm"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@_spi(Engine) @testable import OpenRealm
+@testable import OpenRealm
+@testable import _OpenRealmEngine
 
 @Suite(.childProcesses) struct MigrationTests {
     static func seed(_ folder: TestFolder, names: [String] = ["Rex", "Fido", "Bo"]) throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@_spi(Engine) @testable import OpenRealm
+@testable import OpenRealm
+import _OpenRealmEngine
 
 // Every property type, alone, optional and in every collection, written with its extremes,
 // closed, reopened and read back; then rewritten with other values through the reopened

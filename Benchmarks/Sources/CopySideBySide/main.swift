@@ -18,7 +18,9 @@
 import EngineWorkloads
 import Foundation
 import GRDB
-@_spi(Engine) import OpenRealm
+import OpenRealm
+// A compressed copy's cache counts (`Realm.compressedCounts`).
+import _OpenRealmEngine
 
 final class Person: Object {
     @Persisted(primaryKey: true) var id = 0

@@ -1,7 +1,7 @@
-// OpenRealm through the engine SPI: the storage engine without the object layer. The SPI
-// types stay `package` here: they are not this library's to publish.
+// OpenRealm through the engine facade (`_OpenRealmEngine`): the storage engine without the
+// object layer. The facade's types stay `package` here: they are not this library's to publish.
 
-@_spi(Engine) import OpenRealm
+import _OpenRealmEngine
 
 public final class OpenRealmEngine: BenchmarkEngine {
     public static let name = "OpenRealm"

@@ -25,7 +25,9 @@ import RealmStorage
 public final class Realm {
     /// The configuration the realm was opened with.
     public let configuration: Configuration
-    let store: Store
+    /// `package` so that the engine facade (`_OpenRealmEngine`) can read a compressed copy's
+    /// cache counts.
+    package let store: Store
     /// The version the realm reads, pinned; nil after `invalidate()` until the realm reads
     /// again (`readTransaction`).
     private var pinnedRead: ReadTransaction?

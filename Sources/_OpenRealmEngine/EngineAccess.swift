@@ -3,25 +3,29 @@
 // The engine (`RealmStorage`) shows its API with `package` access only, so nothing outside
 // this package can reach it. Benchmarks live in their own package (`Benchmarks/`, so the
 // library never depends on a benchmark harness or a peer database) and need to drive the
-// engine without the object layer on top. This file re-exports just enough of it under
-// `@_spi(Engine)`: open a file, run write transactions, read a snapshot, verify.
+// engine without the object layer on top. This module re-exports just enough of it: open a
+// file, run write transactions, read a snapshot, verify.
 //
 // This is not the user API. It has no schema of objects, no notifications, no async, and
-// it may change with the engine at any time. Reach it with `@_spi(Engine) import OpenRealm`.
+// it may change with the engine at any time. It is a module and product of its own
+// (`_OpenRealmEngine`, underscored as not for users) so that the `OpenRealm` module users
+// import does not carry it; reach it with `import _OpenRealmEngine`. Its declarations are
+// plainly `public`: the separate module, not an `@_spi` label, keeps them out of the user's
+// way. What it needs of `OpenRealm` (a realm's store) is `package`.
 //
 // Conversions between the public mirror types and the engine's own are plain switches;
 // hot paths (`insert`, `readRow(_:into:)`) reuse buffers so a benchmark measures the engine,
 // not this wrapper.
 
+import OpenRealm
 import RealmStorage
 
 // MARK: - Errors
 
-/// A failure reported by the storage engine, as seen through the engine SPI.
+/// A failure reported by the storage engine, as seen through this facade.
 ///
 /// `code` is the engine's error code (`invalidArgument`, `duplicateKey`, `ioFailure`, …);
 /// `message` says what went wrong.
-@_spi(Engine)
 public struct EngineError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The engine's error code, e.g. `"duplicateKey"`.
     public var code: String
@@ -48,7 +52,6 @@ public struct EngineError: Error, Sendable, Equatable, CustomStringConvertible {
 // MARK: - Values and columns
 
 /// One stored value: the public mirror of the engine's `Value`.
-@_spi(Engine)
 public enum EngineValue: Hashable, Sendable {
     case null
     case int(Int64)
@@ -105,7 +108,6 @@ public enum EngineValue: Hashable, Sendable {
 }
 
 /// The scalar type of a column.
-@_spi(Engine)
 public enum EngineColumnType: Sendable, Hashable {
     case int, bool, float, double, string, binary, timestamp
     /// A link to an object of the table `target`.
@@ -113,7 +115,6 @@ public enum EngineColumnType: Sendable, Hashable {
 }
 
 /// The identity of a table in the file; stable across renames.
-@_spi(Engine)
 public struct EngineTableID: Hashable, Sendable, CustomStringConvertible {
     public var rawValue: UInt32
     public init(rawValue: UInt32) { self.rawValue = rawValue }
@@ -125,7 +126,6 @@ public struct EngineTableID: Hashable, Sendable, CustomStringConvertible {
 /// The description of one column for `EngineWriteTransaction.createTable`.
 ///
 /// Only scalar columns: list columns exist in the engine but are not offered here.
-@_spi(Engine)
 public struct EngineColumn: Hashable, Sendable {
     public var name: String
     public var type: EngineColumnType
@@ -161,7 +161,6 @@ public struct EngineColumn: Hashable, Sendable {
 }
 
 /// How commits reach the disk.
-@_spi(Engine)
 public enum EngineDurability: Sendable, Hashable {
     /// One sync per commit, before the commit returns.
     case full
@@ -172,7 +171,6 @@ public enum EngineDurability: Sendable, Hashable {
 }
 
 /// What `EngineStore.verify()` walked.
-@_spi(Engine)
 public struct EngineVerifyReport: Sendable, Hashable {
     public var version: UInt64
     public var tables: Int
@@ -187,11 +185,11 @@ public struct EngineVerifyReport: Sendable, Hashable {
 
 /// An open realm file, driven directly through the storage engine.
 ///
-/// A low-level SPI for tools and benchmarks, not the user API: no object schema, no
+/// A low-level facade for tools and benchmarks, not the user API: no object schema, no
 /// notifications. One store is shared by every opener of the same path in this process.
 ///
 /// ```swift
-/// @_spi(Engine) import OpenRealm
+/// import _OpenRealmEngine
 ///
 /// let store = try EngineStore(path: "/tmp/bench.realm", durability: .full)
 /// let items = try store.write { tx in
@@ -200,7 +198,6 @@ public struct EngineVerifyReport: Sendable, Hashable {
 /// let key = try store.write { tx in try tx.insert(items, values: [.int(7)]) }
 /// let values = try store.read().row(table: items, key: key)   // [.int(7)]
 /// ```
-@_spi(Engine)
 public final class EngineStore: Sendable {
     let store: Store
 
@@ -286,7 +283,6 @@ public final class EngineStore: Sendable {
 /// The write transaction inside `EngineStore.write`. Reads see its own changes.
 ///
 /// Not thread-safe: use it from the closure that received it.
-@_spi(Engine)
 public final class EngineWriteTransaction {
     let transaction: WriteTransaction
     /// Reused by `insert` so that converting a row allocates nothing once warmed up: the
@@ -388,7 +384,6 @@ public final class EngineWriteTransaction {
 // MARK: - Snapshot
 
 /// A pinned, immutable version of the file. Safe to share between threads.
-@_spi(Engine)
 public final class EngineSnapshot: Sendable {
     let transaction: ReadTransaction
 
@@ -438,7 +433,6 @@ public final class EngineSnapshot: Sendable {
 /// Reads objects of one table of a snapshot. Keeps the snapshot alive.
 ///
 /// Hold it in a `var`: `readRow(_:into:)` reuses a buffer stored in the reader.
-@_spi(Engine)
 public struct EngineTableReader {
     // The view reads straight from the snapshot's mapping, which stays valid while the
     // snapshot (held here) pins its version.
@@ -500,7 +494,6 @@ public struct EngineTableReader {
 // MARK: - Compressed copies
 
 /// What the cache of an LZ4-compressed copy has done (Compressed/FaultRegion.swift).
-@_spi(Engine)
 public struct EngineCompressedCounts: Sendable, Equatable {
     /// Whether blocks are decompressed on demand (false: the copy was inflated at open, and
     /// `fallbackReason` says why).
@@ -516,7 +509,6 @@ public struct EngineCompressedCounts: Sendable, Equatable {
 
 extension Realm {
     /// For a realm opened from an LZ4-compressed copy, what its cache has done; nil otherwise.
-    @_spi(Engine)
     public var compressedCounts: EngineCompressedCounts? {
         store.compressedCounts.map {
             EngineCompressedCounts(onDemand: $0.onDemand, fallbackReason: $0.fallbackReason, budget: $0.budget, peakResident: $0.peakResident, installs: $0.installs, damaged: $0.damaged)
