@@ -71,6 +71,9 @@ public final class Realm {
     /// For a frozen realm: the live realm `thaw()` gives when called on its thread (the realm
     /// that was frozen, or the last one thawing opened).
     weak var thawTarget: Realm?
+    /// What the realm must undo of its objects when a write, or a part of one, does not
+    /// commit (WriteUndoLedger.swift).
+    let undoLedger = WriteUndoLedger()
 
     /// Opens the default realm (`Realm.Configuration.defaultConfiguration`).
     public convenience init(isolation: isolated (any Actor)? = #isolation) throws {
@@ -614,7 +617,7 @@ public final class Realm {
     func didBegin(_ transaction: WriteTransaction) {
         writeTransaction = transaction
         writeFailure = nil
-        addsBeforeWrite = addCount
+        undoLedger.writeBegan()
         frozenCache = nil
         views = [:]
         generation += 1
@@ -675,8 +678,7 @@ public final class Realm {
     /// would call realm blocks inside the write and forget what its `withoutNotifying`
     /// prepared.
     func didCommit(_ committed: VersionID) {
-        answeredWrites += 1
-        releaseSettledProvisionalObjects()
+        undoLedger.commitSucceeded()
         guard writeTransaction == nil else { return }
         moveToNewestVersion()
         notifier?.didCommit(committed)
@@ -687,10 +689,8 @@ public final class Realm {
     /// realm may begin its next write meanwhile.
     struct EndingWrite {
         let transaction: WriteTransaction
-        let deleted: [ObjectBase]
+        let undo: WriteUndoLedger.EndedWrite
         let indexChanges: [(table: TableKey, column: String, indexed: Bool)]
-        /// The numbers of the adds the write made (`nextAddNumber`), if any.
-        let adds: ClosedRange<Int>?
     }
 
     func endWrite() throws(Realm.Error) -> EndingWrite {
@@ -709,13 +709,10 @@ public final class Realm {
             throw failure
         }
         // Every pending index change is made in this transaction (see `scheduleIndexChanges`).
-        let ending = EndingWrite(transaction: transaction, deleted: deletedInWrite, indexChanges: pendingIndexChanges,
-                                 adds: adds(since: addsBeforeWrite))
-        endedWrites += 1
+        let ending = EndingWrite(transaction: transaction, undo: undoLedger.writeEnded(), indexChanges: pendingIndexChanges)
         writeTransaction = nil
         // The realm reads its read version again.
         generation += 1
-        deletedInWrite.removeAll()
         pendingIndexChanges.removeAll()
         return ending
     }
@@ -724,9 +721,7 @@ public final class Realm {
     /// The failure is logged.
     func commitFailed(_ ending: EndingWrite, _ error: Swift.Error) {
         Self.logFailure(error, of: "committing to", configuration)
-        answeredWrites += 1
-        for managed in ending.deleted { managed.wasDeleted = false }
-        undoAdds(ending.adds)
+        undoLedger.commitFailed(ending.undo)
         pendingIndexChanges = ending.indexChanges + pendingIndexChanges
         // A write that began meanwhile (on a realm of an actor, while this commit synced)
         // takes them on; otherwise the next write does.
@@ -748,114 +743,24 @@ public final class Realm {
         bindings = bindings.filter { binding in tables.contains { $0.key == binding.value.table } }
     }
 
-    // Objects inserted by a write that does not commit. Their keys are free again (a later
-    // insert takes the table's next key, and a cancelled write that created the table frees
-    // its key too), so such an object must read as deleted, not as whatever gets its key next.
-    // Each insert through `add` is numbered, and the numbers of the adds of a write that was
-    // cancelled, failed to commit, or was rolled back to a savepoint are kept as ranges: an
-    // object asks whether its number is in one (`ObjectBase.wasDeleted`). A number is a
-    // counter's step per add, where remembering the objects would keep every object a bulk
-    // load adds alive until its commit.
-
-    /// Adds inserted through this realm so far (`nextAddNumber`).
-    private var addCount = 0
-    /// `addCount` when the open write transaction began.
-    private var addsBeforeWrite = 0
-    /// The numbers of adds whose write did not commit.
-    private var undoneAdds = KeyRanges()
-
-    /// The number of the add about to be made.
-    func nextAddNumber() -> Int {
-        addCount += 1
-        return addCount
-    }
-
-    /// Whether the add numbered `number` was undone.
-    func addWasUndone(_ number: Int) -> Bool {
-        undoneAdds.contains(Int64(number))
-    }
-
-    /// The numbers of the adds made since `addCount` was `count`; nil when none was.
-    private func adds(since count: Int) -> ClosedRange<Int>? {
-        addCount > count ? (count + 1)...addCount : nil
-    }
-
-    /// Records that the adds numbered `adds` were undone. Failed commits may be reported
-    /// after later writes were undone: the ranges merge in order either way.
-    private func undoAdds(_ adds: ClosedRange<Int>?) {
-        guard let adds else { return }
-        undoneAdds.insert(Int64(adds.lowerBound)...Int64(adds.upperBound))
-    }
-
-    // Objects that became managed for a row that may still go away: a row the open write
-    // inserted, read back or updated through `add(_:update:)`, or any row read inside a write
-    // while one of this realm's commits is not yet durable (that write builds on it, and fails
-    // with it). They are not numbered like adds: a number cannot tell whether the row was
-    // inserted before or after a savepoint. Instead, each undo (a cancel, a rollback to a
-    // savepoint, a failed commit) looks at them once it is done and marks deleted those whose
-    // row is gone. Each is held only until the commits it depends on are durable (a realm's
-    // commits are answered in order), and never a bulk load's adds: a busy actor's realm,
-    // always with a commit in flight, holds just the objects of its last few commits.
-
-    /// Objects that may lose their row to an undo, each with the count of this realm's commits
-    /// that must be durable for it to be safe (see above).
-    private var provisionalObjects: [(object: ObjectBase, safeAfter: Int)] = []
-    /// Commits of this realm written (`endWrite`), and answered (`didCommit` or
-    /// `commitFailed`), since it opened.
-    private var endedWrites = 0
-    private var answeredWrites = 0
-
-    /// How many objects the realm holds as provisional (for tests).
-    var provisionalObjectCount: Int { provisionalObjects.count }
-
-    /// Holds `object` until its row is surely kept, when an undo may still take it away.
+    /// Holds `object`, just made managed, until its row is surely kept, when an undo may
+    /// still take it away (WriteUndoLedger.swift, provisional objects).
     func trackIfProvisional(_ object: ObjectBase) {
         guard let writeTransaction else { return }
-        if writeTransaction.inserted(object.table, object.key) {
-            // Safe once the open write's own commit is durable.
-            provisionalObjects.append((object, endedWrites + 1))
-        } else if answeredWrites < endedWrites {
-            provisionalObjects.append((object, endedWrites))
-        }
+        undoLedger.recordIfProvisional(object, insertedByOpenWrite: writeTransaction.inserted(object.table, object.key))
     }
 
     /// After an undo: marks deleted the provisional objects whose row is gone.
     private func reviewProvisionalObjects() {
-        guard !provisionalObjects.isEmpty else { return }
-        provisionalObjects.removeAll { entry in
-            guard !entry.object.wasDeleted else { return true }
-            if (try? tableView(entry.object.table).contains(entry.object.key)) != true {
-                entry.object.wasDeleted = true
-                return true
-            }
-            return false
-        }
+        undoLedger.reviewProvisionalObjects { object in (try? tableView(object.table).contains(object.key)) == true }
     }
 
-    /// After a commit is durable: lets go of the objects that only depended on it and those
-    /// before it.
-    private func releaseSettledProvisionalObjects() {
-        guard !provisionalObjects.isEmpty else { return }
-        provisionalObjects.removeAll { $0.safeAfter <= answeredWrites }
-    }
-
-    /// The objects deleted through this realm in the open write transaction: they read as
-    /// deleted at once, and again as live if the transaction does not commit.
-    private(set) var deletedInWrite: [ObjectBase] = []
+    /// How many objects the realm holds as provisional (for tests).
+    var provisionalObjectCount: Int { undoLedger.provisionalObjectCount }
 
     /// The first data error of the open write (Realm+WriteFailure.swift): the write throws it
     /// instead of committing.
     var writeFailure: Realm.Error?
-
-    func markDeleted(_ managed: ObjectBase) {
-        managed.wasDeleted = true
-        deletedInWrite.append(managed)
-    }
-
-    private func undoDeletionMarks() {
-        for managed in deletedInWrite { managed.wasDeleted = false }
-        deletedInWrite.removeAll()
-    }
 
     /// Discards the open write transaction.
     public func cancelWrite() {
@@ -867,8 +772,7 @@ public final class Realm {
         writeFailure = nil
         generation += 1
         transaction.rollback()
-        undoDeletionMarks()
-        undoAdds(adds(since: addsBeforeWrite))
+        undoLedger.writeCancelled()
         moveToNewestVersion()
         notifier?.didMove()
         // Tables created in the cancelled transaction no longer exist.
@@ -880,15 +784,14 @@ public final class Realm {
     /// shared by several (RealmActor), see WriteTransaction+Savepoint.swift.
     struct WriteSavepoint {
         let engine: WriteTransaction.Savepoint
-        let deletedCount: Int
+        let undo: WriteUndoLedger.Savepoint
         let bindings: [ObjectIdentifier: TableBinding]
-        let addCount: Int
     }
 
     func savepoint() throws(Realm.Error) -> WriteSavepoint {
         let transaction = requireWriteTransaction("take a savepoint")
         let engineSavepoint = try engine { () throws(StorageError) in try transaction.savepoint() }
-        return WriteSavepoint(engine: engineSavepoint, deletedCount: deletedInWrite.count, bindings: bindings, addCount: addCount)
+        return WriteSavepoint(engine: engineSavepoint, undo: undoLedger.savepoint(), bindings: bindings)
     }
 
     func releaseSavepoint(_ savepoint: WriteSavepoint) {
@@ -906,9 +809,7 @@ public final class Realm {
         // A failure recorded since the savepoint is the undone part's (WriteBatch throws it to
         // its caller); one from before would have ended the parts before it.
         writeFailure = nil
-        for managed in deletedInWrite[savepoint.deletedCount...] { managed.wasDeleted = false }
-        deletedInWrite.removeSubrange(savepoint.deletedCount...)
-        undoAdds(adds(since: savepoint.addCount))
+        undoLedger.rollBack(to: savepoint.undo)
         bindings = savepoint.bindings
         views = [:]
         generation += 1
