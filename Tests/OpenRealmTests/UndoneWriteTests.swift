@@ -7,7 +7,7 @@ import Testing
 /// Objects of rows that a write inserted and then did not keep (the write was cancelled, its
 /// commit failed, or it was rolled back to a savepoint) read as invalidated, as in Realm. Their
 /// keys are free again: a later write's objects take them, and a stale object must neither
-/// read nor write those (Realm.swift, `undoneAdds` and the provisional objects).
+/// read nor write those (WriteUndoLedger.swift: the undone adds and the provisional objects).
 @Suite(.childProcesses) struct UndoneWriteTests {
     /// Objects added in a write that was cancelled are invalidated, as in Realm: a later write
     /// reuses their keys (and the table's key, when the cancelled write created the table), and

@@ -188,7 +188,7 @@ open class ObjectBase {
     /// Set when this object was deleted through its realm. An integer primary key is the
     /// object's key, so a new object with the same key could otherwise answer for this one.
     @exclusivity(unchecked) private final var markedDeleted = false
-    /// For an object `add` inserted: the realm's number of that add (`Realm.nextAddNumber`);
+    /// For an object `add` inserted: the realm's number of that add (`WriteUndoLedger.nextAddNumber`);
     /// 0 for one read from the file.
     @exclusivity(unchecked) final var addNumber = 0
 
@@ -196,7 +196,7 @@ open class ObjectBase {
     /// not commit (cancelled, failed, or rolled back to a savepoint before the add): a later
     /// write reuses its key, and this object must not read the object that gets it.
     final var wasDeleted: Bool {
-        get { markedDeleted || (addNumber != 0 && _realm.unsafelyUnwrapped.addWasUndone(addNumber)) }
+        get { markedDeleted || (addNumber != 0 && _realm.unsafelyUnwrapped.undoLedger.addWasUndone(addNumber)) }
         set { markedDeleted = newValue }
     }
 

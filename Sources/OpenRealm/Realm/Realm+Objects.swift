@@ -122,7 +122,7 @@ extension Realm {
         // The values move into the table: the strings among them are not retained again.
         let key = try engine { () throws(StorageError) in try transaction.insert(binding.table, taking: &values) }
         object.becomeManaged(realm: self, binding: binding, key: key)
-        object.addNumber = nextAddNumber()
+        object.addNumber = undoLedger.nextAddNumber()
         schema.markManaged(object)
         for list in lists where !list.value.elements!.isEmpty {
             let elements = list.value.elements!.map { resolveLink($0, update: update) }
@@ -306,7 +306,7 @@ extension Realm {
             failWrite(error, "Cannot delete \(managed.schema.className)")
             return
         }
-        markDeleted(managed)
+        undoLedger.recordDeletion(managed)
     }
 
     /// Deletes the embedded objects an object owns (they go with it).

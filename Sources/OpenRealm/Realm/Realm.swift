@@ -42,7 +42,7 @@ public final class Realm {
     private var lastBinding: TableBinding?
     /// Index additions (true) and removals (false) that bound classes ask of the file and
     /// that no committed write of this realm has made yet (see `scheduleIndexChanges`).
-    private var pendingIndexChanges: [(table: TableKey, column: String, indexed: Bool)] = []
+    private(set) var pendingIndexChanges: [(table: TableKey, column: String, indexed: Bool)] = []
     /// Table views of the current read version, by table (rebuilt when the version moves).
     private var views: [TableKey: TableView] = [:]
     /// Changes whenever what the realm reads may have changed (a refresh, a write beginning or
@@ -56,8 +56,9 @@ public final class Realm {
     /// The thread, actor or dispatch queue this realm belongs to (Confinement.swift).
     let confinement: Confinement
     /// For a realm on an actor or a dispatch queue: how work reaches it from elsewhere
-    /// (async write callbacks, autorefresh; RealmContext.swift).
-    private(set) var context: RealmContext?
+    /// (async write callbacks, autorefresh; RealmContext.swift). Set once, when opening is
+    /// done (Realm+Open.swift).
+    var context: RealmContext?
     /// The async writes of the callback family (Realm+AsyncWriteCallbacks.swift).
     var asyncWrites = AsyncWriteState()
     /// The observers of this realm's changes, once something observes it (RealmNotifier.swift).
@@ -73,108 +74,18 @@ public final class Realm {
     /// For a frozen realm: the live realm `thaw()` gives when called on its thread (the realm
     /// that was frozen, or the last one thawing opened).
     weak var thawTarget: Realm?
+    /// What the realm must undo of its objects when a write, or a part of one, does not
+    /// commit (WriteUndoLedger.swift).
+    let undoLedger = WriteUndoLedger()
 
-    /// Opens the default realm (`Realm.Configuration.defaultConfiguration`).
-    public convenience init(isolation: isolated (any Actor)? = #isolation) throws {
-        try self.init(configuration: .defaultConfiguration, isolation: isolation)
-    }
-
-    /// Opens the realm file at `fileURL` with the default configuration's other settings.
-    public convenience init(fileURL: URL, isolation: isolated (any Actor)? = #isolation) throws {
-        var configuration = Configuration.defaultConfiguration
-        configuration.fileURL = fileURL
-        configuration.inMemoryIdentifier = nil
-        try self.init(configuration: configuration, isolation: isolation)
-    }
-
-    /// Opens a realm, confined to the calling actor (`isolation`), or to the calling thread
-    /// when called outside any actor (Confinement.swift).
-    ///
-    /// As in Realm, model classes that only add or drop `@Persisted(indexed: true)` need no
-    /// migration: the indexes change when the realm opens (or, for classes not listed in
-    /// `objectTypes`, with the first write after the class is first used). A read-only realm
-    /// leaves the file as it is and reads without the new indexes.
-    ///
-    /// - Throws: `Realm.Error`: `fileNotFound` (read-only and missing), `invalidDatabase`,
-    ///   `fileCorrupted`, `incompatibleLockFile` (another process opened it with a different
-    ///   lock file layout, or has it open through a lock file deleted or replaced since),
-    ///   `schemaMismatch`, `invalidSchema`,
-    ///   `unsupported` (an encryption key), `readOnly` (an LZ4-compressed copy opened without
-    ///   `readOnly`).
-    public convenience init(configuration: Configuration, isolation: isolated (any Actor)? = #isolation) throws {
-        try self.init(configuration: configuration, confinement: .of(isolation))
-    }
-
-    /// Opens a realm confined to `confinement`; a failure is logged (Logger.swift) and thrown.
-    convenience init(configuration: Configuration, confinement: Confinement) throws {
-        do {
-            try self.init(opening: configuration, confinement: confinement)
-        } catch {
-            Self.logFailure(error, of: "opening", configuration)
-            throw error
-        }
-        announceOpening()
-    }
-
-    private init(opening configuration: Configuration, confinement: Confinement) throws {
-        if configuration.encryptionKey != nil {
-            throw Realm.Error(.unsupported, "encrypted realms are not available yet; open the realm without an encryption key",
-                              path: configuration.path)
-        }
+    /// A live realm reading `read` of `store`'s file, as opening leaves it once the file and
+    /// the schema are checked, before it migrates and binds the classes (Realm+Open.swift).
+    init(store: Store, reading read: ReadTransaction, configuration: Configuration, confinement: Confinement) {
         self.configuration = configuration
-        isFrozen = false
-        self.confinement = confinement
-        if let shouldCompact = configuration.shouldCompactOnLaunch {
-            Self.compactIfAsked(configuration, reason: "shouldCompactOnLaunch") { (store) throws(StorageError) in
-                let usage = try store.spaceUsage()
-                let used = Int(store.beginRead().slot.logicalSize) - Int(usage.freeBytes)
-                return shouldCompact(Int(usage.fileSize), used)
-            }
-        }
-        // A file of a format before node checksums is upgraded by the same compacting copy,
-        // which writes the current format; where it cannot be (read-only, open elsewhere, no
-        // room), the file opens as it is and its nodes are read unverified.
-        if Self.fileFormat(at: configuration.path).map({ $0 < FileHeader.nodeChecksumFormat }) == true {
-            Self.compactIfAsked(configuration, reason: "Upgrading the file format") { _ throws(StorageError) in true }
-        }
-        var store = try engine { () throws(StorageError) in try Store.open(path: configuration.path, options: configuration.storeOptions) }
-        var read = store.beginRead()
-        if configuration.verifyIntegrityOnOpen {
-            try engine { () throws(StorageError) in try store.verifyIntegrity(of: read) }
-        }
-        let stored = try engine { () throws(StorageError) in try read.schemaBlob() }.flatMap(SchemaRecord.init)
-        if let stored, stored.schemaVersion > configuration.schemaVersion {
-            throw Realm.Error(.schemaMismatch, "the file has schema version \(stored.schemaVersion), newer than this configuration's "
-                              + "\(configuration.schemaVersion); open it with the matching schemaVersion", path: configuration.path)
-        }
-        let problems = try Self.schemaProblems(read, configuration, classes: try configuration.listedClasses() ?? ModelClassDiscovery.all)
-        let versionRaised = stored.map { $0.schemaVersion < configuration.schemaVersion } ?? false
-        var migrate = false
-        if !problems.isEmpty {
-            if versionRaised && configuration.objectTypes != nil && !configuration.readOnly {
-                migrate = true
-            } else if configuration.deleteRealmIfMigrationNeeded && configuration.inMemoryIdentifier == nil && !configuration.readOnly {
-                _ = consume read
-                _ = consume store
-                try Realm.deleteFiles(for: configuration)
-                store = try engine { () throws(StorageError) in try Store.open(path: configuration.path, options: configuration.storeOptions) }
-                read = store.beginRead()
-            } else {
-                let hint = configuration.objectTypes == nil
-                    ? "list the model classes in objectTypes, increase schemaVersion and migrate"
-                    : "increase schemaVersion (a migrationBlock can convert the data)"
-                throw Realm.Error(.schemaMismatch, "migration is required: " + problems.joined(separator: "; ") + ". To open it, \(hint)",
-                                  path: configuration.path)
-            }
-        } else if versionRaised && configuration.migrationBlock != nil && !configuration.readOnly {
-            migrate = true
-        }
         self.store = store
         pinnedRead = read
-        if migrate { try self.migrate(from: stored?.schemaVersion ?? 0) }
-        for type in try configuration.listedClasses() ?? [] { _ = try binding(for: type) }
-        try recordSchemaVersionAndIndexes()
-        context = RealmContext(for: self)
+        isFrozen = false
+        self.confinement = confinement
     }
 
     /// A frozen realm reading `version` of `store`'s file. The live realm that made it checked
@@ -185,77 +96,6 @@ public final class Realm {
         pinnedRead = version
         isFrozen = true
         confinement = .none
-    }
-
-    /// The format version in the header of the realm file at `path`; nil when there is no
-    /// readable realm header there (opening reports why).
-    private static func fileFormat(at path: String) -> UInt32? {
-        let fd = systemOpen(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var header = [UInt8](repeating: 0, count: 12)
-        guard header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, 12, 0) }) == 12,
-              Array(header[0..<8]) == FileHeader.magic else { return nil }
-        return header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: FileHeader.formatVersionOffset, as: UInt32.self)) }
-    }
-
-    /// Every difference between the file's tables and the model classes: those listed in
-    /// `objectTypes`, or without it every `Object` subclass of the process (`classes`), as
-    /// Realm Swift checks every class it finds. Either way a changed model is refused here, at
-    /// open, rather than at its first use.
-    private static func schemaProblems(_ read: ReadTransaction, _ configuration: Configuration, classes: [Object.Type]) throws -> [String] {
-        func problem(_ schema: ObjectSchema, _ info: TableInfo) -> String? {
-            do {
-                _ = try TableBinding(schema: schema, info: info, path: configuration.path) { key in read.top.table(key ?? TableKey(0))?.name }
-                return nil
-            } catch {
-                return error.message.replacingOccurrences(of: ". Increase schemaVersion and migrate", with: "")
-            }
-        }
-        var problems: [String] = []
-        if configuration.objectTypes != nil {
-            for type in classes {
-                let schema = try ObjectSchema.of(type)
-                guard let info = read.top.table(named: schema.className) else { continue }
-                if let problem = problem(schema, info) { problems.append(problem) }
-            }
-            return problems
-        }
-        // Discovered classes: only those of the file's tables are looked at, and a class whose
-        // model is invalid is left to fail at its first use, as before (a program may define
-        // classes it never stores). Several classes may share a name (`className()`, or
-        // versions of one model kept side by side): a table is refused only when none of them
-        // matches it. Their schemas are not cached, so that `ObjectSchema.knownClass` keeps
-        // naming the classes the program used.
-        var byName: [String: [Object.Type]] = [:]
-        for type in classes { byName[type.className(), default: []].append(type) }
-        for info in read.top.tables {
-            guard let candidates = byName[info.name] else { continue }
-            let found = candidates.compactMap { try? ObjectSchema.discoveredWithoutCaching($0) }.map { problem($0, info) }
-            if let first = found.first, found.allSatisfy({ $0 != nil }) { problems.append(first!) }
-        }
-        return problems
-    }
-
-    /// Stores the configuration's schema version in the file when it changed, and makes the
-    /// index changes of the configured classes: one write transaction, only when needed.
-    private func recordSchemaVersionAndIndexes() throws {
-        guard !configuration.readOnly else { return }
-        let stored = try engine { () throws(StorageError) in try readTransaction.schemaBlob() }.flatMap(SchemaRecord.init)
-        let versionChanged = stored?.schemaVersion != configuration.schemaVersion
-        guard versionChanged || !pendingIndexChanges.isEmpty else { return }
-        // `beginWrite` makes the pending index changes.
-        try write {
-            guard versionChanged else { return }
-            try engine { () throws(StorageError) in
-                try writeTransaction!.setSchemaBlob(SchemaRecord(schemaVersion: configuration.schemaVersion).encoded)
-            }
-        }
-    }
-
-    /// The schema version of the file, as recorded by the last configuration that wrote it.
-    public var schemaVersionOfFile: UInt64 {
-        ((try? readTransaction.schemaBlob()).flatMap { $0 }.flatMap(SchemaRecord.init))?.schemaVersion ?? 0
     }
 
     deinit {
@@ -616,7 +456,7 @@ public final class Realm {
     func didBegin(_ transaction: WriteTransaction) {
         writeTransaction = transaction
         writeFailure = nil
-        addsBeforeWrite = addCount
+        undoLedger.writeBegan()
         frozenCache = nil
         views = [:]
         generation += 1
@@ -677,8 +517,7 @@ public final class Realm {
     /// would call realm blocks inside the write and forget what its `withoutNotifying`
     /// prepared.
     func didCommit(_ committed: VersionID) {
-        answeredWrites += 1
-        releaseSettledProvisionalObjects()
+        undoLedger.commitSucceeded()
         guard writeTransaction == nil else { return }
         moveToNewestVersion()
         notifier?.didCommit(committed)
@@ -689,10 +528,8 @@ public final class Realm {
     /// realm may begin its next write meanwhile.
     struct EndingWrite {
         let transaction: WriteTransaction
-        let deleted: [ObjectBase]
+        let undo: WriteUndoLedger.EndedWrite
         let indexChanges: [(table: TableKey, column: String, indexed: Bool)]
-        /// The numbers of the adds the write made (`nextAddNumber`), if any.
-        let adds: ClosedRange<Int>?
     }
 
     func endWrite() throws(Realm.Error) -> EndingWrite {
@@ -711,13 +548,10 @@ public final class Realm {
             throw failure
         }
         // Every pending index change is made in this transaction (see `scheduleIndexChanges`).
-        let ending = EndingWrite(transaction: transaction, deleted: deletedInWrite, indexChanges: pendingIndexChanges,
-                                 adds: adds(since: addsBeforeWrite))
-        endedWrites += 1
+        let ending = EndingWrite(transaction: transaction, undo: undoLedger.writeEnded(), indexChanges: pendingIndexChanges)
         writeTransaction = nil
         // The realm reads its read version again.
         generation += 1
-        deletedInWrite.removeAll()
         pendingIndexChanges.removeAll()
         return ending
     }
@@ -726,9 +560,7 @@ public final class Realm {
     /// The failure is logged.
     func commitFailed(_ ending: EndingWrite, _ error: Swift.Error) {
         Self.logFailure(error, of: "committing to", configuration)
-        answeredWrites += 1
-        for managed in ending.deleted { managed.wasDeleted = false }
-        undoAdds(ending.adds)
+        undoLedger.commitFailed(ending.undo)
         pendingIndexChanges = ending.indexChanges + pendingIndexChanges
         // A write that began meanwhile (on a realm of an actor, while this commit synced)
         // takes them on; otherwise the next write does.
@@ -750,114 +582,24 @@ public final class Realm {
         bindings = bindings.filter { binding in tables.contains { $0.key == binding.value.table } }
     }
 
-    // Objects inserted by a write that does not commit. Their keys are free again (a later
-    // insert takes the table's next key, and a cancelled write that created the table frees
-    // its key too), so such an object must read as deleted, not as whatever gets its key next.
-    // Each insert through `add` is numbered, and the numbers of the adds of a write that was
-    // cancelled, failed to commit, or was rolled back to a savepoint are kept as ranges: an
-    // object asks whether its number is in one (`ObjectBase.wasDeleted`). A number is a
-    // counter's step per add, where remembering the objects would keep every object a bulk
-    // load adds alive until its commit.
-
-    /// Adds inserted through this realm so far (`nextAddNumber`).
-    private var addCount = 0
-    /// `addCount` when the open write transaction began.
-    private var addsBeforeWrite = 0
-    /// The numbers of adds whose write did not commit.
-    private var undoneAdds = KeyRanges()
-
-    /// The number of the add about to be made.
-    func nextAddNumber() -> Int {
-        addCount += 1
-        return addCount
-    }
-
-    /// Whether the add numbered `number` was undone.
-    func addWasUndone(_ number: Int) -> Bool {
-        undoneAdds.contains(Int64(number))
-    }
-
-    /// The numbers of the adds made since `addCount` was `count`; nil when none was.
-    private func adds(since count: Int) -> ClosedRange<Int>? {
-        addCount > count ? (count + 1)...addCount : nil
-    }
-
-    /// Records that the adds numbered `adds` were undone. Failed commits may be reported
-    /// after later writes were undone: the ranges merge in order either way.
-    private func undoAdds(_ adds: ClosedRange<Int>?) {
-        guard let adds else { return }
-        undoneAdds.insert(Int64(adds.lowerBound)...Int64(adds.upperBound))
-    }
-
-    // Objects that became managed for a row that may still go away: a row the open write
-    // inserted, read back or updated through `add(_:update:)`, or any row read inside a write
-    // while one of this realm's commits is not yet durable (that write builds on it, and fails
-    // with it). They are not numbered like adds: a number cannot tell whether the row was
-    // inserted before or after a savepoint. Instead, each undo (a cancel, a rollback to a
-    // savepoint, a failed commit) looks at them once it is done and marks deleted those whose
-    // row is gone. Each is held only until the commits it depends on are durable (a realm's
-    // commits are answered in order), and never a bulk load's adds: a busy actor's realm,
-    // always with a commit in flight, holds just the objects of its last few commits.
-
-    /// Objects that may lose their row to an undo, each with the count of this realm's commits
-    /// that must be durable for it to be safe (see above).
-    private var provisionalObjects: [(object: ObjectBase, safeAfter: Int)] = []
-    /// Commits of this realm written (`endWrite`), and answered (`didCommit` or
-    /// `commitFailed`), since it opened.
-    private var endedWrites = 0
-    private var answeredWrites = 0
-
-    /// How many objects the realm holds as provisional (for tests).
-    var provisionalObjectCount: Int { provisionalObjects.count }
-
-    /// Holds `object` until its row is surely kept, when an undo may still take it away.
+    /// Holds `object`, just made managed, until its row is surely kept, when an undo may
+    /// still take it away (WriteUndoLedger.swift, provisional objects).
     func trackIfProvisional(_ object: ObjectBase) {
         guard let writeTransaction else { return }
-        if writeTransaction.inserted(object.table, object.key) {
-            // Safe once the open write's own commit is durable.
-            provisionalObjects.append((object, endedWrites + 1))
-        } else if answeredWrites < endedWrites {
-            provisionalObjects.append((object, endedWrites))
-        }
+        undoLedger.recordIfProvisional(object, insertedByOpenWrite: writeTransaction.inserted(object.table, object.key))
     }
 
     /// After an undo: marks deleted the provisional objects whose row is gone.
     private func reviewProvisionalObjects() {
-        guard !provisionalObjects.isEmpty else { return }
-        provisionalObjects.removeAll { entry in
-            guard !entry.object.wasDeleted else { return true }
-            if (try? tableView(entry.object.table).contains(entry.object.key)) != true {
-                entry.object.wasDeleted = true
-                return true
-            }
-            return false
-        }
+        undoLedger.reviewProvisionalObjects { object in (try? tableView(object.table).contains(object.key)) == true }
     }
 
-    /// After a commit is durable: lets go of the objects that only depended on it and those
-    /// before it.
-    private func releaseSettledProvisionalObjects() {
-        guard !provisionalObjects.isEmpty else { return }
-        provisionalObjects.removeAll { $0.safeAfter <= answeredWrites }
-    }
-
-    /// The objects deleted through this realm in the open write transaction: they read as
-    /// deleted at once, and again as live if the transaction does not commit.
-    private(set) var deletedInWrite: [ObjectBase] = []
+    /// How many objects the realm holds as provisional (for tests).
+    var provisionalObjectCount: Int { undoLedger.provisionalObjectCount }
 
     /// The first data error of the open write (Realm+WriteFailure.swift): the write throws it
     /// instead of committing.
     var writeFailure: Realm.Error?
-
-    func markDeleted(_ managed: ObjectBase) {
-        managed.wasDeleted = true
-        deletedInWrite.append(managed)
-    }
-
-    private func undoDeletionMarks() {
-        for managed in deletedInWrite { managed.wasDeleted = false }
-        deletedInWrite.removeAll()
-    }
 
     /// Discards the open write transaction.
     public func cancelWrite() {
@@ -869,8 +611,7 @@ public final class Realm {
         writeFailure = nil
         generation += 1
         transaction.rollback()
-        undoDeletionMarks()
-        undoAdds(adds(since: addsBeforeWrite))
+        undoLedger.writeCancelled()
         moveToNewestVersion()
         notifier?.didMove()
         // Tables created in the cancelled transaction no longer exist.
@@ -882,15 +623,14 @@ public final class Realm {
     /// shared by several (RealmActor), see WriteTransaction+Savepoint.swift.
     struct WriteSavepoint {
         let engine: WriteTransaction.Savepoint
-        let deletedCount: Int
+        let undo: WriteUndoLedger.Savepoint
         let bindings: [ObjectIdentifier: TableBinding]
-        let addCount: Int
     }
 
     func savepoint() throws(Realm.Error) -> WriteSavepoint {
         let transaction = requireWriteTransaction("take a savepoint")
         let engineSavepoint = try engine { () throws(StorageError) in try transaction.savepoint() }
-        return WriteSavepoint(engine: engineSavepoint, deletedCount: deletedInWrite.count, bindings: bindings, addCount: addCount)
+        return WriteSavepoint(engine: engineSavepoint, undo: undoLedger.savepoint(), bindings: bindings)
     }
 
     func releaseSavepoint(_ savepoint: WriteSavepoint) {
@@ -908,9 +648,7 @@ public final class Realm {
         // A failure recorded since the savepoint is the undone part's (WriteBatch throws it to
         // its caller); one from before would have ended the parts before it.
         writeFailure = nil
-        for managed in deletedInWrite[savepoint.deletedCount...] { managed.wasDeleted = false }
-        deletedInWrite.removeSubrange(savepoint.deletedCount...)
-        undoAdds(adds(since: savepoint.addCount))
+        undoLedger.rollBack(to: savepoint.undo)
         bindings = savepoint.bindings
         views = [:]
         generation += 1
