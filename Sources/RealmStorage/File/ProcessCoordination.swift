@@ -151,7 +151,7 @@ import Darwin
 // it gone from the lock file, refuse; one killed while a forked child shares its descriptors
 // keeps both until the child execs, which the short wait in (2) covers. A read-only process
 // without a table never counts as alone: it makes checks (1) and (3) only, and never writes.
-// Compaction (Realm.swift) replaces the realm file only while it holds openers off and no
+// Compaction on launch (Realm+Open.swift) replaces the realm file only while it holds openers off and no
 // other process is present; its own store, and with it the old file's byte, is gone first.
 //
 // The process still on the old lock file checks (3) again whenever it takes the write lock
