@@ -172,9 +172,7 @@ void __tsan_release(void *address);
 
 void openrealm_tsan_acquire(const void *address) { __tsan_acquire((void *)address); }
 void openrealm_tsan_release(const void *address) { __tsan_release((void *)address); }
-int openrealm_tsan_annotates(void) { return 1; }
 #else
 void openrealm_tsan_acquire(const void *address) { (void)address; }
 void openrealm_tsan_release(const void *address) { (void)address; }
-int openrealm_tsan_annotates(void) { return 0; }
 #endif

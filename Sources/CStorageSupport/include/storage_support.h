@@ -79,7 +79,5 @@ int openrealm_uffd_wake(int fd, void *address, uint64_t length);
 /// (`swift build --sanitize=thread` passes it to C targets too).
 void openrealm_tsan_acquire(const void *address);
 void openrealm_tsan_release(const void *address);
-/// 1 when compiled with the thread sanitizer (the two above annotate), 0 otherwise.
-int openrealm_tsan_annotates(void);
 
 #endif
