@@ -41,6 +41,8 @@ let package = Package(
             name: "OpenRealmServer",
             dependencies: [
                 "OpenRealm",
+                // For `Locked`, the one lock of the package; nothing of the engine shows in its API.
+                "RealmStorage",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

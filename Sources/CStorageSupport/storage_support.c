@@ -1,5 +1,7 @@
 // Most helpers are static inline functions in the header; the locks live here because they
-// need the feature macros that expose the open-file-description lock commands.
+// need the feature macros that expose the open-file-description lock commands, and the TSan
+// annotations because only this file is compiled with the sanitizer's flags (the header's
+// inline functions are compiled into the Swift module, where `__has_feature` does not say).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -152,4 +154,25 @@ int openrealm_uffd_register(int fd, void *address, uint64_t length) { (void)fd; 
 int openrealm_uffd_next_fault(int fd, int stop_fd, uint64_t *address) { (void)fd; (void)stop_fd; (void)address; return ENOSYS; }
 int openrealm_uffd_copy(int fd, void *destination, const void *source, uint64_t length) { (void)fd; (void)destination; (void)source; (void)length; return ENOSYS; }
 int openrealm_uffd_wake(int fd, void *address, uint64_t length) { (void)fd; (void)address; (void)length; return ENOSYS; }
+#endif
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define OPENREALM_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define OPENREALM_TSAN 1
+#endif
+
+#ifdef OPENREALM_TSAN
+// The TSan runtime's own annotation entry points (compiler-rt, tsan_interface.h).
+void __tsan_acquire(void *address);
+void __tsan_release(void *address);
+
+void openrealm_tsan_acquire(const void *address) { __tsan_acquire((void *)address); }
+void openrealm_tsan_release(const void *address) { __tsan_release((void *)address); }
+#else
+void openrealm_tsan_acquire(const void *address) { (void)address; }
+void openrealm_tsan_release(const void *address) { (void)address; }
 #endif

@@ -1,6 +1,6 @@
-import class Foundation.NSLock
 import Metrics
 import OpenRealm
+import RealmStorage
 
 /// Records a realm's events with swift-metrics: set it as a configuration's `eventHandler`.
 ///
@@ -20,13 +20,11 @@ import OpenRealm
 /// var config = Realm.Configuration(fileURL: url)
 /// config.eventHandler = RealmMetrics()
 /// ```
-public final class RealmMetrics: RealmEventHandler, @unchecked Sendable {
-    // @unchecked: `byPath` is guarded by `lock`; the rest is immutable.
+public final class RealmMetrics: RealmEventHandler, Sendable {
     private let prefix: String
     private let dimensions: [(String, String)]
     private let factory: any MetricsFactory
-    private let lock = NSLock()
-    private var byPath: [String: FileMetrics] = [:]
+    private let byPath = Locked([String: FileMetrics]())
 
     /// - Parameters:
     ///   - prefix: the start of every label (`openrealm` gives `openrealm_commit_duration`).
@@ -52,12 +50,12 @@ public final class RealmMetrics: RealmEventHandler, @unchecked Sendable {
     }
 
     private func metrics(for path: String) -> FileMetrics {
-        lock.lock()
-        defer { lock.unlock() }
-        if let known = byPath[path] { return known }
-        let made = FileMetrics(prefix: prefix, dimensions: [("path", path)] + dimensions, factory: factory)
-        byPath[path] = made
-        return made
+        byPath.withLock { byPath in
+            if let known = byPath[path] { return known }
+            let made = FileMetrics(prefix: prefix, dimensions: [("path", path)] + dimensions, factory: factory)
+            byPath[path] = made
+            return made
+        }
     }
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {
@@ -67,7 +65,7 @@ public final class RealmMetrics: RealmEventHandler, @unchecked Sendable {
 }
 
 /// The metrics of one file.
-private struct FileMetrics {
+private struct FileMetrics: Sendable {
     let commitDuration: Timer
     let groupSize: Recorder
     let commitBytes: Recorder

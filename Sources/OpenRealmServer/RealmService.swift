@@ -1,6 +1,6 @@
-import class Foundation.NSLock
 import Logging
 import OpenRealm
+import RealmStorage
 import ServiceLifecycle
 
 /// A swift-service-lifecycle `Service` that owns a realm through a `RealmActor`: it opens the
@@ -71,28 +71,30 @@ public final class RealmService: Service {
 }
 
 /// Counts the writes in flight and lets `drain` wait for them.
-private final class WritesInFlight: @unchecked Sendable {
-    // @unchecked: every field is guarded by `lock`.
-    private let lock = NSLock()
-    private var count = 0
-    private var closed = false
-    private var drained: [CheckedContinuation<Void, Never>] = []
+private final class WritesInFlight: Sendable {
+    private struct State {
+        var count = 0
+        var closed = false
+        var drained: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Locked(State())
 
     /// Counts a write in; false once draining began.
     func enter() -> Bool {
-        lock.withLock {
-            guard !closed else { return false }
-            count += 1
+        state.withLock { state in
+            guard !state.closed else { return false }
+            state.count += 1
             return true
         }
     }
 
     func leave() {
-        let waiting: [CheckedContinuation<Void, Never>] = lock.withLock {
-            count -= 1
-            guard count == 0 else { return [] }
-            defer { drained = [] }
-            return drained
+        let waiting: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            state.count -= 1
+            guard state.count == 0 else { return [] }
+            defer { state.drained = [] }
+            return state.drained
         }
         for continuation in waiting { continuation.resume() }
     }
@@ -100,10 +102,10 @@ private final class WritesInFlight: @unchecked Sendable {
     /// Refuses new writes and returns once none is in flight.
     func drain() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now: Bool = lock.withLock {
-                closed = true
-                guard count > 0 else { return true }
-                drained.append(continuation)
+            let now: Bool = state.withLock { state in
+                state.closed = true
+                guard state.count > 0 else { return true }
+                state.drained.append(continuation)
                 return false
             }
             if now { continuation.resume() }

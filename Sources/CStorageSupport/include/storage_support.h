@@ -71,4 +71,13 @@ int openrealm_uffd_copy(int fd, void *destination, const void *source, uint64_t 
 /// Wakes the threads waiting on faults in the range.
 int openrealm_uffd_wake(int fd, void *address, uint64_t length);
 
+/// ThreadSanitizer's view of a lock it cannot see (Basics/Locked.swift): on Linux
+/// `Synchronization.Mutex` is a futex TSan does not intercept, so it would report every access
+/// to the state the mutex guards as a race. Called right after the lock is taken and right
+/// before it is let go, with one address per lock; they tell TSan of the happens-before edge
+/// the mutex makes. Nothing at all unless this file is compiled with the thread sanitizer
+/// (`swift build --sanitize=thread` passes it to C targets too).
+void openrealm_tsan_acquire(const void *address);
+void openrealm_tsan_release(const void *address);
+
 #endif

@@ -40,13 +40,11 @@ extension Object: ThreadConfined {}
 public final class ThreadSafeReference<Confined: ThreadConfined>: @unchecked Sendable {
     // @unchecked: `path` and `make` are immutable after init, and `make` captures only
     // immutable values (metatypes, keys, property indexes, a query made for the resolving
-    // realm and used only there); `state` and `resolved` are guarded by `lock`.
+    // realm and used only there); `source` is a lock.
     private let path: String
     private let make: (Realm) -> Confined?
-    private let lock = Mutex()
-    /// The pinned source version until the reference is resolved.
-    private var state: ReadTransaction?
-    private var resolved = false
+    /// The pinned source version until the reference is resolved, and whether it was.
+    private let source: Locked<(pinned: ReadTransaction?, resolved: Bool)>
 
     /// A reference to `value`: a managed object, results, or a managed list, set or map.
     ///
@@ -65,7 +63,7 @@ public final class ThreadSafeReference<Confined: ThreadConfined>: @unchecked Sen
         }
         path = realm.configuration.path
         self.make = { make($0) as? Confined }
-        state = realm.readTransaction
+        source = Locked((realm.readTransaction, false))
     }
 
     /// Takes the reference's source version (once); traps on a second resolve.
@@ -73,11 +71,11 @@ public final class ThreadSafeReference<Confined: ThreadConfined>: @unchecked Sen
         guard realmPath == path else {
             misuse("Cannot resolve a ThreadSafeReference in a realm of another file (\(realmPath)); it was made in \(path)")
         }
-        let taken: ReadTransaction? = lock.withLock {
-            guard !resolved else { return nil }
-            resolved = true
-            defer { state = nil }
-            return state
+        let taken: ReadTransaction? = source.withLock { source in
+            guard !source.resolved else { return nil }
+            source.resolved = true
+            defer { source.pinned = nil }
+            return source.pinned
         }
         guard let taken else {
             misuse("Cannot resolve a ThreadSafeReference more than once: make a new reference for each resolve")
@@ -186,11 +184,8 @@ extension Realm {
 /// ```
 ///
 /// The value is always optional: nil when the object was deleted.
-@propertyWrapper public final class ThreadSafe<T: Object>: @unchecked Sendable {
-    // @unchecked: `reference` and `configuration` are guarded by `lock`.
-    private let lock = Mutex()
-    private var reference: ThreadSafeReference<T>?
-    private var configuration: Realm.Configuration?
+@propertyWrapper public final class ThreadSafe<T: Object>: Sendable {
+    private let held = Locked<(reference: ThreadSafeReference<T>?, configuration: Realm.Configuration?)>((nil, nil))
 
     /// Keeps a reference to `wrappedValue` (a managed object, or nil).
     public init(wrappedValue: T?) {
@@ -201,13 +196,13 @@ extension Realm {
     /// it was deleted (or the wrapper holds none).
     public var wrappedValue: T? {
         get {
-            let (reference, configuration) = lock.withLock { (self.reference, self.configuration) }
+            let (reference, configuration) = held.withLock { $0 }
             guard let reference, let configuration else { return nil }
             guard let realm = try? Realm(configuration: configuration) else { return nil }
             let object = realm.resolve(reference)
             // A reference resolves once: keep a fresh one for the next read.
-            lock.withLock {
-                if self.reference === reference { self.reference = object.map { ThreadSafeReference(to: $0) } }
+            held.withLock { held in
+                if held.reference === reference { held.reference = object.map { ThreadSafeReference(to: $0) } }
             }
             return object
         }
@@ -217,9 +212,6 @@ extension Realm {
     private func set(_ value: T?) {
         let reference = value.map { ThreadSafeReference(to: $0) }
         let configuration = value?.realm?.configuration
-        lock.withLock {
-            self.reference = reference
-            self.configuration = configuration
-        }
+        held.withLock { $0 = (reference, configuration) }
     }
 }

@@ -42,54 +42,55 @@ import Synchronization
 
 /// The writes handed to a RealmActor and not yet taken into a batch, in the order they came,
 /// and whether the actor's drain is running.
-final class WriteIntake: @unchecked Sendable {
-    // @unchecked: everything is guarded by `lock` (the engine's pthread mutex, which the thread
-    // sanitizer sees).
-    private let lock = RealmStorage.Mutex()
-    private var queue: [WriteRequest] = []
-    private var head = 0
-    private var draining = false
-    /// The task of the drain running now (set by whoever started it, just after).
-    private var drainTask: Task<Void, Never>?
+final class WriteIntake: Sendable {
+    private struct State {
+        var queue: [WriteRequest] = []
+        var head = 0
+        var draining = false
+        /// The task of the drain running now (set by whoever started it, just after).
+        var drainTask: Task<Void, Never>?
+    }
+
+    private let state = Locked(State())
 
     /// Records the task of the drain just started.
-    func setDrain(_ task: Task<Void, Never>) { lock.withLock { drainTask = task } }
+    func setDrain(_ task: Task<Void, Never>) { state.withLock { $0.drainTask = task } }
 
     /// The task of the drain running now, if known.
-    var drain: Task<Void, Never>? { lock.withLock { drainTask } }
+    var drain: Task<Void, Never>? { state.withLock { $0.drainTask } }
 
     /// Hands `request` in; true when no drain runs, and the caller must start one.
     func append(_ request: WriteRequest) -> Bool {
-        lock.withLock {
-            queue.append(request)
-            guard !draining else { return false }
-            draining = true
+        state.withLock { state in
+            state.queue.append(request)
+            guard !state.draining else { return false }
+            state.draining = true
             return true
         }
     }
 
     /// The oldest request handed in, if any.
     func takeFirst() -> WriteRequest? {
-        lock.withLock {
-            guard head < queue.count else { return nil }
-            let request = queue[head]
-            head += 1
-            if head == queue.count {
-                queue.removeAll(keepingCapacity: true)
-                head = 0
+        state.withLock { state in
+            guard state.head < state.queue.count else { return nil }
+            let request = state.queue[state.head]
+            state.head += 1
+            if state.head == state.queue.count {
+                state.queue.removeAll(keepingCapacity: true)
+                state.head = 0
             }
             return request
         }
     }
 
     /// Requests handed in and not yet taken.
-    var count: Int { lock.withLock { queue.count - head } }
+    var count: Int { state.withLock { $0.queue.count - $0.head } }
 
     /// For the drain: ends it when nothing is left (true); false when a request came meanwhile.
     func finishDraining() -> Bool {
-        lock.withLock {
-            guard head == queue.count else { return false }
-            draining = false
+        state.withLock { state in
+            guard state.head == state.queue.count else { return false }
+            state.draining = false
             return true
         }
     }
@@ -205,14 +206,11 @@ final class WriteBatch {
 
 /// A batch's commit between its write and the actor learning how it ended: the outcome, set
 /// once from the store's sync thread (or on the actor when nothing was written).
-final class CommitOutcome: @unchecked Sendable {
-    // @unchecked: `outcome` is guarded by `lock` (the engine's pthread mutex, which the
-    // thread sanitizer sees; Synchronization's Mutex it does not).
-    private let lock = RealmStorage.Mutex()
-    private var outcome: Swift.Result<VersionID, StorageError>?
+final class CommitOutcome: Sendable {
+    private let outcome = Locked<Swift.Result<VersionID, StorageError>?>(nil)
 
-    func record(_ result: Swift.Result<VersionID, StorageError>) { lock.withLock { outcome = result } }
-    var recorded: Swift.Result<VersionID, StorageError>? { lock.withLock { outcome } }
+    func record(_ result: Swift.Result<VersionID, StorageError>) { outcome.withLock { $0 = result } }
+    var recorded: Swift.Result<VersionID, StorageError>? { outcome.withLock { $0 } }
 }
 
 /// A commit the actor's realm has not yet been told the outcome of (in commit order).

@@ -98,16 +98,13 @@ public final class Logger: Sendable {
         logFunction(level, message())
     }
 
-    // The engine's pthread mutex, as for `Realm.Configuration.defaultConfiguration`: the
-    // thread sanitizer sees it.
-    private static let sharedLock = RealmStorage.Mutex()
-    nonisolated(unsafe) private static var sharedLogger = Logger(level: .off) { _, _ in }
+    private static let sharedLogger = Locked(Logger(level: .off) { _, _ in })
 
     /// The logger of every realm whose configuration names none. At first `off`, logging
     /// nothing: set it before opening realms (a file already open keeps reporting slow
     /// commits to the logger it had when it was opened).
     public static var shared: Logger {
-        get { sharedLock.withLock { sharedLogger } }
-        set { sharedLock.withLock { sharedLogger = newValue } }
+        get { sharedLogger.withLock { $0 } }
+        set { sharedLogger.withLock { $0 = newValue } }
     }
 }

@@ -168,20 +168,22 @@ final class StreamObservation<Subject: ObservedSubject>: SubjectObservation<Subj
 }
 
 /// Where a stream's consumer waits: a signal given before the wait is not lost.
-final class Waiter: @unchecked Sendable {
-    // @unchecked: `continuation` and `signalled` are only touched under `state`.
-    private let state = Mutex()
-    private var continuation: CheckedContinuation<Void, Never>?
-    private var signalled = false
+final class Waiter: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Void, Never>?
+        var signalled = false
+    }
+
+    private let state = Locked(State())
 
     func wait(isolation actor: isolated (any Actor)?) async {
         await withCheckedContinuation(isolation: actor) { (continuation: CheckedContinuation<Void, Never>) in
-            let now: Bool = state.withLock {
-                if signalled {
-                    signalled = false
+            let now: Bool = state.withLock { state in
+                if state.signalled {
+                    state.signalled = false
                     return true
                 }
-                self.continuation = continuation
+                state.continuation = continuation
                 return false
             }
             if now { continuation.resume() }
@@ -190,12 +192,12 @@ final class Waiter: @unchecked Sendable {
 
     /// Wakes the consumer (now, or at its next wait). From any thread.
     func signal() {
-        let waiting: CheckedContinuation<Void, Never>? = state.withLock {
-            guard let waiting = continuation else {
-                signalled = true
+        let waiting: CheckedContinuation<Void, Never>? = state.withLock { state in
+            guard let waiting = state.continuation else {
+                state.signalled = true
                 return nil
             }
-            continuation = nil
+            state.continuation = nil
             return waiting
         }
         waiting?.resume()

@@ -8,18 +8,15 @@ import RealmStorage
 /// test counts its own (`withValue`): the deliveries of tests running beside it must not make
 /// it pass.
 enum IncrementalDeliveries {
-    final class Counter: @unchecked Sendable {
-        // @unchecked: `total` and `full` are only touched under `lock`.
-        private let lock = Mutex()
-        private var total = 0
-        private var full = 0
+    final class Counter: Sendable {
+        private let counts = Locked((total: 0, full: 0))
 
         init() {}
-        var count: Int { lock.withLock { total } }
+        var count: Int { counts.withLock { $0.total } }
         /// Deliveries of results with a plan (KeptOrder.swift) that compared in full.
-        var fullComparisons: Int { lock.withLock { full } }
-        func record() { lock.withLock { total += 1 } }
-        func recordFullComparison() { lock.withLock { full += 1 } }
+        var fullComparisons: Int { counts.withLock { $0.full } }
+        func record() { counts.withLock { $0.total += 1 } }
+        func recordFullComparison() { counts.withLock { $0.full += 1 } }
     }
 
     /// The counter of the task computing the delivery (the observing realm's, during its

@@ -333,23 +333,25 @@ enum OriginPropertyNames {
 
     static func name(_ number: Int32) -> String { table.name(number) }
 
-    private final class Table: @unchecked Sendable {
-        // @unchecked: every access holds `lock`.
-        private let lock = Mutex()
-        private var names: [String] = []
-        private var numbers: [String: Int32] = [:]
+    private final class Table: Sendable {
+        private struct Names {
+            var names: [String] = []
+            var numbers: [String: Int32] = [:]
+        }
+
+        private let state = Locked(Names())
 
         func number(for name: String) -> Int32 {
-            lock.withLock {
-                if let number = numbers[name] { return number }
-                let number = Int32(names.count)
-                names.append(name)
-                numbers[name] = number
+            state.withLock { state in
+                if let number = state.numbers[name] { return number }
+                let number = Int32(state.names.count)
+                state.names.append(name)
+                state.numbers[name] = number
                 return number
             }
         }
 
-        func name(_ number: Int32) -> String { lock.withLock { names[Int(number)] } }
+        func name(_ number: Int32) -> String { state.withLock { $0.names[Int(number)] } }
     }
 }
 

@@ -124,14 +124,13 @@ extension Realm {
             self.encryptionKey = encryptionKey
         }
 
-        private static let defaultLock = Mutex()
-        nonisolated(unsafe) private static var storedDefault = Configuration()
+        private static let storedDefault = Locked(Configuration())
 
         /// The configuration `Realm()` uses: `default.realm` in the current directory unless
         /// changed.
         public static var defaultConfiguration: Configuration {
-            get { defaultLock.withLock { storedDefault } }
-            set { defaultLock.withLock { storedDefault = newValue } }
+            get { storedDefault.withLock { $0 } }
+            set { storedDefault.withLock { $0 = newValue } }
         }
 
         /// `objectTypes` as the model classes they must be.

@@ -89,8 +89,8 @@ public struct PropertySchema: @unchecked Sendable, Equatable {
 /// No public API hands one out yet (Realm Swift's `Object.objectSchema` and `Realm.schema`
 /// are missing).
 public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
-    // @unchecked: everything is immutable after init except `indexesByWrapperOffset`, which is only
-    // touched under `lock`.
+    // @unchecked: everything is immutable after init (`indexesByWrapperOffset` is a lock); the
+    // wrapper readers are functions and metatypes that are never mutated.
     /// The class name: the Swift class's name unless `className()` is overridden.
     public let className: String
     /// The persisted properties, in declaration order (with hidden companion columns of `Map`
@@ -107,8 +107,7 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
         properties.filter { $0.isStored && $0.type == .link && ($0.linkTarget.map { $0 is EmbeddedObject.Type } ?? false) }
     }
 
-    private let lock = Mutex()
-    private var indexesByWrapperOffset: [Int: Int] = [:]
+    private let indexesByWrapperOffset = Locked([Int: Int]())
 
     /// Per property, where its wrapper lies in an instance and how to read it, from the field
     /// metadata: lets `add` read an unmanaged object's values directly. (Nil only for a layout
@@ -190,16 +189,15 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
 
     // MARK: Discovery
 
-    private static let cacheLock = Mutex()
-    nonisolated(unsafe) private static var cache: [ObjectIdentifier: ObjectSchema] = [:]
+    private static let cache = Locked([ObjectIdentifier: ObjectSchema]())
 
     /// The schema of `type`, discovered once.
     ///
     /// - Throws: `Realm.Error` (`invalidSchema`) naming the rule a model breaks.
     static func of(_ type: Object.Type) throws(Realm.Error) -> ObjectSchema {
-        if let cached = cacheLock.withLock({ cache[ObjectIdentifier(type)] }) { return cached }
+        if let cached = cache.withLock({ $0[ObjectIdentifier(type)] }) { return cached }
         let schema = try discover(type)
-        return cacheLock.withLock {
+        return cache.withLock { cache in
             if let raced = cache[ObjectIdentifier(type)] { return raced }
             cache[ObjectIdentifier(type)] = schema
             return schema
@@ -208,13 +206,13 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
 
     /// The schema of `type`, discovered afresh and not kept (see `Realm.schemaProblems`).
     static func discoveredWithoutCaching(_ type: Object.Type) throws(Realm.Error) -> ObjectSchema {
-        if let cached = cacheLock.withLock({ cache[ObjectIdentifier(type)] }) { return cached }
+        if let cached = cache.withLock({ $0[ObjectIdentifier(type)] }) { return cached }
         return try discover(type)
     }
 
     /// A class whose schema this process has discovered, by its class name.
     static func knownClass(named name: String) -> Object.Type? {
-        cacheLock.withLock { cache.values.first { $0.className == name }?.objectType }
+        cache.withLock { $0.values.first { $0.className == name }?.objectType }
     }
 
     static let maxClassNameBytes = 57
@@ -305,12 +303,12 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     /// wrapper's offset among the class's fields, the same in every instance of the class.
     func propertyIndex(ofWrapperAt address: UnsafeMutableRawPointer, _ wrapperType: PersistedProperty.Type, in object: Object) -> Int {
         let offset = address - UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        if let index = lock.withLock({ indexesByWrapperOffset[offset] }) { return index }
+        if let index = indexesByWrapperOffset.withLock({ $0[offset] }) { return index }
         let fields = Self.persistedFields(of: type(of: object))
         guard let field = fields.first(where: { $0.offset == offset }), let property = property(named: String(field.label.dropFirst())) else {
             misuse("\(className): a @Persisted property is missing from the schema")
         }
-        lock.withLock { indexesByWrapperOffset[offset] = property.index }
+        indexesByWrapperOffset.withLock { $0[offset] = property.index }
         return property.index
     }
 }

@@ -54,13 +54,12 @@ public struct ObjectId: Hashable, Comparable, Sendable, CustomStringConvertible,
     }
 
     private static let processRandom: [UInt8] = (0..<5).map { _ in UInt8.random(in: 0...255) }
-    private static let counterLock = NSLock()
-    nonisolated(unsafe) private static var counter = UInt32.random(in: 0..<0x100_0000)
+    private static let counter = Locked(UInt32.random(in: 0..<0x100_0000))
 
     /// A new identifier, unique in this process and, with high probability, everywhere.
     public static func generate() -> ObjectId {
         let seconds = UInt32(truncatingIfNeeded: Int(Date().timeIntervalSince1970))
-        let count: UInt32 = counterLock.withLock {
+        let count: UInt32 = counter.withLock { counter in
             counter = (counter + 1) & 0xFF_FFFF
             return counter
         }

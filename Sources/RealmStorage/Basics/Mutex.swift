@@ -4,8 +4,11 @@ import Glibc
 import Darwin
 #endif
 
-/// A pthread mutex for the few short critical sections of the engine (the version registry,
-/// the in-memory file). Readers of committed data never take it.
+/// A pthread mutex that guards state kept beside it, not in it. Being replaced by `Locked`
+/// (Locked.swift), which holds its state so that the compiler checks every access; what
+/// still takes this one: the store's `stateLock` and `syncing`, notification observations,
+/// the query probe, a realm's context and an actor's write requests, and test support.
+/// Readers of committed data never take it.
 package final class Mutex: @unchecked Sendable {
     // @unchecked: the pthread mutex is itself the synchronisation; it lives in its own
     // allocation so that its address never moves.

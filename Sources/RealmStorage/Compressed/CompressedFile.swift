@@ -8,18 +8,20 @@ import Darwin
 /// reads are those of the logical image, and its mapping decompresses blocks on demand
 /// (FaultRegion.swift). It cannot be written: the engine opens it only read-only, and every
 /// write throws.
-final class CompressedFile: StorageFile, @unchecked Sendable {
-    // @unchecked: `region`, `inflatedDamage` and `fallbackReason` are touched under `lock`; the
-    // rest is immutable.
+final class CompressedFile: StorageFile, Sendable {
     let path: String
     let blocks: CompressedBlocks
     private let cacheSize: Int
     private let reading: CompressedReading
-    private let lock = Mutex()
-    private weak var region: FaultRegionHandle?
-    private var inflatedDamage: Int?
-    /// Why the image was inflated rather than read on demand, when it was.
-    private var fallbackReason: String?
+    private let mapped = Locked(Mapped())
+
+    /// What the newest mapping reads through.
+    private struct Mapped {
+        weak var region: FaultRegionHandle?
+        var inflatedDamage: Int?
+        /// Why the image was inflated rather than read on demand, when it was.
+        var fallbackReason: String?
+    }
 
     /// Opens the compressed copy at `path` and verifies its header and block table.
     ///
@@ -73,34 +75,34 @@ final class CompressedFile: StorageFile, @unchecked Sendable {
 
     /// The region the logical image is read through (`length` is ignored: the image never grows).
     func map(length: Int) throws(StorageError) -> Mapping {
-        try lock.withLock { () throws(StorageError) -> Mapping in
+        try mapped.withLock { (mapped) throws(StorageError) -> Mapping in
             if reading == .onDemand {
                 let made = FaultRegion.make(blocks, cacheSize: cacheSize)
                 if let handle = made.region {
-                    self.region = handle
+                    mapped.region = handle
                     return Mapping(base: UnsafeRawPointer(handle.region.base), length: handle.region.length, path: path) { withExtendedLifetime(handle) {} }
                 }
-                fallbackReason = made.reason
+                mapped.fallbackReason = made.reason
             } else {
-                fallbackReason = "inflating was asked for"
+                mapped.fallbackReason = "inflating was asked for"
             }
             let inflated = try blocks.inflate(path: path)
-            inflatedDamage = inflated.damaged
+            mapped.inflatedDamage = inflated.damaged
             return Mapping(base: UnsafeRawPointer(inflated.base), length: inflated.length, path: path) { munmap(inflated.base, inflated.length) }
         }
     }
 
     /// The region of the newest mapping while a mapping holds it (nil once none does, or when
     /// the image was inflated).
-    var currentRegion: FaultRegion? { lock.withLock { region?.region } }
+    var currentRegion: FaultRegion? { mapped.withLock { $0.region?.region } }
 
     /// What the region of the newest mapping has done (the inflated image: all blocks resident).
     var counts: FaultRegionCounts {
-        lock.withLock {
-            if let region { return region.region.counts }
+        mapped.withLock { mapped in
+            if let region = mapped.region { return region.region.counts }
             let n = blocks.layout.blocks.count
-            return FaultRegionCounts(onDemand: false, fallbackReason: fallbackReason, resident: n, peakResident: n, budget: n, installs: n,
-                                     damaged: inflatedDamage ?? 0)
+            return FaultRegionCounts(onDemand: false, fallbackReason: mapped.fallbackReason, resident: n, peakResident: n, budget: n, installs: n,
+                                     damaged: mapped.inflatedDamage ?? 0)
         }
     }
 }

@@ -85,12 +85,12 @@ package struct NodeCheck {
 /// The verified-node bitmap of one mapping (see above).
 package final class VerifiedNodes: @unchecked Sendable {
     // @unchecked: the bitmap is only touched through atomic bit operations and by `clearAll`,
-    // which swaps in zero pages atomically per page; `accounted` is guarded by `lock`.
+    // which swaps in zero pages atomically per page, under `accounted`'s lock.
     private let words: UnsafeMutablePointer<UInt64>?
     private let byteCount: Int
     private let bitCount: UInt64
-    private let lock = Mutex()
-    private var accounted: (version: UInt64, record: UInt64)?
+    /// The version the set bits account for, as (version, commit record checksum).
+    private let accounted = Locked<(version: UInt64, record: UInt64)?>(nil)
     /// The file's path, for errors.
     let path: String?
 
@@ -124,13 +124,13 @@ package final class VerifiedNodes: @unchecked Sendable {
     /// For the version recovery chose in a mapping just made: the bits set so far are for the
     /// bytes the file holds now.
     package func begin(at slot: RootSlot) {
-        lock.withLock { accounted = (slot.version.value, slot.commitRecordChecksum) }
+        accounted.withLock { $0 = (slot.version.value, slot.commitRecordChecksum) }
     }
 
     /// Before `slot`'s version, which this process did not write on top of the accounted
     /// version, is read through this mapping (invariant 2).
     package func adopt(_ slot: RootSlot) {
-        lock.withLock {
+        accounted.withLock { accounted in
             if let accounted, accounted.version == slot.version.value, accounted.record == slot.commitRecordChecksum { return }
             clearAll()
             accounted = (slot.version.value, slot.commitRecordChecksum)
@@ -139,7 +139,7 @@ package final class VerifiedNodes: @unchecked Sendable {
 
     /// For this process's commit of `slot`, built on `base`, which wrote nodes at `offsets`.
     package func wrote(_ slot: RootSlot, base: RootSlot, offsets: [UInt64]) {
-        lock.withLock {
+        accounted.withLock { accounted in
             if accounted == nil || accounted!.version != base.version.value || accounted!.record != base.commitRecordChecksum {
                 clearAll()
             }

@@ -29,11 +29,9 @@ package protocol CommitObserver: AnyObject, Sendable {
 }
 
 /// A store's commit observers.
-package final class CommitObservers: @unchecked Sendable {
-    // @unchecked: `entries` is guarded by `lock`; the rest are atomics.
+package final class CommitObservers: Sendable {
     private let active = Atomic<Bool>(false)
-    private let lock = Mutex()
-    private var entries: [AnyHashable: any CommitObserver] = [:]
+    private let entries = Locked([AnyHashable: any CommitObserver]())
     /// When the last sync published a version (`DispatchTime` nanoseconds; 0 before any was
     /// published while observed): the start of the notification lag the layer above measures.
     private let published = Atomic<UInt64>(0)
@@ -47,8 +45,9 @@ package final class CommitObservers: @unchecked Sendable {
     package var isActive: Bool { active.load(ordering: .relaxed) }
 
     /// Registers the observer `make` builds, unless one was registered under `key` already.
-    package func add(key: AnyHashable, _ make: () -> any CommitObserver) {
-        lock.withLock {
+    package func add(key: some Hashable & Sendable, _ make: () -> any CommitObserver) {
+        entries.withLock { entries in
+            let key = AnyHashable(key)
             guard entries[key] == nil else { return }
             entries[key] = make()
             active.store(true, ordering: .releasing)
@@ -74,7 +73,7 @@ package final class CommitObservers: @unchecked Sendable {
                                 bytes: Int(version.bytes), fileSize: version.state.slot.logicalSize)
         }
         guard !reports.isEmpty else { return }
-        let observers = lock.withLock { Array(entries.values) }
+        let observers = entries.withLock { Array($0.values) }
         for observer in observers { observer.storeDidCommit(reports, activeVersions: activeVersions) }
     }
 }

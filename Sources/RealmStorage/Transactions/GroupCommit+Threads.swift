@@ -141,12 +141,11 @@ extension Store {
 /// settles its version (`deliver`), or woken to lead the next sync (`Store.awaitDurable`).
 /// Also a relayed write's rider, answered by the commit that carries its part (WriteRelay.swift).
 final class DurabilityWaiter: @unchecked Sendable {
-    // @unchecked: `result` is guarded by `lock`; `settled` and `leadsNext` by the store's
-    // `stateLock` (set by sync steps and hand-overs, read by the waiting thread under it). The
-    // semaphore counts wake-ups (an answer, a promotion); each is checked against that state.
-    private let lock = Mutex()
+    // @unchecked: `settled` and `leadsNext` are guarded by the store's `stateLock` (set by sync
+    // steps and hand-overs, read by the waiting thread under it). The semaphore counts
+    // wake-ups (an answer, a promotion); each is checked against that state or `result`.
     private let semaphore = DispatchSemaphore(value: 0)
-    private var result: Result<VersionID, StorageError>?
+    private let result = Locked<Result<VersionID, StorageError>?>(nil)
     /// A sync step took the version off `unsynced`: it will be answered without leading.
     var settled = false
     /// A leader handed this thread the lead.
@@ -154,12 +153,12 @@ final class DurabilityWaiter: @unchecked Sendable {
 
     var deliver: @Sendable (Result<VersionID, StorageError>) -> Void {
         { result in
-            self.lock.withLock { self.result = result }
+            self.result.withLock { $0 = result }
             self.semaphore.signal()
         }
     }
 
-    var isAnswered: Bool { lock.withLock { result != nil } }
+    var isAnswered: Bool { result.withLock { $0 != nil } }
 
     /// Wakes the waiting thread (after `leadsNext` was set).
     func wake() { semaphore.signal() }
@@ -170,7 +169,7 @@ final class DurabilityWaiter: @unchecked Sendable {
     /// Sleeps until answered; returns the version made durable.
     func wait() throws(StorageError) -> VersionID {
         while true {
-            if let result = lock.withLock({ result }) { return try result.get() }
+            if let result = result.withLock({ $0 }) { return try result.get() }
             semaphore.wait()
         }
     }

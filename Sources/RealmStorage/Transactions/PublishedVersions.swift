@@ -7,27 +7,29 @@
 // lock; a failed sync tells them too (nothing new is published, but nothing is in flight).
 
 /// The observers of a store's published versions.
-package final class VersionObservers: @unchecked Sendable {
-    // @unchecked: `entries` and `next` are guarded by `lock`.
-    private let lock = Mutex()
-    private var entries: [Int: @Sendable () -> Void] = [:]
-    private var next = 0
+package final class VersionObservers: Sendable {
+    private struct Entries {
+        var callbacks: [Int: @Sendable () -> Void] = [:]
+        var next = 0
+    }
+
+    private let entries = Locked(Entries())
 
     func add(_ callback: @escaping @Sendable () -> Void) -> Int {
-        lock.withLock {
-            next += 1
-            entries[next] = callback
-            return next
+        entries.withLock { entries in
+            entries.next += 1
+            entries.callbacks[entries.next] = callback
+            return entries.next
         }
     }
 
     func remove(_ id: Int) {
-        _ = lock.withLock { entries.removeValue(forKey: id) }
+        _ = entries.withLock { $0.callbacks.removeValue(forKey: id) }
     }
 
     func notifyAll() {
         // No array when nobody observes (a plain writer's every sync).
-        let callbacks = lock.withLock { entries.isEmpty ? [] : Array(entries.values) }
+        let callbacks = entries.withLock { $0.callbacks.isEmpty ? [] : Array($0.callbacks.values) }
         for callback in callbacks { callback() }
     }
 }

@@ -364,16 +364,14 @@ package final class Store: @unchecked Sendable {
 }
 
 /// The stores open in this process, by path, so that every opener of a file shares one.
-final class StoreRegistry: @unchecked Sendable {
-    // @unchecked: `stores` is only touched under `lock`.
+final class StoreRegistry: Sendable {
     static let shared = StoreRegistry()
-    private let lock = Mutex()
     private final class WeakStore { weak var store: Store? ; init(_ s: Store) { store = s } }
-    private var stores: [String: WeakStore] = [:]
+    private let stores = Locked([String: WeakStore]())
 
     func open(path: String, options: StoreOptions) throws(StorageError) -> Store {
         let key = options.durability == .memOnly ? "memory:" + path : StoreRegistry.canonical(path)
-        return try lock.withLock { () throws(StorageError) -> Store in
+        return try stores.withLock { (stores) throws(StorageError) -> Store in
             if let existing = stores[key]?.store { return existing }
             let store = try Store(path: path, options: options)
             stores[key] = WeakStore(store)
@@ -385,7 +383,7 @@ final class StoreRegistry: @unchecked Sendable {
     /// Whether a store for the file at `path` is open in this process.
     func isOpen(path: String) -> Bool {
         let key = StoreRegistry.canonical(path)
-        return lock.withLock { stores[key]?.store != nil }
+        return stores.withLock { $0[key]?.store != nil }
     }
 
     /// The path with its folder resolved (symlinks, `..`), so that two spellings of one file

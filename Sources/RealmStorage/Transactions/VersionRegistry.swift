@@ -10,10 +10,10 @@
 /// durable one may read it, and withdrawn when its last reader unpins it
 /// (ProcessCoordination.swift).
 package final class VersionRegistry: @unchecked Sendable {
-    // @unchecked: `counts` is only touched under `lock`, as is the coordination's side of the
-    // lock file's slot (which is also why they skip dynamic exclusivity checks).
-    private let lock = Mutex()
-    @exclusivity(unchecked) private var counts: [UInt64: Int] = [:]
+    // @unchecked: the coordination's side of the lock file's slot is only touched under
+    // `counts`' lock, which is what keeps two threads from publishing or withdrawing at once.
+    /// How many readers pin each version.
+    private let counts = Locked([UInt64: Int]())
     private let coordination: ProcessCoordination?
 
     package convenience init() { self.init(coordination: nil) }
@@ -23,7 +23,7 @@ package final class VersionRegistry: @unchecked Sendable {
     }
 
     package func pin(_ version: VersionID) {
-        lock.withLock {
+        counts.withLock { counts in
             let n = counts[version.value, default: 0]
             counts[version.value] = n + 1
             if n == 0 { coordination?.publishPin(version.value) }
@@ -31,7 +31,7 @@ package final class VersionRegistry: @unchecked Sendable {
     }
 
     package func unpin(_ version: VersionID) {
-        lock.withLock {
+        counts.withLock { counts in
             guard let n = counts[version.value] else { return }
             if n <= 1 {
                 counts[version.value] = nil
@@ -43,7 +43,7 @@ package final class VersionRegistry: @unchecked Sendable {
     }
     /// The pinned versions, sorted, with `latest` included.
     package func pinned(including latest: VersionID) -> [UInt64] {
-        lock.withLock {
+        counts.withLock { counts in
             var versions = Array(counts.keys)
             if counts[latest.value] == nil { versions.append(latest.value) }
             return versions.sorted()
@@ -51,5 +51,5 @@ package final class VersionRegistry: @unchecked Sendable {
     }
 
     /// Distinct versions readers hold now (the newest counted only if someone reads it).
-    package var activeVersionCount: Int { lock.withLock { counts.count } }
+    package var activeVersionCount: Int { counts.withLock { $0.count } }
 }

@@ -1,9 +1,4 @@
 import Dispatch
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The single write lane of a store within this process: one write transaction at a time,
 /// granted in arrival order to threads and tasks alike.
@@ -24,17 +19,27 @@ import Darwin
 /// A thread that is willing to (`acquire(acceptingRelay: true)`) can be handed the lane
 /// together with the holder's open write transaction (`pass`), to add its part to it rather
 /// than begin its own (WriteRelay.swift).
-package final class WriteLane: @unchecked Sendable {
-    // @unchecked: `busy`, `queue` and `nextTicket` are guarded by `mutex`; a sleeping thread
-    // waits on its waiter's semaphore, signalled once, when the lane is its.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    /// Signalled when a writer joins the line or `nudge` is called, while the holder waits for
-    /// a thread to pass its transaction to (`awaitRelayRecipient`).
-    private let joined = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var holderWaits = false
-    private var busy = false
-    private var queue: [Waiter] = []
-    private var nextTicket: UInt64 = 0
+package final class WriteLane: Sendable {
+    private let state = Locked(State())
+
+    private struct State {
+        var busy = false
+        var queue: [Waiter] = []
+        var nextTicket: UInt64 = 0
+        /// The holder sleeping in `awaitRelayRecipient` until a writer joins the line or `nudge`
+        /// is called: whoever does signals it, once, and clears it.
+        var holderWakeUp: DispatchSemaphore?
+
+        mutating func takeTicket() -> UInt64 {
+            nextTicket &+= 1
+            return nextTicket
+        }
+
+        mutating func wakeHolder() {
+            holderWakeUp?.signal()
+            holderWakeUp = nil
+        }
+    }
 
     private enum Resume {
         /// A sleeping thread: its grant's semaphore is signalled when the lane is its.
@@ -49,29 +54,20 @@ package final class WriteLane: @unchecked Sendable {
     }
 
     /// How a sleeping thread is given the lane.
-    private final class ThreadGrant {
+    private final class ThreadGrant: @unchecked Sendable {
+        // @unchecked: `relayed` is set under the lane's lock before the semaphore is signalled,
+        // and read by the granted thread under the lock after its wait. The transaction it
+        // carries is the holder's, which gives it up with the lane (`pass`).
         let semaphore = DispatchSemaphore(value: 0)
         /// It takes over an open write transaction if one is passed to it.
         let acceptsRelay: Bool
-        /// The transaction passed with the lane (`pass`); set under `mutex` before the signal.
+        /// The transaction passed with the lane (`pass`).
         var relayed: WriteTransaction?
 
         init(acceptsRelay: Bool) { self.acceptsRelay = acceptsRelay }
     }
 
-    package init() {
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-        joined.initialize(to: pthread_cond_t())
-        pthread_cond_init(joined, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(joined)
-        joined.deallocate()
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
+    package init() {}
 
     /// Waits on this thread until the lane is ours.
     package func acquire() {
@@ -81,31 +77,31 @@ package final class WriteLane: @unchecked Sendable {
     /// Waits on this thread until the lane is ours; returns the write transaction passed with
     /// it, when `acceptingRelay` and the one before passed its own (`pass`).
     package func acquire(acceptingRelay: Bool) -> WriteTransaction? {
-        let granted: ThreadGrant? = locked {
-            guard busy else {
-                busy = true
+        let granted: ThreadGrant? = state.withLock { state in
+            guard state.busy else {
+                state.busy = true
                 return nil
             }
             let granted = ThreadGrant(acceptsRelay: acceptingRelay)
-            queue.append(Waiter(ticket: takeTicket(), resume: .thread(granted)))
-            if holderWaits { pthread_cond_signal(joined) }
+            state.queue.append(Waiter(ticket: state.takeTicket(), resume: .thread(granted)))
+            state.wakeHolder()
             return granted
         }
         guard let granted else { return nil }
         // Signalled exactly once, by the release or pass that hands this thread the lane (a
         // thread waiter is never taken out of the line otherwise).
         granted.semaphore.wait()
-        return locked { granted.relayed }
+        return state.withLock { _ in granted.relayed }
     }
 
     /// For the lane's holder: hands the lane with `transaction` to the first in line, when it
     /// is a thread that accepts a relay. False when it is not (a task, a thread beginning a
     /// write of its own) or nobody waits: the holder keeps the lane and the transaction.
     package func pass(_ transaction: WriteTransaction) -> Bool {
-        let next: ThreadGrant? = locked {
+        let next: ThreadGrant? = state.withLock { state in
             // A thread waiter never leaves the line but by its turn, so the first stays first.
-            guard let first = queue.first, case .thread(let grant) = first.resume, grant.acceptsRelay else { return nil }
-            queue.removeFirst()
+            guard let first = state.queue.first, case .thread(let grant) = first.resume, grant.acceptsRelay else { return nil }
+            state.queue.removeFirst()
             grant.relayed = transaction
             return grant
         }
@@ -118,27 +114,27 @@ package final class WriteLane: @unchecked Sendable {
     /// - Throws: `cancelled` when the task is cancelled before its turn comes (it then
     ///   leaves the line and holds nothing).
     package func acquire() async throws(StorageError) {
-        let ticket = locked { takeTicket() }
+        let ticket = state.withLock { $0.takeTicket() }
         let granted = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let answer: Bool? = locked {
-                    // Checked under the mutex: a cancellation either happened before (seen here)
+                let answer: Bool? = state.withLock { state in
+                    // Checked under the lock: a cancellation either happened before (seen here)
                     // or runs its handler after the waiter is queued (and finds it there).
                     if Task.isCancelled { return false }
-                    if !busy {
-                        busy = true
+                    if !state.busy {
+                        state.busy = true
                         return true
                     }
-                    queue.append(Waiter(ticket: ticket, resume: .task(continuation)))
-                    if holderWaits { pthread_cond_signal(joined) }
+                    state.queue.append(Waiter(ticket: ticket, resume: .task(continuation)))
+                    state.wakeHolder()
                     return nil
                 }
                 if let answer { continuation.resume(returning: answer) }
             }
         } onCancel: {
-            let removed: Waiter? = locked {
-                guard let i = queue.firstIndex(where: { $0.ticket == ticket }) else { return nil }
-                return queue.remove(at: i)
+            let removed: Waiter? = state.withLock { state in
+                guard let i = state.queue.firstIndex(where: { $0.ticket == ticket }) else { return nil }
+                return state.queue.remove(at: i)
             }
             if let removed, case .task(let continuation) = removed.resume { continuation.resume(returning: false) }
         }
@@ -148,39 +144,45 @@ package final class WriteLane: @unchecked Sendable {
     }
 
     /// For the lane's holder, with a transaction it could pass: sleeps while nobody is in
-    /// line and `worthWaiting()` holds (called under the lane's mutex: it may take the store's
+    /// line and `worthWaiting()` holds (called under the lane's lock: it may take the store's
     /// state lock, never the other way round). True when the first in line is a thread that
     /// accepts a relay; false when it is another writer, or when waiting stopped being worth
     /// it (`nudge` wakes the holder to ask again).
+    ///
+    /// The holder sleeps on a semaphore of its own, outside the lock (Locked.swift: no
+    /// condition variable); a joiner or `nudge` that comes before it sleeps leaves the
+    /// semaphore signalled, so the wake-up is not lost.
     package func awaitRelayRecipient(while worthWaiting: () -> Bool) -> Bool {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
         while true {
-            if let first = queue.first {
-                guard case .thread(let grant) = first.resume else { return false }
-                return grant.acceptsRelay
+            let (answer, wakeUp): (Bool?, DispatchSemaphore?) = state.withLock { state in
+                if let first = state.queue.first {
+                    guard case .thread(let grant) = first.resume else { return (false, nil) }
+                    return (grant.acceptsRelay, nil)
+                }
+                guard worthWaiting() else { return (false, nil) }
+                let wakeUp = DispatchSemaphore(value: 0)
+                state.holderWakeUp = wakeUp
+                return (nil, wakeUp)
             }
-            guard worthWaiting() else { return false }
-            holderWaits = true
-            pthread_cond_wait(joined, mutex)
-            holderWaits = false
+            if let answer { return answer }
+            wakeUp?.wait()
         }
     }
 
     /// Wakes a holder waiting in `awaitRelayRecipient` to check its condition again.
     package func nudge() {
-        locked { if holderWaits { pthread_cond_signal(joined) } }
+        state.withLock { $0.wakeHolder() }
     }
 
     /// Gives the lane to the first in line, or frees it.
     package func release() {
-        let next: Waiter? = locked {
-            guard !queue.isEmpty else {
-                busy = false
+        let next: Waiter? = state.withLock { state in
+            guard !state.queue.isEmpty else {
+                state.busy = false
                 return nil
             }
             // `busy` stays true: the lane passes straight to the next waiter.
-            return queue.removeFirst()
+            return state.queue.removeFirst()
         }
         switch next?.resume {
         case .thread(let granted): granted.semaphore.signal()
@@ -190,16 +192,5 @@ package final class WriteLane: @unchecked Sendable {
     }
 
     /// How many writers wait for the lane now (for tests and diagnostics).
-    package var waitingCount: Int { locked { queue.count } }
-
-    private func takeTicket() -> UInt64 {
-        nextTicket &+= 1
-        return nextTicket
-    }
-
-    private func locked<R>(_ body: () -> R) -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body()
-    }
+    package var waitingCount: Int { state.withLock { $0.queue.count } }
 }
