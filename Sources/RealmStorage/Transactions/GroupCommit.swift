@@ -108,17 +108,17 @@ extension Store {
     /// durable version, and the head its chain follows.
     ///
     /// - Throws: `ioFailure` when the transaction began on versions whose sync failed.
-    func groupPins(for transaction: WriteTransaction) throws(StorageError)
+    func groupPins(base: Committed, lineage: UInt64) throws(StorageError)
         -> (pins: [UInt64], spacePins: [UInt64], spaceRanges: [ClosedRange<UInt64>], carried: [RecordedExtent], durable: UInt64, head: UInt64,
             chainBytes: UInt64, nonce: UInt64) {
         try stateLock.withLock { () throws(StorageError) in
-            try checkLineage(transaction.lineage)
+            try checkLineage(lineage)
             let durable = committed.slot.version.value
             // Loaded after the durable version they protect was published, under the lock that
             // publishing takes (the reader table's argument, ProcessCoordination.swift).
             let elsewhere = coordination?.othersPins() ?? PinnedElsewhere()
             let pinned = registry.pinned(including: committed.slot.version)
-            let newest = transaction.base.slot.version.value
+            let newest = base.slot.version.value
             // `pinned` and the range, merged in order (both are sorted; a set and a sort of the
             // range cost more than the rest of the function once chains made it long).
             func including(after lowest: UInt64) -> [UInt64] {

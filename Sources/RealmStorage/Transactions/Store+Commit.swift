@@ -1,7 +1,8 @@
 import Dispatch
 
 extension Store {
-    /// A write transaction encoded for the file, not yet written (CommitWriter.swift).
+    /// A write transaction encoded for the file, not yet written (CommitWriter.swift), with
+    /// the edits it came from (WriteTransaction+Commit.swift).
     struct PreparedCommit {
         /// Its `data` is emptied once written (see `writeAndPublish`).
         var commit: CommitWriter.Prepared
@@ -25,21 +26,30 @@ extension Store {
         /// When its encoding began (`DispatchTime` nanoseconds), 0 when nobody observes
         /// commits (CommitObservers.swift).
         let started: UInt64
+        /// Held until the nodes are written, and let go with this value: freeing the trees
+        /// then overlaps the device's write.
+        let edits: WriteEdits
+    }
+
+    /// A prepared commit on its way to the write queue, with the lane to write it.
+    struct QueuedCommit: ~Copyable {
+        let prepared: PreparedCommit
+        let lane: LaneHold
     }
 
     /// What the versions of one chain may write before a version starts a new one.
     static let chainBytesLimit: UInt64 = 256 << 10
 
-    /// Encodes `transaction` as the next version. Runs on the committer's thread or task,
-    /// with the lane held; touches no file.
-    func prepareCommit(_ transaction: WriteTransaction) throws(StorageError) -> PreparedCommit {
+    /// Encodes a finished write's edits as the next version. Runs on the committer's thread or
+    /// task, with the lane held; touches no file.
+    func prepareCommit(_ edits: WriteEdits) throws(StorageError) -> PreparedCommit {
         let started = commitObservers.isActive ? DispatchTime.now().uptimeNanoseconds : 0
-        let base = transaction.base
-        let version = transaction.version
-        var top = transaction.top
-        let (pins, spacePins, spaceRanges, carried, durable, head, chainBytes, nonce) = try groupPins(for: transaction)
+        let base = edits.base
+        let version = edits.version
+        var top = edits.top
+        let (pins, spacePins, spaceRanges, carried, durable, head, chainBytes, nonce) = try groupPins(base: base, lineage: edits.lineage)
         let writer = CommitWriter(version: version, free: free)
-        let context = transaction.context
+        let context = edits.context
         var deltasAllowed = stateLock.withLock { group.freeListDeltas }
         // While the file shrinks: allocations stay below the limit, and a free list chain with
         // a node past it is replaced by a full list (OnlineShrink.swift, points 2 and 3); not
@@ -66,7 +76,7 @@ extension Store {
         }
 
         // 1. Everything the new version no longer reaches.
-        for entry in transaction.freed.entries {
+        for entry in edits.freed.entries {
             writer.free.release(offset: entry.ref.offset, length: entry.length, firstVersion: entry.version, endVersion: version.value)
         }
         try release(base.slot.topRef, .top)
@@ -83,7 +93,7 @@ extension Store {
         }
         try release(base.slot.commitRecordRef, .commitRecord)
         try release(base.slot.runHeader, .runHeader)
-        if transaction.newSchemaBlob != nil { try release(top.schemaBlob, .blob) }
+        if edits.newSchemaBlob != nil { try release(top.schemaBlob, .blob) }
         writer.free.releaseUnreachable(pinned: spacePins, ranges: spaceRanges)
         // The run header first, where the base version reserved it (FileHeader.swift), unless
         // this version starts a new chain: when the chain is long, or its versions wrote (and
@@ -96,7 +106,7 @@ extension Store {
         let chained = writer.beginRun(reserved: wantsSlot ? nil : base.slot.nextRun)
 
         // 2. The changed trees, bottom-up.
-        for (key, state) in transaction.states {
+        for (key, state) in edits.states {
             guard let t = top.tables.firstIndex(where: { $0.key == key }) else { continue }
             // Commit even trees without buffers: an edit can leave a committed subtree as the
             // new root (a root with one child collapses onto it), and its ref must be recorded.
@@ -107,9 +117,9 @@ extension Store {
         }
 
         // 3. The change history, the schema blob, the top node.
-        top.history = try History.advance(top.history, adding: transaction.pendingChanges, from: base.slot.version, to: version,
+        top.history = try History.advance(top.history, adding: edits.changes, from: base.slot.version, to: version,
                                           pinned: pins, context: context, release: release, place: writer.place, relocatingPast: shrinkLimit)
-        if let blob = transaction.newSchemaBlob {
+        if let blob = edits.newSchemaBlob {
             top.schemaBlob = try writer.place(BlobNode.encode(blob, version: version))
         }
         let topRef = try writer.place(top.encoded())
@@ -117,17 +127,17 @@ extension Store {
         swap(&reused, &commitBuffer)
         let prepared = writer.finish(topRef: topRef, reusing: consume reused, carrying: carried, coveredFrom: durable,
                                      link: base.slot.commitRecordChecksum, nonce: nonce)
-        return PreparedCommit(commit: prepared, top: top, free: writer.free, base: base, lineage: transaction.lineage, coveredFrom: durable,
-                              written: context.written, carried: context.reuse.map { ($0, transaction.freed) }, needsSlot: !chained,
-                              started: started)
+        return PreparedCommit(commit: prepared, top: top, free: writer.free, base: base, lineage: edits.lineage, coveredFrom: durable,
+                              written: context.written, carried: context.reuse.map { ($0, edits.freed) }, needsSlot: !chained,
+                              started: started, edits: edits)
     }
 
     /// Writes a prepared commit's nodes (not its slot) and makes it the version the next
     /// writer builds on; the sync queue makes it durable and then calls `done` (or, when a
-    /// thread waits for it, `waiter`'s, the waiting threads do: `awaitDurable`). With the lane
-    /// held; releases it when `groupable`, else only once this commit is durable (so no other
-    /// transaction shares its sync). On a throw the caller still holds the lane.
-    func writeAndPublish(_ prepared: consuming PreparedCommit, groupable: Bool, waiter: DurabilityWaiter? = nil,
+    /// thread waits for it, `waiter`'s, the waiting threads do: `awaitDurable`). Lets the lane
+    /// go once the commit is queued when `groupable`, else only once it is durable (so no
+    /// other transaction shares its sync); a throw lets it go at once.
+    func writeAndPublish(_ prepared: consuming PreparedCommit, lane: consuming LaneHold, groupable: Bool, waiter: DurabilityWaiter? = nil,
                          done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) throws(StorageError) {
         // Kept for the next commit unless it was huge; set first, while the lane is surely
         // held (after `lane.release()` the next writer may already be swapping it out).
@@ -156,13 +166,16 @@ extension Store {
         stateLock.withLock { noteCommitted(prepared.commit.slot, base: prepared.base.slot) }
         if let written = prepared.written, let carried = prepared.carried { written.carryOver(carried.older, freed: carried.freed) }
         let state = Committed(slot: prepared.commit.slot, slotIndex: -1, top: prepared.top, mapping: mapping)
+        let lane = Handoff(lane)
         let finish: @Sendable (Result<VersionID, StorageError>) -> Void
         if groupable {
             finish = done
         } else {
-            // Holds the store until the sync job has run; the job holds it anyway meanwhile.
+            // The hold keeps the store until the sync job has run; the job holds it anyway
+            // meanwhile. Should the commit never be queued (a throw below), the handoff goes
+            // with `finish`, and the lane with it.
             finish = { (result: Result<VersionID, StorageError>) in
-                self.releaseLane()
+                lane.take().release()
                 done(result)
             }
         }
@@ -176,22 +189,17 @@ extension Store {
         // Written: `commitBuffer` becomes the only reference to the bytes before the next
         // writer can take the lane, so that its commit fills the same storage.
         prepared.commit.data = []
-        if groupable { releaseLane() }
+        if groupable { lane.take().release() }
     }
 
     /// Commits with the lane held and waits on this thread until the commit is durable: the
     /// thread syncs it, or another committing thread does (GroupCommit+Threads.swift).
-    func commitWaiting(_ transaction: WriteTransaction, groupable: Bool = true) throws(StorageError) -> VersionID {
+    func commitWaiting(_ finished: consuming FinishedWrite, groupable: Bool = true) throws(StorageError) -> VersionID {
         let durable = DurabilityWaiter()
-        do throws(StorageError) {
-            try writeAndPublish(prepareCommit(transaction), groupable: groupable, waiter: durable, done: durable.deliver)
-        } catch {
-            releaseLane()
-            throw error
-        }
-        // The device is writing the commit already (`startWriteback`, where the system has
-        // it): the trees are freed meanwhile, not after the sync.
-        transaction.discardEdits()
+        // The device is writing the commit already when this returns (`startWriteback`, where
+        // the system has it): the trees went with the prepared commit meanwhile, not after
+        // the sync.
+        try writeAndPublish(prepareCommit(finished.edits), lane: finished.lane, groupable: groupable, waiter: durable, done: durable.deliver)
         return try awaitDurable(durable)
     }
 
@@ -200,36 +208,33 @@ extension Store {
     ///
     /// `writeHere`: the caller may block (its own serial queue, never the cooperative pool), so
     /// the nodes are written right here, saving a hop to the write queue per commit.
-    func commit(_ transaction: WriteTransaction, groupable: Bool, writeHere: Bool = false,
+    func commit(_ finished: consuming FinishedWrite, groupable: Bool, writeHere: Bool = false,
                 then done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) {
+        // A throw has let the lane go by the time `done` hears of it.
         let prepared: PreparedCommit
         do throws(StorageError) {
-            prepared = try prepareCommit(transaction)
-            if writeHere {
-                try writeAndPublish(consume prepared, groupable: groupable, done: done)
-                return
-            }
+            prepared = try prepareCommit(finished.edits)
         } catch {
-            releaseLane()
+            _ = consume finished
             done(.failure(error))
             return
         }
-        let handoff = Handoff(prepared)
-        let lane = self.lane
-        // Weakly, as the sync job (GroupCommit.swift); the committer holds the store meanwhile.
-        writeQueue.async { [weak self] in
-            let failure: StorageError?
+        if writeHere {
             do throws(StorageError) {
-                guard let self else { throw StorageError(.transactionEnded, "the store closed before its commit was written") }
-                try self.writeAndPublish(handoff.take(), groupable: groupable, done: done)
-                failure = nil
+                try writeAndPublish(prepared, lane: finished.lane, groupable: groupable, done: done)
             } catch {
-                failure = error
+                done(.failure(error))
             }
-            if let failure {
-                // Without the store its lock file is closed, and the process lock with it.
-                if let self { self.releaseLane() } else { lane.release() }
-                done(.failure(failure))
+            return
+        }
+        let handoff = Handoff(QueuedCommit(prepared: prepared, lane: finished.lane))
+        // The hold keeps the store until the job has run.
+        writeQueue.async {
+            let queued = handoff.take()
+            do throws(StorageError) {
+                try self.writeAndPublish(queued.prepared, lane: queued.lane, groupable: groupable, done: done)
+            } catch {
+                done(.failure(error))
             }
         }
     }
@@ -273,14 +278,16 @@ extension Store {
     }
 }
 
-/// Moves a value owned by the lane holder to the queue that continues its work.
-final class Handoff<Value>: @unchecked Sendable {
+/// Moves a value owned by the lane holder to the queue or closure that continues its work;
+/// the value may be non-copyable (a `LaneHold`), and is taken once.
+final class Handoff<Value: ~Copyable>: @unchecked Sendable {
     // @unchecked: the sender gives the value up; only the receiving job touches it.
     private var value: Value?
-    init(_ value: Value) { self.value = value }
-    /// The value, given up by the handoff (which would otherwise hold it until the job ends).
+    init(_ value: consuming Value) { self.value = consume value }
+    /// The value, given up by the handoff (which would otherwise hold it until it goes). A
+    /// second take is a bug of the engine's, never of data.
     func take() -> Value {
-        defer { value = nil }
-        return value!
+        guard let value = value.take() else { preconditionFailure("a handoff's value was taken twice") }
+        return value
     }
 }

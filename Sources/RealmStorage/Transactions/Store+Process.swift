@@ -23,22 +23,48 @@ import Dispatch
 
 /// Why this process holds the write lock of its file. Guarded by the store's `stateLock`.
 struct ProcessHold {
-    /// Lane holders between `enterWrite` and `releaseLane` (0 or 1).
+    /// Lane holders between `enterWrite` and the end of their `LaneHold` (0 or 1).
     var writers = 0
     var locked = false
+}
+
+/// The write lane, held: this process's turn to write, from `enterWrite` until the write
+/// transaction holding it ends.
+///
+/// Non-copyable, and let go by its `deinit` alone: whichever way a write ends (a commit, a
+/// rollback, a throw anywhere on the commit path, a dropped transaction, a commit that keeps
+/// the lane until it is durable) the hold is consumed once, and the lane with the process's
+/// count of writers goes exactly once. The compiler rejects a copy, and a hold that goes out
+/// of scope releases, so no path can forget it or release it twice. It moves one way: the
+/// transaction owns it (`WriteTransaction.lane`), hands it to the commit it finishes
+/// (`FinishedWrite`), and the store consumes it once the commit is queued, or once it is
+/// durable when it must sync alone (Store+Commit.swift).
+///
+/// It keeps the store alive: a job that carries it to another queue needs no weak reference.
+package struct LaneHold: ~Copyable {
+    private let store: Store
+
+    /// Only `enterWrite`, for the lane's new holder.
+    fileprivate init(_ store: Store) { self.store = store }
+
+    /// Lets the lane go now, rather than where the hold goes out of scope.
+    consuming func release() {}
+
+    deinit { store.releaseLane() }
 }
 
 extension Store {
     // MARK: Writing
 
     /// For the lane's new holder: makes sure this process holds the write lock, waiting on this
-    /// thread for other processes, and catches up with what they committed.
+    /// thread for other processes, and catches up with what they committed. The hold it
+    /// returns lets both go when it ends.
     ///
     /// - Throws: `ioFailure` (locking failed), `fileCorrupted` (the newest version in the file
     ///   does not decode), `incompatibleLockFile` (the lock file was deleted or replaced while
     ///   this process had the file open); the caller then still holds the lane and nothing else.
-    func enterWrite() throws(StorageError) {
-        guard let coordination, beginProcessHold() else { return }
+    func enterWrite() throws(StorageError) -> LaneHold {
+        guard let coordination, beginProcessHold() else { return LaneHold(self) }
         do throws(StorageError) {
             try coordination.lockWriter()
             try lockedForWriting()
@@ -46,12 +72,13 @@ extension Store {
             abandonProcessHold()
             throw error
         }
+        return LaneHold(self)
     }
 
     /// `enterWrite` for a task: while another process holds the write lock, the wait happens on
     /// a dispatch thread, never on the cooperative pool.
-    func enterWriteAsync() async throws(StorageError) {
-        guard let coordination, beginProcessHold() else { return }
+    func enterWriteAsync() async throws(StorageError) -> LaneHold {
+        guard let coordination, beginProcessHold() else { return LaneHold(self) }
         do throws(StorageError) {
             let locked = coordination.tryLockWriter()
             if locked && !coordination.tookOverFromOther {
@@ -74,6 +101,7 @@ extension Store {
             abandonProcessHold()
             throw error
         }
+        return LaneHold(self)
     }
 
     /// Takes the process write lock unless `locked`, then catches up (`enterWriteAsync`).
@@ -116,8 +144,8 @@ extension Store {
         try catchUpWithFile()
     }
 
-    /// Gives up the write lane: what every end of a write transaction calls.
-    func releaseLane() {
+    /// Gives up the write lane: a `LaneHold`'s end, and nothing else, calls it.
+    fileprivate func releaseLane() {
         if coordination != nil {
             stateLock.withLock {
                 processHold.writers -= 1

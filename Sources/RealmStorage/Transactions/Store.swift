@@ -314,13 +314,14 @@ package final class Store: @unchecked Sendable {
             relayed.beginRelayedPart()
             return relayed
         }
+        let hold: LaneHold
         do throws(StorageError) {
-            try enterWrite()
+            hold = try enterWrite()
         } catch {
             lane.release()
             throw error
         }
-        return startWrite()
+        return startWrite(hold)
     }
 
     /// Begins the write transaction, suspending the task (not blocking its thread) until the
@@ -333,18 +334,19 @@ package final class Store: @unchecked Sendable {
             throw StorageError(.permissionDenied, "the realm was opened read-only", path: path)
         }
         try await lane.acquire()
+        let hold: LaneHold
         do throws(StorageError) {
-            try await enterWriteAsync()
+            hold = try await enterWriteAsync()
         } catch {
             lane.release()
             throw error
         }
-        return startWrite()
+        return startWrite(hold)
     }
 
     /// The write transaction of whoever just got the lane: it builds on the newest version
     /// written, durable or not (GroupCommit.swift).
-    private func startWrite() -> WriteTransaction {
+    private func startWrite(_ hold: consuming LaneHold) -> WriteTransaction {
         let (base, lineage, resetAllocator, space) = stateLock.withLock {
             let reset = group.allocatorStale
             group.allocatorStale = false
@@ -359,7 +361,7 @@ package final class Store: @unchecked Sendable {
         let reuse = kept.flatMap { kept in
             kept.version == base.slot.version.value && kept.lineage == lineage && resetAllocator == nil ? kept : nil
         }
-        return WriteTransaction(store: self, base: base, lineage: lineage, reuse: reuse)
+        return WriteTransaction(store: self, base: base, lineage: lineage, reuse: reuse, lane: hold)
     }
 }
 

@@ -9,7 +9,9 @@ import Dispatch
 /// in between, so writers are served first come, first served, whatever their kind.
 ///
 /// Unlike a mutex the lane may be released from another thread than the one that acquired it:
-/// a write transaction may begin on one thread and commit on another (async code).
+/// a write transaction may begin on one thread and commit on another (async code). Past
+/// `Store.beginWrite` the lane is held through a non-copyable `LaneHold` (Store+Process.swift),
+/// whose end alone releases it.
 ///
 /// Each sleeping thread waits on a semaphore of its own, which `release` signals when it hands
 /// that thread the lane: with one condition for all, every release woke every sleeping thread

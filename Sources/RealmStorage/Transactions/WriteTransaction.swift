@@ -22,7 +22,11 @@ package final class WriteTransaction {
     /// cleared before the commit (WriteTransaction+Links.swift).
     @exclusivity(unchecked) var deletedLinkTargets: [TableKey: Set<Int64>] = [:]
     var newSchemaBlob: [UInt8]?
-    @exclusivity(unchecked) private(set) var isActive = true
+    /// False once the transaction committed or rolled back (WriteTransaction+Commit.swift).
+    @exclusivity(unchecked) var isActive = true
+    /// This transaction's turn on the write lane, until it ends: handed to the commit it
+    /// finishes, or let go by a rollback or the transaction's end (WriteTransaction+Commit.swift).
+    var lane: LaneHold?
     /// The inverses of the changes since the oldest open savepoint; nil when none is open
     /// (WriteTransaction+Savepoint.swift).
     @exclusivity(unchecked) var undo: UndoLog?
@@ -79,8 +83,9 @@ package final class WriteTransaction {
     let lineage: UInt64
 
     /// `reuse`: the leaf buffers kept by the commit that wrote `base` (DecodedLeaves.swift).
-    init(store: Store, base: Store.Committed, lineage: UInt64, reuse: DecodedLeaves?) {
+    init(store: Store, base: Store.Committed, lineage: UInt64, reuse: DecodedLeaves?, lane: consuming LaneHold) {
         self.store = store
+        self.lane = consume lane
         self.base = base
         self.lineage = lineage
         self.version = base.slot.version.next
@@ -93,9 +98,9 @@ package final class WriteTransaction {
 
     deinit {
         guard isActive else { return }
+        // The riders first: the lane goes after this, with the stored hold.
         relay.answer(.failure(StorageError(.transactionEnded, "the write transaction that carried this write was dropped before its commit",
                                            path: store.path)))
-        store.releaseLane()
     }
 
     /// How many leaf buffers this transaction took from the commit it builds on instead of
@@ -142,7 +147,7 @@ package final class WriteTransaction {
     /// lack them: lookups through unique indexes and object keys work, the others are refused
     /// (`invalidArgument`) rather than answered wrongly.
     package func table(_ key: TableKey, flushingIndexes: Bool) throws(StorageError) -> TableView {
-        // After the commit the edited trees are gone (`discardEdits`), and the nodes they
+        // After the commit the edited trees are gone (`finish`), and the nodes they
         // named may be reused by later commits: read the committed version instead.
         guard isActive else {
             throw StorageError(.transactionEnded, "the write transaction has already been committed or rolled back; read through a read transaction")
@@ -669,110 +674,5 @@ package final class WriteTransaction {
             let name = top.table(state.key).map { "\($0.name).\($0.columns[c].name)" } ?? "column \(c)"
             throw StorageError(.fileCorrupted, "the index of \(name) lacks the entry for \(key)")
         }
-    }
-
-    // MARK: Ending
-
-    /// Discards every change.
-    package func rollback() {
-        guard isActive else { return }
-        // Only the holder's part goes: the riders' parts are committed (WriteRelay.swift).
-        if carriesRiders {
-            rollbackRelayedPart()
-            return
-        }
-        discard()
-    }
-
-    /// Ends the transaction without a commit and lets the lane go.
-    func discard() {
-        isActive = false
-        store.releaseLane()
-    }
-
-    /// Writes the new version and waits on this thread until it is durable (per the store's
-    /// durability). Commits queued close together share one sync (GroupCommit.swift).
-    ///
-    /// - Throws: `outOfDiskSpace`, `ioFailure` (also when an earlier commit of the same group
-    ///   failed to sync), `valueTooLarge`; the store then stays at the version it had and the
-    ///   transaction is over.
-    @discardableResult
-    package func commit() throws(StorageError) -> VersionID {
-        // A relayed transaction's riders hear the outcome of the commit that carries them.
-        let relay = takeRiders()
-        do throws(StorageError) {
-            try finishEditing()
-            let committed = try store.commitWaiting(self)
-            relay.answer(.success(committed))
-            return committed
-        } catch {
-            relay.answer(.failure(error))
-            throw error
-        }
-    }
-
-    /// Writes the new version and suspends until it is durable; the file I/O runs on the
-    /// store's queues, never on the task's thread. `groupable: false` keeps the write lane
-    /// until this commit is durable, so that it syncs alone.
-    @discardableResult
-    package func commitAsync(groupable: Bool = true,
-                             isolation: isolated (any Actor)? = #isolation) async throws(StorageError) -> VersionID {
-        try finishEditing()
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<VersionID, StorageError>, Never>) in
-            store.commit(self, groupable: groupable) { continuation.resume(returning: $0) }
-        }
-        return try result.get()
-    }
-
-    /// Writes the new version and calls `done` (from the store's sync queue) once it is durable
-    /// or failed. Errors found before anything is written are thrown instead.
-    ///
-    /// `writeHere`: the caller runs on an executor of its own that may block (RealmActor's), so
-    /// the nodes are written on it rather than on the store's write queue.
-    package func commit(groupable: Bool = true, writeHere: Bool = false,
-                        then done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) throws(StorageError) {
-        try finishEditing()
-        store.commit(self, groupable: groupable, writeHere: writeHere, then: done)
-    }
-
-    /// After the commit is written: lets go of the edited trees and the change log, which
-    /// only the commit needed (reads through an ended transaction are refused: `table(_:)`).
-    /// A waiting committer calls it while the device writes (see `Store.commitWaiting`), so
-    /// that freeing them does not lengthen the wait.
-    func discardEdits() {
-        context.retired?.releaseAll()
-        states = [:]
-        lastState = nil
-        lastTableIndex = 0
-        deletedLinkTargets = [:]
-        undo = nil
-    }
-
-    /// The last edits of a commit; afterwards the transaction is over (the store's commit
-    /// functions release the lane).
-    private func finishEditing() throws(StorageError) {
-        try ensureActive()
-        try clearLinksToDeletedObjects()
-        try evacuateForShrinking()
-        // The cluster trees are final now: a second thread encodes their leaves while this one
-        // merges the index entries, then both encode the index leaves (LeafPreEncoding.swift).
-        // A commit that changed fewer rows than the threshold changed fewer leaves too (give or
-        // take a split's neighbour): it skips counting them, 3% of a one-object commit.
-        let minimumLeaves = store.options.parallelEncodingLeaves
-        let parallel = states.values.reduce(0) { $0 + $1.changes.rowCount } >= minimumLeaves
-        context.retired?.isCollecting = parallel
-        let clusters = parallel ? LeafPreEncoding.start(states.values.lazy.map(\.cluster), version: version, minimumLeaves: minimumLeaves) : nil
-        do {
-            for state in states.values { try flushIndexEntries(state) }
-        } catch {
-            clusters?.finish(keeping: false)
-            throw error
-        }
-        clusters?.finish(keeping: true)
-        if parallel {
-            let indexes = states.values.lazy.flatMap { $0.indexes.lazy.compactMap { $0 } }
-            LeafPreEncoding.start(indexes, version: version, minimumLeaves: minimumLeaves)?.finish(keeping: true)
-        }
-        isActive = false
     }
 }

@@ -150,8 +150,8 @@ package final class TreeContext {
 
 /// The buffers a commit has encoded and no longer needs. Freeing a bulk load's leaves (their
 /// values: strings, arrays) took 4% of its commit on the committing thread; held here, they go
-/// when the transaction lets go of its edits, which a waiting committer does while the device
-/// writes the commit (`WriteTransaction.discardEdits`). Only large commits collect them: a
+/// with the commit's edits once its nodes are written, while the device writes them
+/// (`WriteEdits`, WriteTransaction+Commit.swift). Only large commits collect them: a
 /// small one's few buffers cost less to free than to hold.
 final class RetiredBuffers {
     @exclusivity(unchecked) private var buffers: [AnyObject] = []
