@@ -49,8 +49,8 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "openrealm", dependencies: ["RealmStorage", "OpenRealm"]),
-        // What RealmStorageTests and OpenRealmTests both use (the `.childProcesses` trait), once:
-        // a library of the tests only, in no product.
+        // What RealmStorageTests and OpenRealmTests both use (the `.childProcesses` trait, the
+        // seeded generator), once: a library of the tests only, in no product.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "RealmStorageTests", dependencies: ["RealmStorage", "TestSupport"], exclude: ["Golden"]),
         .testTarget(name: "OpenRealmTests", dependencies: ["OpenRealm", "RealmStorage", "_OpenRealmEngine", "TestSupport"]),
