@@ -49,8 +49,11 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "openrealm", dependencies: ["RealmStorage", "OpenRealm"]),
-        .testTarget(name: "RealmStorageTests", dependencies: ["RealmStorage"], exclude: ["Golden"]),
-        .testTarget(name: "OpenRealmTests", dependencies: ["OpenRealm", "RealmStorage", "_OpenRealmEngine"]),
+        // What RealmStorageTests and OpenRealmTests both use (the `.childProcesses` trait, the
+        // seeded generator), once: a library of the tests only, in no product.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "RealmStorageTests", dependencies: ["RealmStorage", "TestSupport"], exclude: ["Golden"]),
+        .testTarget(name: "OpenRealmTests", dependencies: ["OpenRealm", "RealmStorage", "_OpenRealmEngine", "TestSupport"]),
         .testTarget(
             name: "OpenRealmServerTests",
             dependencies: [

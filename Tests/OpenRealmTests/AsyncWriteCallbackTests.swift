@@ -1,6 +1,7 @@
 import Foundation
 import OpenRealm
 import Testing
+import TestSupport
 
 /// The seeds' callback family of async writes, on realms confined to a dispatch queue or an
 /// actor; autorefresh and asyncRefresh.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
+import TestSupport
 @testable import OpenRealm
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import Foundation
 import OpenRealm
 import Testing
+import TestSupport
 
 /// Misuse that breaks the threading rules traps with a message naming the rule (exit tests).
 @Suite(.childProcesses) struct ConfinementTests {

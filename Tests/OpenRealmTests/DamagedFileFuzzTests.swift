@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import OpenRealm
 
 // Damaged files through the public API (issue 24, point 6).

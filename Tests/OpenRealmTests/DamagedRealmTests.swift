@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import OpenRealm
 
 /// A realm whose file is damaged in a node no open reads (issue 24, point 6): throwing APIs

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import OpenRealm
 
 // Expected strings and bit patterns were computed independently: the bits from the

@@ -1,6 +1,7 @@
 import Foundation
 @testable import OpenRealm
 import Testing
+import TestSupport
 
 // The notification oracle at the size issue 27 names: 100,000 objects, a random filter, a
 // random sort (through a link too) and random watched key paths per seed, random commits,

@@ -1,6 +1,7 @@
 import Foundation
 @testable import OpenRealm
 import Testing
+import TestSupport
 
 // Results kept up to date from the change sets (Notifications/KeptOrder.swift): random
 // commits against 20,000 objects under random sorts (with many ties) and filters. Debug builds

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import OpenRealm
 
 /// Realms for one file in several processes: each sees what the others commit once it

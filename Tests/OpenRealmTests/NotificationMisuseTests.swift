@@ -1,6 +1,7 @@
 import Foundation
 import OpenRealm
 import Testing
+import TestSupport
 
 /// Observing where Realm refuses it traps with a message naming the rule (exit tests).
 @Suite(.childProcesses) struct NotificationMisuseTests {

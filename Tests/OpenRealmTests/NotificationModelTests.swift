@@ -1,6 +1,7 @@
 import Foundation
 import OpenRealm
 import Testing
+import TestSupport
 
 /// Model-based: random transactions against a sorted and filtered `Results`; after each
 /// notification, applying its deletions and insertions to the keys before gives the keys

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import OpenRealm
 
 // Tests for PredicateParser: each operator and alias, constants, placeholders, key paths, lists,

@@ -1,6 +1,7 @@
 import Foundation
 import RealmStorage
 import Testing
+import TestSupport
 @testable import OpenRealm
 
 /// Random datasets and thousands of generated predicates: each query's result must be the

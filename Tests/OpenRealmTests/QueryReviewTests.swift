@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import OpenRealm
 
 // Review of the query engine: each test shows one suspected bug (it fails while the bug is

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import OpenRealm
 
 /// Every property type in predicates: each comparison with each constant of a pool, checked

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
+import TestSupport
 @testable import OpenRealm
 
 // Issue 24: signatures that now match Realm Swift's, and what each change must keep.

@@ -1,6 +1,7 @@
 import Foundation
 import OpenRealm
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

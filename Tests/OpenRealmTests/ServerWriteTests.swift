@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import OpenRealm
 
 // Issue 24, "done when": a server's writes, some carrying bad data, through one RealmActor.

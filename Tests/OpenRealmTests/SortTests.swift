@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import OpenRealm
 
 /// Sorting by one property (sorted only as far as it is read, from sort keys) orders exactly

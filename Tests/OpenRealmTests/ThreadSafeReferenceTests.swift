@@ -1,6 +1,7 @@
 import Foundation
 import OpenRealm
 import Testing
+import TestSupport
 
 /// Passing objects between threads and actors: `ThreadSafeReference`, `resolve`, `@ThreadSafe`,
 /// and the count of pinned versions.

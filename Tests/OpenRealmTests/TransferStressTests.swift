@@ -1,6 +1,7 @@
 import Foundation
 import OpenRealm
 import Testing
+import TestSupport
 
 final class Account: Object {
     @Persisted(primaryKey: true) var id = 0

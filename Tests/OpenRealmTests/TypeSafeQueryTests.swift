@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import OpenRealm
 
 /// Type-safe queries select the same objects as the predicate strings they stand for.

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import RealmStorage
 import Testing
+import TestSupport
 @testable import OpenRealm
 
 /// Objects of rows that a write inserted and then did not keep (the write was cancelled, its

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import RealmStorage
 
 /// Compaction stopped at every step: each write and size change of the new file failing, a

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import RealmStorage
 
 /// Readers on other threads never wait for the writer and always see a whole version: while

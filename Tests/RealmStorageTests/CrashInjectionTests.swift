@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import RealmStorage
 
 /// Power cuts at every sync of a workload. `CrashSimulatingFile` stops the store at sync N and

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import RealmStorage
 
 /// Damaged and foreign files: truncated, bytes flipped, random runs written, garbage. Opening

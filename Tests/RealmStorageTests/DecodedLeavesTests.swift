@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
+import TestSupport
 @testable import RealmStorage
 
 /// Leaf buffers a commit keeps for the next write transaction (DecodedLeaves.swift): taken

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import RealmStorage
 
 /// The free list as a chain of a full list and deltas (FreeList+Chain.swift): a small commit

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 @testable import RealmStorage
 #if canImport(Glibc)
 import Glibc

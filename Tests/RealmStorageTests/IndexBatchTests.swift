@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import RealmStorage
 
 /// Non-unique indexes take inserts in batches (pending entries merged before the next read,

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import RealmStorage
 
 /// A large commit's cluster leaves are encoded on a second thread while the committing thread

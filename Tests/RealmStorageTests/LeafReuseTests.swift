@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import RealmStorage
 
 /// Cluster leaves encoded from the node they came from (ClusterLeaf+Reuse.swift): blocks whose

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import RealmStorage
 
 /// Random operation sequences against the engine and a plain in-memory model. Every pinned

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import RealmStorage
 
 /// Power cut at every sync of an online shrink (OnlineShrink.swift): the grown file is shrunk

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import RealmStorage
 
 /// Rolling a write transaction back to a savepoint leaves exactly what was there, for every

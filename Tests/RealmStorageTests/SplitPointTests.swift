@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import RealmStorage
 
 /// Where overfull leaves split (BTree.splitPoint). Writers that each append to a key range of

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import RealmStorage
 
 /// Exhaustive small-fan-out cases: with capacities of 2 to 4, a few dozen keys force every

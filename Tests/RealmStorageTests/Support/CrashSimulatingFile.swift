@@ -1,5 +1,6 @@
 import Foundation
 @testable import RealmStorage
+import TestSupport
 
 // A file layer that simulates losing power (after SQLite's src/test6.c).
 //

@@ -1,4 +1,5 @@
 @testable import RealmStorage
+import TestSupport
 
 /// Applies one workload step to a write transaction and to the plain model at once. With no
 /// transaction it updates the model alone: that is how the expected state after each step is

@@ -1,8 +1,6 @@
 import Foundation
 @testable import RealmStorage
-
-/// The model-based and tree tests use the same generator as the crash suites.
-typealias SeededRandom = ReplayableRandom
+import TestSupport
 
 extension ReplayableRandom {
     /// True with probability `p` (0...1).

@@ -25,10 +25,10 @@ final class ThreadPerJobExecutor: TaskExecutor {
 }
 
 /// The trait of suites whose tests start child processes (exit tests): see above.
-struct ChildProcesses: SuiteTrait, TestTrait, TestScoping {
-    var isRecursive: Bool { true }
+package struct ChildProcesses: SuiteTrait, TestTrait, TestScoping {
+    package var isRecursive: Bool { true }
 
-    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+    package func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
         try await withTaskExecutorPreference(ThreadPerJobExecutor.shared, operation: function)
     }
 }
@@ -36,5 +36,5 @@ struct ChildProcesses: SuiteTrait, TestTrait, TestScoping {
 extension Trait where Self == ChildProcesses {
     /// Tests that start child processes wait for them on threads of their own, never on the
     /// cooperative pool (ChildProcesses.swift).
-    static var childProcesses: Self { ChildProcesses() }
+    package static var childProcesses: Self { ChildProcesses() }
 }

@@ -1,16 +1,17 @@
-/// SplitMix64 with the helpers the crash, fault and damage suites use. Every random choice in
-/// those suites comes from one of these, and every failure message names its seed, so a
-/// failure replays exactly.
-struct ReplayableRandom: RandomNumberGenerator, Sendable {
-    let seed: UInt64
+/// SplitMix64 with the helpers the crash, fault and damage suites use; the other suites of both
+/// test targets use it as `SeededRandom`. Every random choice in the crash, fault and damage
+/// suites comes from one of these, and every failure message names its seed, so a failure
+/// replays exactly.
+package struct ReplayableRandom: RandomNumberGenerator, Sendable {
+    package let seed: UInt64
     private var state: UInt64
 
-    init(seed: UInt64) {
+    package init(seed: UInt64) {
         self.seed = seed
         self.state = seed
     }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         // Wrapping arithmetic: the generator is defined modulo 2^64.
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
@@ -20,18 +21,18 @@ struct ReplayableRandom: RandomNumberGenerator, Sendable {
     }
 
     /// A uniformly chosen value in `0..<bound` (bound > 0).
-    mutating func below(_ bound: Int) -> Int { Int.random(in: 0..<bound, using: &self) }
+    package mutating func below(_ bound: Int) -> Int { Int.random(in: 0..<bound, using: &self) }
 
     /// True with probability `percent` / 100.
-    mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
+    package mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
 
-    mutating func bytes(_ count: Int) -> [UInt8] {
+    package mutating func bytes(_ count: Int) -> [UInt8] {
         (0..<count).map { _ in UInt8.random(in: 0...255, using: &self) }
     }
 
     /// A seed derived from `seed` and some indices, for generators that must not depend on how
     /// many values another one drew.
-    static func derive(_ seed: UInt64, _ parts: Int...) -> UInt64 {
+    package static func derive(_ seed: UInt64, _ parts: Int...) -> UInt64 {
         var result = seed
         for part in parts {
             var generator = ReplayableRandom(seed: result ^ UInt64(bitPattern: Int64(part)))
@@ -41,3 +42,7 @@ struct ReplayableRandom: RandomNumberGenerator, Sendable {
         return generator.next()
     }
 }
+
+/// The model-based, tree, query and notification tests use the same generator as the crash
+/// suites.
+package typealias SeededRandom = ReplayableRandom
