@@ -31,11 +31,6 @@ extension Store {
         let edits: WriteEdits
     }
 
-    /// A prepared commit on its way to the write queue, with the lane to write it.
-    struct QueuedCommit: ~Copyable {
-        let prepared: PreparedCommit
-        let lane: LaneHold
-    }
 
     /// What the versions of one chain may write before a version starts a new one.
     static let chainBytesLimit: UInt64 = 256 << 10
@@ -227,12 +222,15 @@ extension Store {
             }
             return
         }
-        let handoff = Handoff(QueuedCommit(prepared: prepared, lane: finished.lane))
-        // The hold keeps the store until the job has run.
+        // Two handoffs, each taken as the job's argument: a prepared commit read out of a
+        // value the job kept would be a second reference to its bytes while the next writer
+        // fills `commitBuffer`, which would then copy them. The hold keeps the store until the
+        // job has run.
+        let handoff = Handoff(prepared)
+        let lane = Handoff(finished.lane)
         writeQueue.async {
-            let queued = handoff.take()
             do throws(StorageError) {
-                try self.writeAndPublish(queued.prepared, lane: queued.lane, groupable: groupable, done: done)
+                try self.writeAndPublish(handoff.take(), lane: lane.take(), groupable: groupable, done: done)
             } catch {
                 done(.failure(error))
             }
