@@ -9,7 +9,7 @@ import Darwin
 #endif
 
 /// Child processes write from many threads, each with a realm of its own, so that the writes
-/// of threads waiting in line ride on one another's commits (WriteRelay.swift), until they
+/// of threads waiting in line ride on one another's commits (WriteTransaction+Relay.swift), until they
 /// SIGKILL themselves. A thread waits for each write before its next, so the objects of a
 /// thread that survive a kill must be the first n of its numbers, n at least what the child
 /// logged as acknowledged; and an object of a write that threw (undone alone inside a relay)

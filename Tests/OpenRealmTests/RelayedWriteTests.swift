@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Threads whose `realm.write {}` calls wait in line for the write lane share one transaction
-/// and one commit (WriteRelay.swift), and each still sees what it would see had they committed
+/// and one commit (WriteTransaction+Relay.swift), and each still sees what it would see had they committed
 /// one after another. Each relay here is staged: the first thread's block holds the lane until
 /// every other thread waits in line.
 @Suite struct RelayedWriteTests {

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 /// Threads committing through `realm.write {}` at the same time share syncs
-/// (GroupCommit+Threads.swift): the threads whose commits are written while a sync runs are
+/// (Store+GroupCommitThreads.swift): the threads whose commits are written while a sync runs are
 /// made durable by the next one, led by one of them.
 @Suite struct ThreadGroupCommitTests {
     /// How many threads commit at once, and how many commits each makes.
@@ -91,7 +91,7 @@ import Testing
         let after = probe.syncsAndCommits
         #expect(problems.all.isEmpty, "\(problems.all)")
 
-        // A thread's write may ride on another's commit (WriteRelay.swift): fewer commits than
+        // A thread's write may ride on another's commit (WriteTransaction+Relay.swift): fewer commits than
         // writes, each made durable by one sync.
         let syncs = after.syncs - before.syncs, commits = after.commits - before.commits
         let writes = Self.threads * Self.commitsPerThread
@@ -105,7 +105,7 @@ import Testing
         try RoundTripTests.verify(folder)
     }
 
-    /// Threads that write while a sync runs share the next commit (WriteRelay.swift): the
+    /// Threads that write while a sync runs share the next commit (WriteTransaction+Relay.swift): the
     /// first to take the lane with nobody in line waits, lane held, for the next to come
     /// instead of committing alone. The threads start one at a time, each once the one before
     /// waits, and the first sync is held until all eight wait: the first thread's commit and

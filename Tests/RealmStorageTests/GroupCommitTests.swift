@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import RealmStorage
 
-/// Group commit (GroupCommit.swift): commits written while a sync is under way share the
+/// Group commit (Store+GroupCommit.swift): commits written while a sync is under way share the
 /// next sync; nobody is answered, and no reader sees anything, before it is durable; a failed
 /// sync fails its whole group and everything built on it; a crash at any sync of a grouped
 /// workload recovers the acknowledged state or the group in flight, whole.
@@ -177,7 +177,7 @@ import Testing
         #expect(try Self.ids(reopened.beginRead()) == [1])
     }
 
-    /// Threads (GroupCommit+Threads.swift): a lone thread syncs at once; the threads that
+    /// Threads (Store+GroupCommitThreads.swift): a lone thread syncs at once; the threads that
     /// commit while it syncs wait, and share the next sync, which one of them leads.
     @Test func threadsThatCommitDuringASyncShareTheNextOneAndWaitForIt() throws {
         let directory = TemporaryDirectory()

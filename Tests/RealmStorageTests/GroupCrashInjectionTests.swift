@@ -13,7 +13,7 @@ import Testing
 ///
 /// The commits of a group come from tasks (`commit(then:)`, synced by the sync queue) or from
 /// threads that wait for them (`commit()`, synced by one of the waiting threads:
-/// GroupCommit+Threads.swift), one thread per commit, each started once the one before has
+/// Store+GroupCommitThreads.swift), one thread per commit, each started once the one before has
 /// written its commit, so that the rows are in commit order.
 @Suite struct GroupCrashInjectionTests {
     enum Committers: String, CaseIterable, CustomTestStringConvertible {

@@ -11,7 +11,7 @@ import Darwin
 
 /// Real processes killed with SIGKILL while many tasks, or many threads, commit at once, so
 /// that commits share syncs (group commit: the sync queue's for tasks, the waiting threads'
-/// own for threads, GroupCommit+Threads.swift). Each committer numbers its objects; its
+/// own for threads, Store+GroupCommitThreads.swift). Each committer numbers its objects; its
 /// commits build on each other, so after any kill each committer's objects must be a prefix
 /// of its numbers, and never shorter than what the child had acknowledged (logged after each
 /// commit returned).

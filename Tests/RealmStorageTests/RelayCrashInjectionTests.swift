@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import RealmStorage
 
-/// Power cuts at every sync of a workload of relayed writes (WriteRelay.swift): each relay is
+/// Power cuts at every sync of a workload of relayed writes (WriteTransaction+Relay.swift): each relay is
 /// several threads' writes in one commit, so a crash may keep or lose a relay but never part
 /// of one. Every post-crash image must recover, verify, and hold the relays acknowledged
 /// before the crash, perhaps with the one in flight, whole; then take new commits.

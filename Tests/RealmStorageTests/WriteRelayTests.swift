@@ -4,7 +4,7 @@ import Testing
 @testable import RealmStorage
 
 /// Threads that write one after another share one transaction and one commit
-/// (WriteRelay.swift): a thread ending its part while the next in line accepts a relay passes
+/// (WriteTransaction+Relay.swift): a thread ending its part while the next in line accepts a relay passes
 /// it the transaction, and the last commits for all. Each relay here is staged: its first
 /// thread holds the lane until every other part's thread waits in line, so the relay forms
 /// whatever the machine's speed.

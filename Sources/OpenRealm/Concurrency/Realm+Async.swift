@@ -7,7 +7,7 @@ import RealmStorage
 // methods here take the caller's isolation (`isolation: isolated (any Actor)? = #isolation`),
 // so they run on that actor and the realm never crosses to another one. What may block runs
 // elsewhere: waiting for the lane suspends the task (WriteLane.swift), the file is grown and
-// written on the store's write queue and synced on its sync queue (GroupCommit.swift), and
+// written on the store's write queue and synced on its sync queue (Store+GroupCommit.swift), and
 // the task resumes once its commit is durable. Commits from many tasks that queue up together
 // share one sync.
 

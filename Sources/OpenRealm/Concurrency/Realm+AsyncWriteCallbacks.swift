@@ -10,7 +10,7 @@ import RealmStorage
 // the write lane suspends a task, never the context; the block then runs in the context, and
 // the commit is written and synced on the store's queues. `commitAsyncWrite` returns at once,
 // and the realm's next async write may begin while the commit is still being synced: with
-// `allowGrouping`, commits queued together share one sync (GroupCommit.swift).
+// `allowGrouping`, commits queued together share one sync (Store+GroupCommit.swift).
 
 /// Identifies an async write (`beginAsyncWrite`, `writeAsync`) or an async commit
 /// (`commitAsyncWrite`), for `cancelAsyncWrite`.

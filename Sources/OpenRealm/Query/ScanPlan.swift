@@ -12,6 +12,12 @@ import RealmStorage
 //    only they are tested. Mixed columns are left to the scan: their index orders numbers by
 //    type, while queries compare 1 and 1.0 as equal. So are string comparisons with [c] or
 //    [d], which the index's exact bytes cannot answer.
+//
+// The planner stays in this module because it works on the query's own types (predicates,
+// bindings); the kernels it runs are in the engine, in RealmStorage/Scan/: a table read leaf
+// by leaf and column block by block, with the sums and sort keys over a block
+// (Scan/TableView+Scan.swift), and the filters over one column block (Scan/ColumnFilter.swift).
+// ColumnTest.swift, ColumnAggregate.swift and LazySort.swift, beside this file, call them.
 
 indirect enum ScanNode {
     case constant(Bool)

@@ -337,7 +337,7 @@ public final class Realm {
     public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws -> Result {
         // Throws what `beginWrite()` keeps for `commitWrite()`: here `block` need not run.
         // A write that skips no observer may be carried by another thread's commit, or carry
-        // others' (WriteRelay.swift).
+        // others' (WriteTransaction+Relay.swift).
         let relaying = tokens.isEmpty
         try beginWriteOrThrow(joiningRelay: relaying)
         let result: Result
@@ -398,7 +398,7 @@ public final class Realm {
     /// for the callers that throw anyway (`write {}`, migrations).
     ///
     /// `joiningRelay`: the write may be added to the transaction of the thread before it in
-    /// line for the lane (WriteRelay.swift).
+    /// line for the lane (WriteTransaction+Relay.swift).
     func beginWriteOrThrow(joiningRelay: Bool = false) throws(Realm.Error) {
         try checkCanBeginWrite()
         try deliverBeforeWriting()
@@ -493,7 +493,7 @@ public final class Realm {
     }
 
     /// `relaying`: the write may be passed on to a thread waiting to write, whose commit then
-    /// carries it (WriteRelay.swift); it returns once that commit is durable.
+    /// carries it (WriteTransaction+Relay.swift); it returns once that commit is durable.
     func commitWrite(withoutNotifying tokens: [NotificationToken], relaying: Bool) throws {
         if !tokens.isEmpty, writeTransaction != nil { notifierForObserving().prepareSkip(tokens) }
         let ending = try endWrite()

@@ -5,7 +5,7 @@
 // nodes out of the end of the file, a little each, and the file is cut once its tail is free.
 //
 //   1. When. The sync that makes a version durable notes its size and free bytes (it sums the
-//      free list anyway, GroupCommit.swift); the next writer starts shrinking when the version
+//      free list anyway, Store+GroupCommit.swift); the next writer starts shrinking when the version
 //      spans at least 1 MiB and its free space exceeds twice its live data (realm-core 13's
 //      rule). The check on the commit path is a comparison of two numbers; nothing below runs
 //      while the file is not shrinking.

@@ -42,7 +42,7 @@ package struct StorageError: Error, Sendable, CustomStringConvertible, Equatable
         /// The task waiting for the write lane was cancelled before it got it.
         case cancelled
         /// A write committed together with this one failed and could not be undone on its
-        /// own, so none of them was made (WriteRelay.swift).
+        /// own, so none of them was made (WriteTransaction+Relay.swift).
         case mergedWriteFailed
         /// The file can only be opened read-only (an LZ4-compressed copy: Compressed/).
         case readOnlyFile

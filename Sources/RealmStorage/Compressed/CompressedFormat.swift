@@ -30,7 +30,7 @@
 // Block 0 comes last because it begins with the realm file's header, whose root slot is known
 // only when the whole copy is made, and the table comes after the blocks because their number
 // is known only then: so a copy is compressed as it streams in, whatever its size
-// (CompressedWriter.swift). Format 1 (the first writer's, which built the whole image in memory)
+// (CompressedCopyImage.swift). Format 1 (the first writer's, which built the whole image in memory)
 // had the table at 64 and blocks 0 ... n-1 after it; it is still read.
 //
 // Invariants (checked at open, before anything is read through the region):

@@ -7,7 +7,7 @@
 // used to be gathered whole in memory twice before it was written: 20 GiB for a 10 GiB realm).
 //
 // Where the bytes go is a `CopyImage`: the new realm file itself, or an LZ4-compressed copy
-// that compresses the image block by block as it arrives (Compressed/CompressedWriter.swift).
+// that compresses the image block by block as it arrives (Compressed/CompressedCopyImage.swift).
 // Either way the image is the same realm file byte for byte:
 //
 //   0      the file header, with the version in root slot 0: written last (`finish`), once

@@ -52,11 +52,11 @@
 //      byte for byte has another checksum); then invariants 2 and 3 pick the version, from
 //      the newest back.
 //   5. Nothing a version after the newest head wrote is reused until a newer head is durable
-//      (every version after the head counts as pinned, GroupCommit.swift): recovery must be
+//      (every version after the head counts as pinned, Store+GroupCommit.swift): recovery must be
 //      able to walk the chain from the head, so its run headers and records stay.
 //   6. The slot written is never the one holding the newest durable head.
 //   7. Nothing newer than the version a writer builds on stays reachable: a failed sync
-//      zeroes its slot and its versions' run headers (GroupCommit.swift); recovery, and a
+//      zeroes its slot and its versions' run headers (Store+GroupCommit.swift); recovery, and a
 //      process taking the write lock over from another, zero a slot naming a newer version
 //      and the run header where the next version's goes when it names one (Store.swift,
 //      Store+Process.swift). Otherwise a version whose callers were told it failed, or that

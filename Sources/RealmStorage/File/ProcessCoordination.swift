@@ -82,7 +82,7 @@ import Darwin
 //
 // The writer's own process needs no slot: its registry knows its readers' pins exactly, and
 // it pins every version written and not yet durable, and the chain of run headers after the
-// head, itself (GroupCommit.swift, `groupPins`). Those are the only versions newer than the
+// head, itself (Store+GroupCommit.swift, `groupPins`). Those are the only versions newer than the
 // durable one, and another process can only read them while they are pinned so.
 //
 // Two writer processes: each collects the other's pins at each commit, so the versions the

@@ -20,7 +20,7 @@ import Dispatch
 ///
 /// A thread that is willing to (`acquire(acceptingRelay: true)`) can be handed the lane
 /// together with the holder's open write transaction (`pass`), to add its part to it rather
-/// than begin its own (WriteRelay.swift).
+/// than begin its own (WriteTransaction+Relay.swift).
 package final class WriteLane: Sendable {
     private let state = Locked(State())
 

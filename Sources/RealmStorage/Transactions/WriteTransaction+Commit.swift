@@ -63,7 +63,7 @@ extension WriteTransaction {
     /// Discards every change.
     package func rollback() {
         guard isActive else { return }
-        // Only the holder's part goes: the riders' parts are committed (WriteRelay.swift).
+        // Only the holder's part goes: the riders' parts are committed (WriteTransaction+Relay.swift).
         if carriesRiders {
             rollbackRelayedPart()
             return
@@ -78,7 +78,7 @@ extension WriteTransaction {
     }
 
     /// Writes the new version and waits on this thread until it is durable (per the store's
-    /// durability). Commits queued close together share one sync (GroupCommit.swift).
+    /// durability). Commits queued close together share one sync (Store+GroupCommit.swift).
     ///
     /// - Throws: `outOfDiskSpace`, `ioFailure` (also when an earlier commit of the same group
     ///   failed to sync), `valueTooLarge`; the store then stays at the version it had and the

@@ -1,7 +1,7 @@
 // What changed before a write transaction began, for the layer above's notifications.
 //
 // A write transaction builds on the newest version written, which may not be published yet
-// (its group's sync is still running, GroupCommit.swift), so no `ReadTransaction` can be
+// (its group's sync is still running, Store+GroupCommit.swift), so no `ReadTransaction` can be
 // begun on it. Observers that must be told, when a write begins, what changed up to the
 // version it builds on read the change history from that version's top node here, exactly as
 // `ReadTransaction.changes(since:)` reads it from a published one. Read-only: it touches

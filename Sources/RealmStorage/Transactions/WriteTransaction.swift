@@ -30,7 +30,7 @@ package final class WriteTransaction {
     /// The inverses of the changes since the oldest open savepoint; nil when none is open
     /// (WriteTransaction+Savepoint.swift).
     @exclusivity(unchecked) var undo: UndoLog?
-    /// The threads whose parts ride on this transaction (WriteRelay.swift).
+    /// The threads whose parts ride on this transaction (WriteTransaction+Relay.swift).
     var relay = Relay()
     /// Set while a savepoint's changes are undone: links may then name objects that the
     /// next inverses bring back.
@@ -79,7 +79,7 @@ package final class WriteTransaction {
     }
 
     /// Which run of unbroken commits the base belongs to: a failed group sync starts a new
-    /// one, and a transaction built on the failed versions cannot commit (GroupCommit.swift).
+    /// one, and a transaction built on the failed versions cannot commit (Store+GroupCommit.swift).
     let lineage: UInt64
 
     /// `reuse`: the leaf buffers kept by the commit that wrote `base` (DecodedLeaves.swift).

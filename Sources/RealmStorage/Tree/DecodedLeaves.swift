@@ -29,7 +29,7 @@
 /// Leaf buffers by the ref their node was written to (see above). Its properties skip dynamic
 /// exclusivity checks: only the write lane's holder touches them.
 package final class DecodedLeaves {
-    /// The version whose nodes these are, and its lineage (GroupCommit.swift).
+    /// The version whose nodes these are, and its lineage (Store+GroupCommit.swift).
     let version: UInt64
     let lineage: UInt64
     /// The buffers, each with the version of the commit that last wrote it (the oldest go

@@ -12,7 +12,7 @@ extension Store {
         let base: Committed
         let lineage: UInt64
         /// The durable version when it was prepared: its record lists every extent written
-        /// after that one (GroupCommit.swift).
+        /// after that one (Store+GroupCommit.swift).
         let coveredFrom: UInt64
         /// The leaf buffers encoded, kept for the next transaction once this is written.
         let written: DecodedLeaves?
@@ -147,7 +147,7 @@ extension Store {
         } catch {
             // Its run header may be whole in the file: zeroed now (the lane and the write lock
             // are held, and the place is free in the base version) and, durably, before the
-            // next write; a retry of this version gets another record checksum (GroupCommit.swift).
+            // next write; a retry of this version gets another record checksum (Store+GroupCommit.swift).
             let runHeader = prepared.commit.runHeader
             if let header = runHeader { try? file.write([UInt8](repeating: 0, count: RunHeader.size), at: header.offset) }
             stateLock.withLock {
@@ -188,7 +188,7 @@ extension Store {
     }
 
     /// Commits with the lane held and waits on this thread until the commit is durable: the
-    /// thread syncs it, or another committing thread does (GroupCommit+Threads.swift).
+    /// thread syncs it, or another committing thread does (Store+GroupCommitThreads.swift).
     func commitWaiting(_ finished: consuming FinishedWrite, groupable: Bool = true) throws(StorageError) -> VersionID {
         let durable = DurabilityWaiter()
         // The device is writing the commit already when this returns (`startWriteback`, where

@@ -21,7 +21,7 @@
 // works on a copy of the free list, and the store publishes the new version only after the
 // sync succeeded.
 //
-// Grouped commits (GroupCommit.swift) write several versions before one sync. Only the last
+// Grouped commits (Store+GroupCommit.swift) write several versions before one sync. Only the last
 // one's slot is written, so its record must vouch for everything it may reach that is not yet
 // durable: `finish` lists the extents of the earlier unsynced versions (`carrying`) before its
 // own, whose checksums it returns for the versions after it to carry in turn.

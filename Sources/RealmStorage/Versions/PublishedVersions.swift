@@ -1,7 +1,7 @@
 // Telling the layer above when versions are published.
 //
 // A version is published (readers can begin on it) when the sync that makes it durable is
-// done (GroupCommit.swift). Realms that refresh themselves (`autorefresh` on an actor or a
+// done (Store+GroupCommit.swift). Realms that refresh themselves (`autorefresh` on an actor or a
 // dispatch queue) register an observer; `asyncRefresh` waits for the commits written when it
 // was called. Both are told from the sync step, after the committers' answers, outside every
 // lock; a failed sync tells them too (nothing new is published, but nothing is in flight).

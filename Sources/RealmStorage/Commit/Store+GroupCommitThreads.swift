@@ -19,7 +19,7 @@ import Dispatch
 //      next thread to commit leads (1).
 //
 // So the threads that write while a sync runs share the next sync, as tasks' commits on the
-// sync queue do (GroupCommit.swift). Before this (issue 23), each committing thread ran a
+// sync queue do (Store+GroupCommit.swift). Before this (issue 23), each committing thread ran a
 // sync step of its own after its write, one at a time on `syncing`, even when a step taken
 // while it waited for `syncing` had already made its version durable: so it was answered only
 // after syncing what had been written since, and as threads left one per sync, only one or
@@ -53,7 +53,7 @@ extension Store {
         package var versions = 0
         /// Threads that wait in a synchronous commit, their version written, for it to be
         /// durable (leading or following), or whose part of a write another thread's commit
-        /// carries (WriteRelay.swift), now.
+        /// carries (WriteTransaction+Relay.swift), now.
         package var waitingThreads = 0
     }
 
@@ -83,7 +83,7 @@ extension Store {
         return try waiter.wait()
     }
 
-    /// For a thread that passed its part of a write on (WriteRelay.swift): waits until the
+    /// For a thread that passed its part of a write on (WriteTransaction+Relay.swift): waits until the
     /// commit that carries it is durable, counted among the waiting threads.
     func ride(_ rider: DurabilityWaiter) throws(StorageError) -> VersionID {
         stateLock.withLock { group.counts.waitingThreads += 1 }
@@ -134,43 +134,5 @@ extension Store {
             return nil
         }
         next?.wake()
-    }
-}
-
-/// A committing thread waiting until its commit is durable: answered by whichever sync step
-/// settles its version (`deliver`), or woken to lead the next sync (`Store.awaitDurable`).
-/// Also a relayed write's rider, answered by the commit that carries its part (WriteRelay.swift).
-final class DurabilityWaiter: @unchecked Sendable {
-    // @unchecked: `settled` and `leadsNext` are guarded by the store's `stateLock` (set by sync
-    // steps and hand-overs, read by the waiting thread under it). The semaphore counts
-    // wake-ups (an answer, a promotion); each is checked against that state or `result`.
-    private let semaphore = DispatchSemaphore(value: 0)
-    private let result = Locked<Result<VersionID, StorageError>?>(nil)
-    /// A sync step took the version off `unsynced`: it will be answered without leading.
-    var settled = false
-    /// A leader handed this thread the lead.
-    var leadsNext = false
-
-    var deliver: @Sendable (Result<VersionID, StorageError>) -> Void {
-        { result in
-            self.result.withLock { $0 = result }
-            self.semaphore.signal()
-        }
-    }
-
-    var isAnswered: Bool { result.withLock { $0 != nil } }
-
-    /// Wakes the waiting thread (after `leadsNext` was set).
-    func wake() { semaphore.signal() }
-
-    /// Sleeps until the next wake-up (an answer or a promotion).
-    func sleep() { semaphore.wait() }
-
-    /// Sleeps until answered; returns the version made durable.
-    func wait() throws(StorageError) -> VersionID {
-        while true {
-            if let result = result.withLock({ $0 }) { return try result.get() }
-            semaphore.wait()
-        }
     }
 }

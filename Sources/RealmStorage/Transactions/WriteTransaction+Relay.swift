@@ -5,7 +5,7 @@
 // record, on the write lane. Threads that each commit a `realm.write {}` of their own were
 // capped by that work: 16 threads made 0.27–0.31× the commits of the same writes sent through
 // a RealmActor, which merges the writes queued on it into one commit (WriteBatch.swift), while
-// their syncs were already shared (GroupCommit+Threads.swift).
+// their syncs were already shared (Store+GroupCommitThreads.swift).
 //
 // How: a thread ending its part of a write (`commitOrRelay`) while the first thread in line
 // for the lane accepts a relay hands that thread the lane and the open transaction

@@ -17,7 +17,7 @@ enum Recovery {
         /// slot and leave it, and a later write could make it verify).
         var refusedRunHeader: UInt64?
         /// The versions after this one wrote what the slot's commit record lists: the record of
-        /// the last commit of a group lists the whole group's extents (GroupCommit.swift).
+        /// the last commit of a group lists the whole group's extents (Store+GroupCommit.swift).
         var coveredFrom: UInt64
         /// The slot the version's chain starts from (the version itself when in a slot).
         var head: (version: UInt64, slotIndex: Int)

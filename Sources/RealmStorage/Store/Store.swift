@@ -74,7 +74,7 @@ package final class Store: @unchecked Sendable {
     /// The leaf buffers the last commit encoded, for the next write transaction if it builds
     /// on that commit (DecodedLeaves.swift). The write lane's holder's, like `free`.
     @exclusivity(unchecked) var decodedLeaves: DecodedLeaves?
-    /// Versions written but not yet durable, and what makes them so (GroupCommit.swift).
+    /// Versions written but not yet durable, and what makes them so (Store+GroupCommit.swift).
     @exclusivity(unchecked) var group: GroupState
     /// The format version in the file's header (1 until the first slot write makes it 2).
     /// Touched by whoever syncs (`syncing` held).
@@ -193,7 +193,7 @@ package final class Store: @unchecked Sendable {
         if !alone { try startFromPublishedDurable() }
     }
 
-    /// Zeroing that a failed sync could not finish (GroupCommit.swift) is still owed to the
+    /// Zeroing that a failed sync could not finish (Store+GroupCommit.swift) is still owed to the
     /// file: done here, as the store closes, when this process may still write to it, that is
     /// when no other process has had the write lock since (that one's catch-up then made those
     /// roots unreachable, and may have written over their places).
@@ -304,7 +304,7 @@ package final class Store: @unchecked Sendable {
     ///   had the file open (nothing is written; reads go on); what catching up with other
     ///   processes throws (`enterWrite`).
     /// `joiningRelay`: the caller's write may be added to the transaction of the thread before
-    /// it in line, if that thread passes it (WriteRelay.swift); its part then begins at a
+    /// it in line, if that thread passes it (WriteTransaction+Relay.swift); its part then begins at a
     /// savepoint of that transaction.
     package func beginWrite(joiningRelay: Bool = false) throws(StorageError) -> WriteTransaction {
         guard !options.readOnly else {
@@ -345,7 +345,7 @@ package final class Store: @unchecked Sendable {
     }
 
     /// The write transaction of whoever just got the lane: it builds on the newest version
-    /// written, durable or not (GroupCommit.swift).
+    /// written, durable or not (Store+GroupCommit.swift).
     private func startWrite(_ hold: consuming LaneHold) -> WriteTransaction {
         let (base, lineage, resetAllocator, space) = stateLock.withLock {
             let reset = group.allocatorStale
@@ -362,41 +362,5 @@ package final class Store: @unchecked Sendable {
             kept.version == base.slot.version.value && kept.lineage == lineage && resetAllocator == nil ? kept : nil
         }
         return WriteTransaction(store: self, base: base, lineage: lineage, reuse: reuse, lane: hold)
-    }
-}
-
-/// The stores open in this process, by path, so that every opener of a file shares one.
-final class StoreRegistry: Sendable {
-    static let shared = StoreRegistry()
-    private final class WeakStore { weak var store: Store? ; init(_ s: Store) { store = s } }
-    private let stores = Locked([String: WeakStore]())
-
-    func open(path: String, options: StoreOptions) throws(StorageError) -> Store {
-        let key = options.durability == .memOnly ? "memory:" + path : StoreRegistry.canonical(path)
-        return try stores.withLock { (stores) throws(StorageError) -> Store in
-            if let existing = stores[key]?.store { return existing }
-            let store = try Store(path: path, options: options)
-            stores[key] = WeakStore(store)
-            stores = stores.filter { $0.value.store != nil }
-            return store
-        }
-    }
-
-    /// Whether a store for the file at `path` is open in this process.
-    func isOpen(path: String) -> Bool {
-        let key = StoreRegistry.canonical(path)
-        return stores.withLock { $0[key]?.store != nil }
-    }
-
-    /// The path with its folder resolved (symlinks, `..`), so that two spellings of one file
-    /// share a store whether or not the file exists yet.
-    private static func canonical(_ path: String) -> String {
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { String(path[..<$0]) } ?? "."
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        guard let resolved = realpath(folder.isEmpty ? "/" : folder, nil) else { return path }
-        defer { free(resolved) }
-        let base = String(cString: resolved)
-        return (base == "/" ? "" : base) + "/" + name
     }
 }

@@ -3,6 +3,10 @@ import CStorageSupport
 // Leaf-at-a-time access to a table, for the query engine: a condition on one column reads
 // that column's block of each leaf (contiguous values) instead of locating every object and
 // decoding it value by value.
+//
+// The query planner that chooses what runs here is in the API module, with the query types
+// it needs: OpenRealm/Query/ScanPlan.swift. The filters over one column block are in
+// ColumnFilter.swift, beside this file.
 
 /// One cluster leaf of a table during a scan: its objects' keys and, per column, either the
 /// committed column block or (inside a write transaction, for a changed leaf) the values.

@@ -9,7 +9,7 @@ import Dispatch
 // version written since the last one durable. Only then are those committers answered and
 // their versions published to readers (`committed`), so nobody sees data that is not durable.
 // Committers that wait on their own threads (`commitWaiting`) sync on them instead, one
-// leading for the others at a time (GroupCommit+Threads.swift); a sync step is the same
+// leading for the others at a time (Store+GroupCommitThreads.swift); a sync step is the same
 // wherever it runs (`syncGroup`).
 //
 // Why a crash cannot lose or tear anything (FileHeader.swift, invariants 1-3):
@@ -56,7 +56,7 @@ extension Store {
         /// Whether a sync job is queued and has not yet taken its group.
         var syncScheduled = false
         /// A committing thread leads: it syncs, or is about to, for the threads that wait
-        /// (GroupCommit+Threads.swift).
+        /// (Store+GroupCommitThreads.swift).
         var threadLeads = false
         /// Threads whose versions are written, waiting while another leads, oldest first.
         var followers: [DurabilityWaiter] = []
@@ -237,7 +237,7 @@ extension Store {
                 unlockProcessIfIdle()
                 return (failed, takePublishAnswers())
             }
-            // A lane holder waiting for this sync to end commits now (WriteRelay.swift).
+            // A lane holder waiting for this sync to end commits now (WriteTransaction+Relay.swift).
             lane.nudge()
             return SyncAnswers(versions: failed, failure: error, published: told)
         }

@@ -2,6 +2,10 @@
 // comparison with constants, reading the values in place. The loops live in this module so
 // that they are compiled with the element reads inlined (called per element from another
 // module, each read was a function call).
+//
+// The query planner that chooses these filters is in the API module, with the query types
+// it needs: OpenRealm/Query/ScanPlan.swift (ColumnTest.swift there calls them). The leaf and
+// column block access is in TableView+Scan.swift, beside this file.
 
 /// A comparison of values of one type with constants.
 package enum ValueTest<T: Comparable & Hashable> {
