@@ -66,21 +66,21 @@ import Testing
         let path = directory.path()
         do {
             let (store, gate, table, answers) = try Self.failAGroup(at: path, through: 4, failing: [4, 5])
-            let pending = store.stateLock.withLock { store.group.pendingInvalidation.map(\.offset) }
+            let pending = store.stateLock.withLock { $0.group.pendingInvalidation.map(\.offset) }
             #expect(pending.count == 3, "the run headers of v4, v5 and v6")
 
             try G.insert(store, table, 5, answers)
             gate.waitForSyncAtGate(); gate.open()          // sync 5: the next write's zeroing fails
             answers.waitFor(1)
             #expect(throws: StorageError.self) { try answers[5]?.get() }
-            #expect(store.stateLock.withLock { store.group.pendingInvalidation.count } == 3)
+            #expect(store.stateLock.withLock { $0.group.pendingInvalidation.count } == 3)
 
             try G.insert(store, table, 6, answers)
             gate.waitForSyncAtGate(); gate.open()          // sync 6: zeroed at last
             gate.waitForSyncAtGate(); gate.open()          // sync 7: 6's commit
             answers.waitFor(1)
             #expect((try? answers[6]?.get()) != nil)
-            #expect(store.stateLock.withLock { store.group.pendingInvalidation.isEmpty })
+            #expect(store.stateLock.withLock { $0.group.pendingInvalidation.isEmpty })
             let read = store.beginRead()
             for offset in pending {
                 // Zero, or a root of this history's new versions written there since.
@@ -105,7 +105,7 @@ import Testing
             let failed = try Self.failAGroup(at: path, through: 4, failing: [4])
             gate = failed.gate
             closing = failed.store
-            #expect(failed.store.stateLock.withLock { failed.store.group.pendingInvalidation.count } == 3)
+            #expect(failed.store.stateLock.withLock { $0.group.pendingInvalidation.count } == 3)
             #expect(gate.syncCount == 4)
             gate.open()                                    // for the sync as the store closes
         }
