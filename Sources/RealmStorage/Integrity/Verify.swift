@@ -52,7 +52,10 @@ extension Store {
     /// - Throws: `fileCorrupted` naming the damage and the file.
     package func verifyIntegrity(of read: ReadTransaction) throws(StorageError) {
         let slot = read.slot
-        if stateLock.withLock({ $0.wholeVersions.contains { $0.version == slot.version.value && $0.record == slot.commitRecordChecksum } }) { return }
+        let known = stateLock.withLock { state in
+            state.wholeVersions.contains { $0.version == slot.version.value && $0.record == slot.commitRecordChecksum }
+        }
+        if known { return }
         do throws(StorageError) {
             // A file of a format before node checksums has none to read: the full check.
             if verifiesNodes { _ = try read.walkNodes() } else { _ = try read.verify() }
