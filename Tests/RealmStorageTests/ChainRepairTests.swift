@@ -66,21 +66,21 @@ import Testing
         let path = directory.path()
         do {
             let (store, gate, table, answers) = try Self.failAGroup(at: path, through: 4, failing: [4, 5])
-            let pending = store.stateLock.withLock { store.group.pendingInvalidation.map(\.offset) }
+            let pending = store.stateLock.withLock { $0.group.pendingInvalidation.map(\.offset) }
             #expect(pending.count == 3, "the run headers of v4, v5 and v6")
 
             try G.insert(store, table, 5, answers)
             gate.waitForSyncAtGate(); gate.open()          // sync 5: the next write's zeroing fails
             answers.waitFor(1)
             #expect(throws: StorageError.self) { try answers[5]?.get() }
-            #expect(store.stateLock.withLock { store.group.pendingInvalidation.count } == 3)
+            #expect(store.stateLock.withLock { $0.group.pendingInvalidation.count } == 3)
 
             try G.insert(store, table, 6, answers)
             gate.waitForSyncAtGate(); gate.open()          // sync 6: zeroed at last
             gate.waitForSyncAtGate(); gate.open()          // sync 7: 6's commit
             answers.waitFor(1)
             #expect((try? answers[6]?.get()) != nil)
-            #expect(store.stateLock.withLock { store.group.pendingInvalidation.isEmpty })
+            #expect(store.stateLock.withLock { $0.group.pendingInvalidation.isEmpty })
             let read = store.beginRead()
             for offset in pending {
                 // Zero, or a root of this history's new versions written there since.
@@ -105,7 +105,7 @@ import Testing
             let failed = try Self.failAGroup(at: path, through: 4, failing: [4])
             gate = failed.gate
             closing = failed.store
-            #expect(failed.store.stateLock.withLock { failed.store.group.pendingInvalidation.count } == 3)
+            #expect(failed.store.stateLock.withLock { $0.group.pendingInvalidation.count } == 3)
             #expect(gate.syncCount == 4)
             gate.open()                                    // for the sync as the store closes
         }
@@ -270,24 +270,25 @@ extension ChainRepairTests {
 /// Fails the next write after `arm()` the way a short write or a kill between writes would:
 /// the first half of its bytes reaches the file, then EIO. With `thenBreak`, every later
 /// write fails too (as for a process killed there: nothing after it reaches the file).
-final class HalfWritingFile: StorageFile, @unchecked Sendable {
-    // @unchecked: `armed` and `broken` are guarded by `lock`; `inner` is Sendable.
+final class HalfWritingFile: StorageFile, Sendable {
     let inner: StorageFile
-    private let lock = Mutex()
-    private var armed = false
-    private var breaks = false
-    private var broken = false
+    private struct State {
+        var armed = false
+        var breaks = false
+        var broken = false
+    }
+    private let state = Locked(State())
     init(wrapping inner: StorageFile) { self.inner = inner }
-    func arm(thenBreak: Bool = false) { lock.withLock { armed = true; breaks = thenBreak } }
+    func arm(thenBreak: Bool = false) { state.withLock { $0.armed = true; $0.breaks = thenBreak } }
     var path: String { inner.path }
     func size() throws(StorageError) -> UInt64 { try inner.size() }
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
         try inner.read(into: buffer, at: offset)
     }
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) {
-        let (fire, dead) = lock.withLock { () -> (Bool, Bool) in
-            defer { broken = broken || (armed && breaks); armed = false }
-            return (armed, broken)
+        let (fire, dead) = state.withLock { state in
+            defer { state.broken = state.broken || (state.armed && state.breaks); state.armed = false }
+            return (state.armed, state.broken)
         }
         if dead { throw StorageError.system("write", path: inner.path, errno: 5) }
         guard fire else { return try inner.write(bytes, at: offset) }

@@ -11,21 +11,19 @@ import Testing
     static let columns = [ColumnSpec(name: "id", type: .int, unique: true), ColumnSpec(name: "name", type: .string, indexed: true)]
 
     /// The answers committers got, by commit number.
-    final class Answers: @unchecked Sendable {
-        // @unchecked: `results` is guarded by `lock`.
-        private let lock = Mutex()
-        private var results: [Int: Result<VersionID, StorageError>] = [:]
+    final class Answers: Sendable {
+        private let results = Locked<[Int: Result<VersionID, StorageError>]>([:])
         private let arrivals = DispatchSemaphore(value: 0)
 
         func record(_ n: Int) -> @Sendable (Result<VersionID, StorageError>) -> Void {
             { result in
-                self.lock.withLock { self.results[n] = result }
+                self.results.withLock { $0[n] = result }
                 self.arrivals.signal()
             }
         }
 
-        var count: Int { lock.withLock { results.count } }
-        subscript(n: Int) -> Result<VersionID, StorageError>? { lock.withLock { results[n] } }
+        var count: Int { results.withLock { $0.count } }
+        subscript(n: Int) -> Result<VersionID, StorageError>? { results.withLock { $0[n] } }
 
         /// Waits until `n` more answers arrived.
         func waitFor(_ n: Int) { for _ in 0..<n { arrivals.wait() } }

@@ -426,12 +426,10 @@ import Darwin
 }
 
 /// A flag one thread sets and another polls.
-final class StopFlag: @unchecked Sendable {
-    // @unchecked: `value` is guarded by `lock`.
-    private let lock = Mutex()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
+final class StopFlag: Sendable {
+    private let value = Locked(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
 }
 
 /// Runs blocking work on a thread of its own, off the cooperative pool.

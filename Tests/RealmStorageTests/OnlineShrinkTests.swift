@@ -249,10 +249,8 @@ import Darwin
 }
 
 /// Reads begun on other threads, counted.
-final class ReadCount: @unchecked Sendable {
-    // @unchecked: `count` is only touched under `lock`.
-    private let lock = Mutex()
-    private var count = 0
-    var value: Int { lock.withLock { count } }
-    func add() { lock.withLock { count += 1 } }
+final class ReadCount: Sendable {
+    private let count = Locked(0)
+    var value: Int { count.withLock { $0 } }
+    func add() { count.withLock { $0 += 1 } }
 }

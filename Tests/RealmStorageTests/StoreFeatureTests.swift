@@ -239,33 +239,34 @@ import TestSupport
 }
 
 /// Counts the calls a store makes on its file.
-final class CountingFile: StorageFile, @unchecked Sendable {
-    // @unchecked: the counters are guarded by `lock`; `inner` is immutable.
+final class CountingFile: StorageFile, Sendable {
     let inner: StorageFile
-    private let lock = Mutex()
-    private var syncCount = 0
-    private var writeCount = 0
-    private var largestWriteCount = 0
+    private struct Counts {
+        var syncs = 0
+        var writes = 0
+        var largestWrite = 0
+    }
+    private let counts = Locked(Counts())
 
     init(_ inner: StorageFile) { self.inner = inner }
 
-    var syncs: Int { lock.withLock { syncCount } }
-    var writes: Int { lock.withLock { writeCount } }
+    var syncs: Int { counts.withLock { $0.syncs } }
+    var writes: Int { counts.withLock { $0.writes } }
     /// The most bytes one write wrote.
-    var largestWrite: Int { lock.withLock { largestWriteCount } }
+    var largestWrite: Int { counts.withLock { $0.largestWrite } }
     var path: String { inner.path }
     func size() throws(StorageError) -> UInt64 { try inner.size() }
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int { try inner.read(into: buffer, at: offset) }
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) {
-        lock.withLock {
-            writeCount += 1
-            largestWriteCount = max(largestWriteCount, bytes.count)
+        counts.withLock { counts in
+            counts.writes += 1
+            counts.largestWrite = max(counts.largestWrite, bytes.count)
         }
         try inner.write(bytes, at: offset)
     }
     func setSize(_ size: UInt64) throws(StorageError) { try inner.setSize(size) }
     func sync() throws(StorageError) {
-        lock.withLock { syncCount += 1 }
+        counts.withLock { $0.syncs += 1 }
         try inner.sync()
     }
     func map(length: Int) throws(StorageError) -> Mapping { try inner.map(length: length) }
@@ -274,14 +275,9 @@ final class CountingFile: StorageFile, @unchecked Sendable {
 @Suite struct DurabilityTests {
     @Test func aSmallDurableCommitSyncsOnce() throws {
         let dir = TemporaryDirectory()
-        let box = Mutex()
-        nonisolated(unsafe) var counting: CountingFile?
-        let store = try Store.open(path: dir.path(), options: StoreOptions(fileWrapper: { file in
-            let wrapped = CountingFile(file)
-            box.withLock { counting = wrapped }
-            return wrapped
-        }))
-        let file = try #require(box.withLock { counting })
+        let box = WrappedFileBox<CountingFile>()
+        let store = try Store.open(path: dir.path(), options: StoreOptions(fileWrapper: box.wrapper { CountingFile($0) }))
+        let file = try #require(box.file)
         var tx = try store.beginWrite()
         let table = try tx.createTable("Item", columns: [ColumnSpec(name: "n", type: .int)])
         try tx.commit()
@@ -303,14 +299,9 @@ final class CountingFile: StorageFile, @unchecked Sendable {
 
     @Test func unsafeDurabilityNeverSyncs() throws {
         let dir = TemporaryDirectory()
-        let box = Mutex()
-        nonisolated(unsafe) var counting: CountingFile?
-        let store = try Store.open(path: dir.path(), options: StoreOptions(durability: .unsafe, fileWrapper: { file in
-            let wrapped = CountingFile(file)
-            box.withLock { counting = wrapped }
-            return wrapped
-        }))
-        let file = try #require(box.withLock { counting })
+        let box = WrappedFileBox<CountingFile>()
+        let store = try Store.open(path: dir.path(), options: StoreOptions(durability: .unsafe, fileWrapper: box.wrapper { CountingFile($0) }))
+        let file = try #require(box.file)
         let tx = try store.beginWrite()
         let table = try tx.createTable("Item", columns: [ColumnSpec(name: "n", type: .int)])
         for n in 0..<1000 { try tx.insert(table, values: [.int(Int64(n))]) }

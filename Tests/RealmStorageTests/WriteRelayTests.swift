@@ -22,14 +22,12 @@ import Testing
     }
 
     /// The answers of the parts, by row id.
-    final class Answers: @unchecked Sendable {
-        // @unchecked: `results` is guarded by `lock`.
-        private let lock = Mutex()
-        private var results: [Int: Result<VersionID, StorageError>] = [:]
+    final class Answers: Sendable {
+        private let results = Locked<[Int: Result<VersionID, StorageError>]>([:])
 
-        func record(_ id: Int, _ result: Result<VersionID, StorageError>) { lock.withLock { results[id] = result } }
-        subscript(id: Int) -> Result<VersionID, StorageError>? { lock.withLock { results[id] } }
-        var all: [Int: Result<VersionID, StorageError>] { lock.withLock { results } }
+        func record(_ id: Int, _ result: Result<VersionID, StorageError>) { results.withLock { $0[id] = result } }
+        subscript(id: Int) -> Result<VersionID, StorageError>? { results.withLock { $0[id] } }
+        var all: [Int: Result<VersionID, StorageError>] { results.withLock { $0 } }
     }
 
     /// Runs one relay: a thread per part, part i inserting row `firstID + i`; returns when

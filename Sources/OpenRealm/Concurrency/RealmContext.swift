@@ -12,29 +12,39 @@ import RealmStorage
 // Work posted to one realm runs in the order it was posted: on a queue, one block drains the
 // mailbox; on an actor, one task at a time does.
 
-/// A value used only in its realm's context, carried there through `Sendable` closures.
+/// A value used only in its realm's context, carried there through `Sendable` closures and
+/// locks.
 struct InContext<Value>: @unchecked Sendable {
-    // @unchecked: the value is created in the realm's context and only used again in
-    // closures that `RealmContext.post` runs in that context.
+    // @unchecked: the value is created in the realm's context, or handed over by whoever made
+    // it (a block posted to the context), and only used again in that context: in closures
+    // that `RealmContext.post` runs there, or by a notification delivery there. Other threads
+    // only carry it or let it go.
     let value: Value
     init(_ value: Value) { self.value = value }
 }
 
 /// The mailbox of a realm on an actor or a dispatch queue.
 final class RealmContext: @unchecked Sendable {
-    // @unchecked: `pending`, `draining`, `refreshPosted`, `deliveryPosted` and `realm` are
-    // guarded by `lock`.
-    private let lock = Mutex()
-    private var pending: [() -> Void] = []
-    private var draining = false
-    private var refreshPosted = false
-    private var deliveryPosted = false
+    // @unchecked: `target` and `observation` are set by init and never change (`observation`
+    // is a `var` only because it is made once `self` is whole; `ActorReference` is not
+    // Sendable only because a weak reference must be a `var`, which only its init sets);
+    // everything that changes is in `state`.
+    private struct State {
+        /// Blocks posted and not yet run, in order (`InContext`: they run only in the context).
+        var pending: [InContext<() -> Void>] = []
+        var draining = false
+        var refreshPosted = false
+        var deliveryPosted = false
+        /// The realm, not retained and not weak (UnretainedReference.swift says why). Its last
+        /// reference may go on any thread, while a block reads it here: the read takes the
+        /// realm only if its deinit has not begun, and the deinit clears it (`realmWillGo`)
+        /// before the memory goes, both under the lock. (`InContext`: it is used only in the
+        /// context; the deinit only clears it.)
+        var realm: InContext<UnretainedReference<Realm>>?
+    }
+
+    private let state: Locked<State>
     private let target: Target
-    /// The realm, not retained and not weak (UnretainedReference.swift says why). Its last
-    /// reference may go on any thread, while a block reads it here: the read takes the realm
-    /// only if its deinit has not begun, and the deinit clears it (`realmWillGo`) before the
-    /// memory goes, both under `lock`.
-    private var realm: UnretainedReference<Realm>?
     private var observation: VersionObservation?
 
     private enum Target {
@@ -51,16 +61,17 @@ final class RealmContext: @unchecked Sendable {
         case .thread(_, mainActor: true): target = .actor(ActorReference(MainActor.shared))
         case .thread, .task, .none: return nil
         }
-        self.realm = UnretainedReference(realm)
+        state = Locked(State(realm: InContext(UnretainedReference(realm))))
         observation = realm.store.observePublishedVersions { [weak self] in self?.versionPublished() }
     }
 
     /// Runs `body` in the realm's context, after everything posted before it. From any thread.
     func post(_ body: @escaping () -> Void) {
-        let start: Bool = lock.withLock {
-            pending.append(body)
-            if draining { return false }
-            draining = true
+        let posted = InContext(body)
+        let start: Bool = state.withLock { state in
+            state.pending.append(posted)
+            if state.draining { return false }
+            state.draining = true
             return true
         }
         guard start else { return }
@@ -80,14 +91,14 @@ final class RealmContext: @unchecked Sendable {
 
     private func drain() {
         while true {
-            let batch: [() -> Void] = lock.withLock {
-                let batch = pending
-                pending = []
-                if batch.isEmpty { draining = false }
+            let batch: [InContext<() -> Void>] = state.withLock { state in
+                let batch = state.pending
+                state.pending = []
+                if batch.isEmpty { state.draining = false }
                 return batch
             }
             if batch.isEmpty { return }
-            for body in batch { body() }
+            for body in batch { body.value() }
         }
     }
 
@@ -95,7 +106,7 @@ final class RealmContext: @unchecked Sendable {
     /// may hold the last reference on the store's sync thread): blocks still posted, or running
     /// meanwhile, find no realm.
     func realmWillGo() {
-        lock.withLock { realm = nil }
+        state.withLock { $0.realm = nil }
     }
 
     /// After a sync: one refresh is posted, however many versions arrive before it runs.
@@ -118,17 +129,17 @@ final class RealmContext: @unchecked Sendable {
     }
 
     /// Posts `body` unless it is posted already and has not run yet (`posted` says so).
-    private func postOnce(_ posted: ReferenceWritableKeyPath<RealmContext, Bool>, _ body: @escaping (Realm) -> Void) {
-        let post: Bool = lock.withLock {
-            if self[keyPath: posted] { return false }
-            self[keyPath: posted] = true
+    private func postOnce(_ posted: WritableKeyPath<State, Bool> & Sendable, _ body: @escaping (Realm) -> Void) {
+        let post: Bool = state.withLock { state in
+            if state[keyPath: posted] { return false }
+            state[keyPath: posted] = true
             return true
         }
         guard post else { return }
         self.post { [weak self] in
             guard let self else { return }
-            lock.withLock { self[keyPath: posted] = false }
-            if let realm = lock.withLock({ self.realm?.retainedUnlessGoing() }) { body(realm) }
+            state.withLock { $0[keyPath: posted] = false }
+            if let realm = state.withLock({ $0.realm?.value.retainedUnlessGoing() }) { body(realm) }
         }
     }
 }

@@ -99,57 +99,62 @@ final class WriteIntake: Sendable {
 /// One write handed to the actor: its block until it has run, then its answer.
 ///
 /// The block captures the writer's non-escaping closure, made escaping for the wait
-/// (`withoutActuallyEscaping` in `RealmActor.write`): every path lets go of it, under `lock`,
-/// before the writer is answered.
-final class WriteRequest: @unchecked Sendable {
-    // @unchecked: `phase`, `block`, `waiter` and `answer` are guarded by `lock`.
-    private let lock = RealmStorage.Mutex()
+/// (`withoutActuallyEscaping` in `RealmActor.write`): every path lets go of it, under the
+/// lock, before the writer is answered.
+final class WriteRequest: Sendable {
     private enum Phase { case queued, running, kept, answered }
-    private var phase = Phase.queued
-    private var block: ((Realm) throws -> Void)?
-    private var waiter: CheckedContinuation<Void, Swift.Error>?
-    private var answer: Result<Void, Swift.Error>?
-    /// Set by `cancel`.
-    private var cancelled = false
-    /// The drain's task while it runs the block: the writer's cancellation cancels it, so that
-    /// the block sees it (`Task.isCancelled`).
-    private var runner: Task<Void, Never>?
+
+    private struct State {
+        var phase = Phase.queued
+        /// `@Sendable`: the writer's block is (`RealmActor.write`), and the closure around it
+        /// captures only that and the writer's `WriteResult`.
+        var block: (@Sendable (Realm) throws -> Void)?
+        var waiter: CheckedContinuation<Void, Swift.Error>?
+        var answer: Result<Void, Swift.Error>?
+        /// Set by `cancel`.
+        var cancelled = false
+        /// The drain's task while it runs the block: the writer's cancellation cancels it, so
+        /// that the block sees it (`Task.isCancelled`).
+        var runner: Task<Void, Never>?
+    }
+
+    private let state: Locked<State>
 
     /// `block` runs the writer's block and keeps its result where the writer reads it.
-    init(_ block: @escaping (Realm) throws -> Void) { self.block = block }
+    init(_ block: @escaping @Sendable (Realm) throws -> Void) { state = Locked(State(block: block)) }
 
     /// For the drain, whose task is `runner`: takes the block to run; nil when the writer was
     /// cancelled (and answered).
-    func start(runner: Task<Void, Never>?) -> ((Realm) throws -> Void)? {
-        lock.withLock {
-            guard phase == .queued else { return nil }
-            phase = .running
-            self.runner = runner
-            return block
+    func start(runner: Task<Void, Never>?) -> (@Sendable (Realm) throws -> Void)? {
+        state.withLock { state in
+            guard state.phase == .queued else { return nil }
+            state.phase = .running
+            state.runner = runner
+            return state.block
         }
     }
 
     /// For the drain, once the block returned: its changes stay in the batch (true; the answer
     /// comes with the commit) unless its writer was cancelled meanwhile.
     func keepUnlessCancelled() -> Bool {
-        lock.withLock {
-            runner = nil
-            guard !cancelled else { return false }
-            phase = .kept
+        state.withLock { state in
+            state.runner = nil
+            guard !state.cancelled else { return false }
+            state.phase = .kept
             return true
         }
     }
 
     /// Answers the writer (only the first answer counts) and lets go of the block.
     func resolve(_ result: Result<Void, Swift.Error>) {
-        let waiting: CheckedContinuation<Void, Swift.Error>? = lock.withLock {
-            guard phase != .answered else { return nil }
-            phase = .answered
-            block = nil
-            runner = nil
-            answer = result
-            defer { waiter = nil }
-            return waiter
+        let waiting: CheckedContinuation<Void, Swift.Error>? = state.withLock { state in
+            guard state.phase != .answered else { return nil }
+            state.phase = .answered
+            state.block = nil
+            state.runner = nil
+            state.answer = result
+            defer { state.waiter = nil }
+            return state.waiter
         }
         waiting?.resume(with: result)
     }
@@ -158,10 +163,10 @@ final class WriteRequest: @unchecked Sendable {
     /// `CancellationError`; one running is undone by the drain, whose task is cancelled too so
     /// that the block sees it; one kept commits.
     func cancel() {
-        let queued: Bool = lock.withLock {
-            cancelled = true
-            if phase == .running { runner?.cancel() }
-            return phase == .queued
+        let queued: Bool = state.withLock { state in
+            state.cancelled = true
+            if state.phase == .running { state.runner?.cancel() }
+            return state.phase == .queued
         }
         if queued { resolve(.failure(CancellationError())) }
     }
@@ -169,9 +174,9 @@ final class WriteRequest: @unchecked Sendable {
     /// Suspends until the request is answered; throws its failure.
     func wait() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Swift.Error>) in
-            let answered: Result<Void, Swift.Error>? = lock.withLock {
-                if let answer { return answer }
-                waiter = continuation
+            let answered: Result<Void, Swift.Error>? = state.withLock { state in
+                if let answer = state.answer { return answer }
+                state.waiter = continuation
                 return nil
             }
             if let answered { continuation.resume(with: answered) }

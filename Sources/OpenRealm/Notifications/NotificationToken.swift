@@ -14,7 +14,7 @@ import RealmStorage
 //      the chain token → observation → block → realm ends at the realm, whose notifier does
 //      not hold the observation strongly.
 //   3. Tokens are `Sendable` and may be invalidated or released on any thread. Only the flag
-//      and the block are touched then, under a lock; everything else of an observation is
+//      and the block are touched then, each in a `Locked`; everything else of an observation is
 //      used in its realm's context alone, during delivery, while the notifier holds it.
 
 /// A registration of a change notification block: keep it for as long as the block should be
@@ -52,16 +52,16 @@ public final class NotificationToken: Sendable {
 /// One registration: whether it is still wanted, and its block. Subclasses add what they
 /// watch (RealmObservation below, ChangeObservation in ObservationCore.swift).
 class Observation: @unchecked Sendable {
-    // @unchecked: `active` is guarded by `lock`; subclasses guard their blocks with it too
-    // and touch everything else only in the realm's context (see the essay above).
-    let lock = Mutex()
-    private var active = true
+    // @unchecked: only a final class can be checked Sendable, and this one has subclasses.
+    // What a token touches from any thread is in a `Locked` (`active` here, each subclass's
+    // block); everything else is used only in the realm's context (see the essay above).
+    private let active = Locked(true)
 
-    var isActive: Bool { lock.withLock { active } }
+    var isActive: Bool { active.withLock { $0 } }
 
     /// Marks the observation ended and lets its block go. From any thread.
     func cancel() {
-        let wasActive = lock.withLock {
+        let wasActive = active.withLock { active in
             defer { active = false }
             return active
         }
@@ -76,12 +76,16 @@ class Observation: @unchecked Sendable {
 /// a queue or an actor): the token exists at once, the real observation once the other
 /// context has opened its realm. Cancelling either way round ends both.
 final class DeferredObservation: Observation, @unchecked Sendable {
-    // @unchecked: `inner` is guarded by `lock`.
-    private var inner: NotificationToken?
+    // @unchecked: as `Observation`'s; `inner` is in a `Locked`.
+    private let inner = Locked<NotificationToken?>(nil)
 
     /// Hands over the real registration; it is ended at once if this one already was.
+    ///
+    /// `inner` and `active` are two locks: `attach` sets `inner` then reads `active`, `cancel`
+    /// clears `active` then takes `inner`, so whichever comes second sees the other's change
+    /// and the token is invalidated either way.
     func attach(_ token: NotificationToken) {
-        let keep: Bool = lock.withLock {
+        let keep: Bool = inner.withLock { inner in
             guard inner == nil else { return false }
             inner = token
             return true
@@ -90,7 +94,7 @@ final class DeferredObservation: Observation, @unchecked Sendable {
     }
 
     override func didCancel() {
-        let token = lock.withLock {
+        let token = inner.withLock { inner in
             defer { inner = nil }
             return inner
         }
@@ -100,18 +104,20 @@ final class DeferredObservation: Observation, @unchecked Sendable {
 
 /// A realm notification block (`Realm.observe`).
 final class RealmObservation: Observation, @unchecked Sendable {
-    // @unchecked: `block` is guarded by `lock`; it is only called in the realm's context.
-    private var block: Realm.NotificationBlock?
+    // @unchecked: as `Observation`'s; `block` is in a `Locked`.
+    /// The block is only called in the realm's context (`InContext`); from another thread a
+    /// cancelling token only lets it go.
+    private let block: Locked<InContext<Realm.NotificationBlock>?>
 
     init(_ block: @escaping Realm.NotificationBlock) {
-        self.block = block
+        self.block = Locked(InContext(block))
     }
 
     /// The block, unless the observation ended.
-    var currentBlock: Realm.NotificationBlock? { lock.withLock { block } }
+    var currentBlock: Realm.NotificationBlock? { block.withLock { $0?.value } }
 
     override func didCancel() {
-        let dropped = lock.withLock {
+        let dropped = block.withLock { block in
             defer { block = nil }
             return block
         }

@@ -206,12 +206,13 @@ class SubjectObservation<Subject: ObservedSubject>: ChangeObservation, @unchecke
 
 /// An observation that calls a block with each change (`observe`).
 final class CallbackObservation<Subject: ObservedSubject>: SubjectObservation<Subject>, @unchecked Sendable {
-    // @unchecked: `block` is guarded by `lock` (a token may be invalidated on any thread);
-    // it is only called in the realm's context.
-    private var block: ((Subject.Change) -> Void)?
+    // @unchecked: see `ChangeObservation`; `block` is in a `Locked` (a token may be
+    // invalidated on any thread).
+    /// Only called in the realm's context (`InContext`); a cancelling token only lets it go.
+    private let block: Locked<InContext<(Subject.Change) -> Void>?>
 
     init(_ subject: Subject, _ block: @escaping (Subject.Change) -> Void) {
-        self.block = block
+        self.block = Locked(InContext(block))
         super.init(subject)
     }
 
@@ -234,13 +235,13 @@ final class CallbackObservation<Subject: ObservedSubject>: SubjectObservation<Su
     }
 
     private func call(_ change: Subject.Change) -> Bool {
-        guard let block = lock.withLock({ block }) else { return false }
+        guard let block = block.withLock({ $0?.value }) else { return false }
         block(change)
         return true
     }
 
     override func didCancel() {
-        let dropped = lock.withLock {
+        let dropped = block.withLock { block in
             defer { block = nil }
             return block
         }

@@ -11,17 +11,40 @@ import RealmStorage
 
 @usableFromInline
 enum QueryProbe {
-    private static let lock = Mutex()
-    // nonisolated(unsafe): these dictionaries are only touched under `lock`.
-    /// Per probe object being read, the offset of the wrapper its accessor reported.
-    nonisolated(unsafe) private static var reported: [ObjectIdentifier: Int] = [:]
-    /// Per probe object being read, the probe its to-one link read as.
-    nonisolated(unsafe) private static var linked: [ObjectIdentifier: Object] = [:]
+    private struct State {
+        /// Per probe object being read, the offset of the wrapper its accessor reported.
+        var reported: [ObjectIdentifier: Int] = [:]
+        /// Per probe object being read, the probe its to-one link read as.
+        var linked: [ObjectIdentifier: LinkedProbe] = [:]
+        /// What key paths were found to read, so that each is probed once per process (a
+        /// server builds the same type-safe queries for every request).
+        var known: [KnownKeyPath: PropertySchema] = [:]
+        var knownPaths: [KnownKeyPath: String] = [:]
+    }
+
+    /// A key path as a key of `known` and `knownPaths`, which every thread reads.
+    private struct KnownKeyPath: Hashable, @unchecked Sendable {
+        // @unchecked: a key path is immutable once made. Only the arguments of a subscript in
+        // it could be state that is not Sendable; they are only hashed and compared here, as
+        // any dictionary key is.
+        let keyPath: AnyKeyPath
+    }
+
+    /// A probe of a to-one link, kept between the accessor that made it and `probe`, which
+    /// takes it back.
+    private struct LinkedProbe: @unchecked Sendable {
+        // @unchecked: one thread makes it, stores it and takes it back, while it applies one
+        // key path (`probe`); the lock only keeps the dictionary whole against other threads'
+        // probes, which have objects of their own.
+        let object: Object
+    }
+
+    private static let state = Locked(State())
 
     @usableFromInline
     static func record(_ object: Object, _ wrapper: UnsafeMutableRawPointer) {
         let offset = wrapper - UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        lock.withLock { reported[ObjectIdentifier(object)] = offset }
+        state.withLock { $0.reported[ObjectIdentifier(object)] = offset }
     }
 
     /// What a probe's property of kind `kind` reads as: for a to-one link, a probe of the
@@ -30,34 +53,32 @@ enum QueryProbe {
     static func linkedProbe(_ kind: _PropertyKind, from object: Object) -> Object? {
         guard kind.type == .link, !kind.isList, !kind.isComputed, !kind.isMap, let target = kind.linkTarget,
               let probe = try? makeProbe(target) else { return nil }
-        lock.withLock { linked[ObjectIdentifier(object)] = probe }
+        let kept = LinkedProbe(object: probe)
+        state.withLock { $0.linked[ObjectIdentifier(object)] = kept }
         return probe
     }
 
-    /// What key paths were found to read, so that each is probed once per process (a server
-    /// builds the same type-safe queries for every request).
-    nonisolated(unsafe) private static var known: [AnyKeyPath: PropertySchema] = [:]
-    nonisolated(unsafe) private static var knownPaths: [AnyKeyPath: String] = [:]
-
     /// The property of `type` that `keyPath` reads (type-safe queries; notification key paths).
     static func property<T: Object>(_ keyPath: PartialKeyPath<T>, of type: T.Type) -> PropertySchema {
-        if let property = lock.withLock({ known[keyPath] }) { return property }
+        let key = KnownKeyPath(keyPath: keyPath)
+        if let property = state.withLock({ $0.known[key] }) { return property }
         let properties = probe(keyPath, of: type)
         guard let property = properties.first else {
             misuse("A type-safe query can only use @Persisted properties of \(type.className())")
         }
-        lock.withLock { known[keyPath] = property }
+        state.withLock { $0.known[key] = property }
         return property
     }
 
     /// The names of the properties `keyPath` reads, one per link followed, joined by dots
     /// (`\Dog.owner?.name` is "owner.name"): notification key paths.
     static func path<T: Object>(_ keyPath: PartialKeyPath<T>, of type: T.Type) -> String {
-        if let path = lock.withLock({ knownPaths[keyPath] }) { return path }
+        let key = KnownKeyPath(keyPath: keyPath)
+        if let path = state.withLock({ $0.knownPaths[key] }) { return path }
         let properties = probe(keyPath, of: type)
         guard !properties.isEmpty else { misuse("A key path can only name @Persisted properties of \(type.className())") }
         let path = properties.map(\.name).joined(separator: ".")
-        lock.withLock { knownPaths[keyPath] = path }
+        state.withLock { $0.knownPaths[key] = path }
         return path
     }
 
@@ -81,8 +102,8 @@ enum QueryProbe {
         var properties: [PropertySchema] = []
         var current: Object? = root
         while let object = current {
-            let (offset, next) = lock.withLock {
-                (reported.removeValue(forKey: ObjectIdentifier(object)), linked.removeValue(forKey: ObjectIdentifier(object)))
+            let (offset, next) = state.withLock {
+                ($0.reported.removeValue(forKey: ObjectIdentifier(object)), $0.linked.removeValue(forKey: ObjectIdentifier(object))?.object)
             }
             guard let offset, let schema = try? ObjectSchema.of(Swift.type(of: object)),
                   let index = schema.wrapperLayout?.firstIndex(where: { $0.offset == offset }) else { break }

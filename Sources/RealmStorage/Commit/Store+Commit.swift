@@ -45,7 +45,7 @@ extension Store {
         let (pins, spacePins, spaceRanges, carried, durable, head, chainBytes, nonce) = try groupPins(base: base, lineage: edits.lineage)
         let writer = CommitWriter(version: version, free: free)
         let context = edits.context
-        var deltasAllowed = stateLock.withLock { group.freeListDeltas }
+        var deltasAllowed = stateLock.withLock { $0.group.freeListDeltas }
         // While the file shrinks: allocations stay below the limit, and a free list chain with
         // a node past it is replaced by a full list (OnlineShrink.swift, points 2 and 3); not
         // while the shrink waits for room (point 7).
@@ -150,15 +150,15 @@ extension Store {
             // next write; a retry of this version gets another record checksum (Store+GroupCommit.swift).
             let runHeader = prepared.commit.runHeader
             if let header = runHeader { try? file.write([UInt8](repeating: 0, count: RunHeader.size), at: header.offset) }
-            stateLock.withLock {
-                if let header = runHeader { group.pendingInvalidation.append((header.offset, RunHeader.size)) }
-                group.nonce = .random(in: .min ... .max)
+            stateLock.withLock { state in
+                if let header = runHeader { state.group.pendingInvalidation.append((header.offset, RunHeader.size)) }
+                state.group.nonce = .random(in: .min ... .max)
             }
             throw error
         }
         // Before the version is published: readers of it trust these nodes' bits.
         if verifiesNodes { mapping.verified.wrote(prepared.commit.slot, base: prepared.base.slot, offsets: prepared.commit.nodeOffsets) }
-        stateLock.withLock { noteCommitted(prepared.commit.slot, base: prepared.base.slot) }
+        stateLock.withLock { $0.noteCommitted(prepared.commit.slot, base: prepared.base.slot) }
         if let written = prepared.written, let carried = prepared.carried { written.carryOver(carried.older, freed: carried.freed) }
         let state = Committed(slot: prepared.commit.slot, slotIndex: -1, top: prepared.top, mapping: mapping)
         let lane = Handoff(lane)
@@ -263,14 +263,15 @@ extension Store {
     /// Writes `slot` into root slot `index` and points the selector at it (no sync). A file
     /// of format 1 becomes format 2 first, durably: a head's slot names the chain after it,
     /// which a format 1 reader would not follow, and the two fields lie in different sectors,
-    /// so a power cut could keep the slot and lose the format.
-    func writeSlot(_ slot: RootSlot, slotIndex index: Int) throws(StorageError) {
+    /// so a power cut could keep the slot and lose the format. `fileFormat`: the file's, which
+    /// `syncing` holds.
+    func writeSlot(_ slot: RootSlot, slotIndex index: Int, fileFormat: inout UInt32) throws(StorageError) {
         // Never up to format 4: the nodes of an older file carry no checksums.
         if fileFormat < FileHeader.freeListDeltaFormat {
             try file.write(withUnsafeBytes(of: FileHeader.freeListDeltaFormat.littleEndian, Array.init), at: UInt64(FileHeader.formatVersionOffset))
             if options.durability == .full { try file.sync() }
             fileFormat = FileHeader.freeListDeltaFormat
-            stateLock.withLock { group.freeListDeltas = true }
+            stateLock.withLock { $0.group.freeListDeltas = true }
         }
         try CommitWriter.Prepared.writeSlot(slot, to: file, slotIndex: index)
     }

@@ -34,7 +34,7 @@ import Dispatch
 // writes anything (`invalidateFailedRoots`), or fails.
 
 extension Store {
-    /// What the store knows of versions written but not yet durable. Guarded by `stateLock`.
+    /// What the store knows of versions written but not yet durable. In `stateLock`.
     struct GroupState {
         /// The newest version written, durable or not; nil when it is `committed`.
         var tip: Committed?
@@ -111,13 +111,13 @@ extension Store {
     func groupPins(base: Committed, lineage: UInt64) throws(StorageError)
         -> (pins: [UInt64], spacePins: [UInt64], spaceRanges: [ClosedRange<UInt64>], carried: [RecordedExtent], durable: UInt64, head: UInt64,
             chainBytes: UInt64, nonce: UInt64) {
-        try stateLock.withLock { () throws(StorageError) in
-            try checkLineage(lineage)
-            let durable = committed.slot.version.value
+        try stateLock.withLock { (state) throws(StorageError) in
+            try checkLineage(lineage, state)
+            let durable = state.committed.slot.version.value
             // Loaded after the durable version they protect was published, under the lock that
             // publishing takes (the reader table's argument, ProcessCoordination.swift).
             let elsewhere = coordination?.othersPins() ?? PinnedElsewhere()
-            let pinned = registry.pinned(including: committed.slot.version)
+            let pinned = registry.pinned(including: state.committed.slot.version)
             let newest = base.slot.version.value
             // `pinned` and the range, merged in order (both are sorted; a set and a sort of the
             // range cost more than the rest of the function once chains made it long).
@@ -129,13 +129,14 @@ extension Store {
                 all += pinned.filter { $0 > newest }
                 return all
             }
-            let lowest = min(group.unsynced.map(\.coveredFrom).min() ?? durable, group.durableCoveredFrom)
+            let lowest = min(state.group.unsynced.map(\.coveredFrom).min() ?? durable, state.group.durableCoveredFrom)
             // Every version after the head stays whole while the head is the newest durable one
             // (invariant 5): recovery walks their run headers and records from it. Only space
             // needs that; the change history follows the readers.
-            let space = including(after: min(lowest, group.head.version))
+            let space = including(after: min(lowest, state.group.head.version))
             return (including(after: lowest), elsewhere.versions.isEmpty ? space : Self.merged(space, elsewhere.versions), elsewhere.ranges,
-                    group.extents.filter { $0.version > durable }, durable, group.head.version, group.chainBytes, group.nonce)
+                    state.group.extents.filter { $0.version > durable }, durable, state.group.head.version, state.group.chainBytes,
+                    state.group.nonce)
         }
     }
 
@@ -156,8 +157,8 @@ extension Store {
         return all
     }
 
-    private func checkLineage(_ lineage: UInt64) throws(StorageError) {
-        guard lineage == group.lineage else {
+    private func checkLineage(_ lineage: UInt64, _ state: State) throws(StorageError) {
+        guard lineage == state.group.lineage else {
             throw StorageError(.ioFailure, "an earlier commit this transaction builds on failed to reach the disk, so this one cannot be kept either; retry it",
                                path: path)
         }
@@ -165,20 +166,20 @@ extension Store {
 
     /// Makes a written version the tip and queues it for the next sync (unless a thread waits
     /// for it, `waiter`: then the waiting threads sync it, see `awaitDurable`).
-    func enqueueUnsynced(_ state: Committed, _ prepared: PreparedCommit, waiter: DurabilityWaiter? = nil,
+    func enqueueUnsynced(_ written: Committed, _ prepared: PreparedCommit, waiter: DurabilityWaiter? = nil,
                          _ done: @escaping @Sendable (Result<VersionID, StorageError>) -> Void) throws(StorageError) {
-        let schedule = try stateLock.withLock { () throws(StorageError) -> Bool in
-            try checkLineage(prepared.lineage)
-            group.tip = state
+        let schedule = try stateLock.withLock { (state) throws(StorageError) -> Bool in
+            try checkLineage(prepared.lineage, state)
+            state.group.tip = written
             let bytes = UInt64(prepared.commit.data.count)
-            group.unsynced.append(Unsynced(state: state, free: prepared.free, coveredFrom: prepared.coveredFrom,
-                                           needsSlot: prepared.needsSlot, bytes: bytes, waiter: waiter, done: done,
-                                           started: prepared.started))
-            group.chainBytes += bytes
-            group.extents += prepared.commit.recorded
+            state.group.unsynced.append(Unsynced(state: written, free: prepared.free, coveredFrom: prepared.coveredFrom,
+                                                 needsSlot: prepared.needsSlot, bytes: bytes, waiter: waiter, done: done,
+                                                 started: prepared.started))
+            state.group.chainBytes += bytes
+            state.group.extents += prepared.commit.recorded
             guard waiter == nil else { return false }
-            let schedule = !group.syncScheduled
-            group.syncScheduled = true
+            let schedule = !state.group.syncScheduled
+            state.group.syncScheduled = true
             return schedule
         }
         if schedule {
@@ -197,45 +198,45 @@ extension Store {
     /// committers, to be given once the caller no longer holds the store: a committer that
     /// closes the file right after its answer must find it closed.
     func syncGroup(fromQueue: Bool = true) -> SyncAnswers {
-        syncing.withLock { syncGroupNow(fromQueue: fromQueue) }
+        syncing.withLock { syncGroupNow(fromQueue: fromQueue, fileFormat: &$0) }
     }
 
-    private func syncGroupNow(fromQueue: Bool) -> SyncAnswers {
-        let (batch, target) = stateLock.withLock {
-            if fromQueue { group.syncScheduled = false }
+    private func syncGroupNow(fromQueue: Bool, fileFormat: inout UInt32) -> SyncAnswers {
+        let (batch, target) = stateLock.withLock { state in
+            if fromQueue { state.group.syncScheduled = false }
             // Never the slot of the newest durable head (invariant 6).
-            return (group.unsynced, 1 - group.head.slotIndex)
+            return (state.group.unsynced, 1 - state.group.head.slotIndex)
         }
         guard let last = batch.last else { return SyncAnswers() }
         // The group's last version without a run header becomes the head: its root goes into a
         // slot, and the versions after it follow it through their run headers.
         let newHead = batch.lastIndex { $0.needsSlot }
         do throws(StorageError) {
-            if let newHead { try writeSlot(batch[newHead].state.slot, slotIndex: target) }
+            if let newHead { try writeSlot(batch[newHead].state.slot, slotIndex: target, fileFormat: &fileFormat) }
             if options.durability == .full { try file.sync() }
         } catch {
             // Zeroed here, before the lineage changes: until then no writer allocates where a
             // failed version's root is (they are all nodes of the tip's chain).
-            let known = stateLock.withLock { group.unsynced }
+            let known = stateLock.withLock { $0.group.unsynced }
             var roots = Self.roots(of: known)
             if newHead != nil { roots.append((UInt64(FileHeader.slotOffsets[target]), FileHeader.slotSize)) }
             let zeroed = (try? writeZeros(roots)) != nil
-            let (failed, told): ([Unsynced], PublishAnswers) = stateLock.withLock {
-                let failed = group.unsynced
+            let (failed, told): ([Unsynced], PublishAnswers) = stateLock.withLock { state in
+                let failed = state.group.unsynced
                 // Left for the next writer: the roots of versions written since `known` was
                 // taken, and the others too when zeroing them failed.
                 let late = Self.roots(of: Array(failed.dropFirst(known.count)))
-                group.pendingInvalidation += (zeroed ? [] : roots) + late
-                group.chainBytes -= min(group.chainBytes, failed.reduce(0) { $0 + $1.bytes })
-                for version in failed { version.waiter?.settled = true }
-                group.unsynced = []
-                group.extents = []
-                group.tip = nil
-                group.lineage &+= 1
-                group.nonce = .random(in: .min ... .max)
-                group.allocatorStale = true
-                unlockProcessIfIdle()
-                return (failed, takePublishAnswers())
+                state.group.pendingInvalidation += (zeroed ? [] : roots) + late
+                state.group.chainBytes -= min(state.group.chainBytes, failed.reduce(0) { $0 + $1.bytes })
+                for version in failed { version.waiter?.settle() }
+                state.group.unsynced = []
+                state.group.extents = []
+                state.group.tip = nil
+                state.group.lineage &+= 1
+                state.group.nonce = .random(in: .min ... .max)
+                state.group.allocatorStale = true
+                unlockProcessIfIdle(&state)
+                return (failed, takePublishAnswers(&state))
             }
             // A lane holder waiting for this sync to end commits now (WriteTransaction+Relay.swift).
             lane.nudge()
@@ -244,29 +245,29 @@ extension Store {
         // Durable: reported before any committer is answered or the version is published, so
         // that a caller whose write returned finds its commit counted.
         if commitObservers.isActive { commitObservers.report(batch, activeVersions: registry.activeVersionCount) }
-        let told: PublishAnswers = stateLock.withLock {
-            var state = last.state
+        let told: PublishAnswers = stateLock.withLock { state in
+            var newest = last.state
             if let newHead {
-                if newHead == batch.count - 1 { state = state.inSlot(target) }
-                group.head = (batch[newHead].state.slot.version.value, target)
-                group.chainBytes = batch[(newHead + 1)...].reduce(0) { $0 + $1.bytes }
+                if newHead == batch.count - 1 { newest = newest.inSlot(target) }
+                state.group.head = (batch[newHead].state.slot.version.value, target)
+                state.group.chainBytes = batch[(newHead + 1)...].reduce(0) { $0 + $1.bytes }
             }
-            committed = state
-            committedFreeBytes = last.free.freeBytes
-            committedLogicalSize = last.free.logicalSize
-            group.durableFree = last.free
-            group.durableFreeVersion = state.slot.version.value
-            group.durableCoveredFrom = last.coveredFrom
-            coordination?.publishDurable(state.slot.version.value, synced: options.durability == .full)
-            group.unsynced.removeFirst(batch.count)
-            for version in batch { version.waiter?.settled = true }
-            group.counts.syncs += 1
-            group.counts.versions += batch.count
-            if group.unsynced.isEmpty { group.tip = nil }
-            let stillListed = group.unsynced.map(\.coveredFrom).min() ?? state.slot.version.value
-            group.extents.removeAll { $0.version <= stillListed }
-            unlockProcessIfIdle()
-            return takePublishAnswers()
+            state.committed = newest
+            state.committedFreeBytes = last.free.freeBytes
+            state.committedLogicalSize = last.free.logicalSize
+            state.group.durableFree = last.free
+            state.group.durableFreeVersion = newest.slot.version.value
+            state.group.durableCoveredFrom = last.coveredFrom
+            coordination?.publishDurable(newest.slot.version.value, synced: options.durability == .full)
+            state.group.unsynced.removeFirst(batch.count)
+            for version in batch { version.waiter?.settle() }
+            state.group.counts.syncs += 1
+            state.group.counts.versions += batch.count
+            if state.group.unsynced.isEmpty { state.group.tip = nil }
+            let stillListed = state.group.unsynced.map(\.coveredFrom).min() ?? newest.slot.version.value
+            state.group.extents.removeAll { $0.version <= stillListed }
+            unlockProcessIfIdle(&state)
+            return takePublishAnswers(&state)
         }
         lane.nudge()
         return SyncAnswers(versions: batch, failure: nil, published: told)
@@ -310,7 +311,7 @@ extension Store {
     ///
     /// - Throws: `ioFailure` when it fails again; the roots stay pending.
     func invalidateFailedRoots() throws(StorageError) {
-        let pending = stateLock.withLock { group.pendingInvalidation }
+        let pending = stateLock.withLock { $0.group.pendingInvalidation }
         guard !pending.isEmpty else { return }
         do throws(StorageError) {
             try writeZeros(pending)
@@ -318,6 +319,6 @@ extension Store {
             throw StorageError(.ioFailure, "commits that failed to reach the disk could not yet be made unreachable in the file, so nothing new can be written: \(error.message)",
                                path: path)
         }
-        stateLock.withLock { group.pendingInvalidation.removeFirst(pending.count) }
+        stateLock.withLock { $0.group.pendingInvalidation.removeFirst(pending.count) }
     }
 }

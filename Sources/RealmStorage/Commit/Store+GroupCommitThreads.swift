@@ -58,23 +58,23 @@ extension Store {
     }
 
     /// Group commit's counts since this store opened (see `GroupCommitCounts`).
-    package var groupCommitCounts: GroupCommitCounts { stateLock.withLock { group.counts } }
+    package var groupCommitCounts: GroupCommitCounts { stateLock.withLock { $0.group.counts } }
 
     /// For a thread whose commit is written (`waiter`'s): leads a sync or follows one until its
     /// version is durable (see above), and returns it.
     ///
     /// - Throws: the sync's error when the version's group failed to reach the disk.
     func awaitDurable(_ waiter: DurabilityWaiter) throws(StorageError) -> VersionID {
-        let leads: Bool = stateLock.withLock {
-            group.counts.waitingThreads += 1
-            guard group.threadLeads else {
-                group.threadLeads = true
+        let leads: Bool = stateLock.withLock { state in
+            state.group.counts.waitingThreads += 1
+            guard state.group.threadLeads else {
+                state.group.threadLeads = true
                 return true
             }
-            group.followers.append(waiter)
+            state.group.followers.append(waiter)
             return false
         }
-        defer { stateLock.withLock { group.counts.waitingThreads -= 1 } }
+        defer { stateLock.withLock { $0.group.counts.waitingThreads -= 1 } }
         if leads || follow(waiter) {
             let answers = syncGroup(fromQueue: false)
             handOverLead()
@@ -86,8 +86,8 @@ extension Store {
     /// For a thread that passed its part of a write on (WriteTransaction+Relay.swift): waits until the
     /// commit that carries it is durable, counted among the waiting threads.
     func ride(_ rider: DurabilityWaiter) throws(StorageError) -> VersionID {
-        stateLock.withLock { group.counts.waitingThreads += 1 }
-        defer { stateLock.withLock { group.counts.waitingThreads -= 1 } }
+        stateLock.withLock { $0.group.counts.waitingThreads += 1 }
+        defer { stateLock.withLock { $0.group.counts.waitingThreads -= 1 } }
         return try rider.wait()
     }
 
@@ -96,23 +96,20 @@ extension Store {
     /// written is waiting for a sync any more (false: the holder then commits). Counted among
     /// the waiting threads, as it waits for a sync to end. The syncs need no lane, so they end.
     func awaitRelayRecipient() -> Bool {
-        stateLock.withLock { group.counts.waitingThreads += 1 }
-        defer { stateLock.withLock { group.counts.waitingThreads -= 1 } }
-        return lane.awaitRelayRecipient { stateLock.withLock { !group.unsynced.isEmpty } }
+        stateLock.withLock { $0.group.counts.waitingThreads += 1 }
+        defer { stateLock.withLock { $0.group.counts.waitingThreads -= 1 } }
+        return lane.awaitRelayRecipient { stateLock.withLock { !$0.group.unsynced.isEmpty } }
     }
 
     /// Sleeps until `waiter` is answered (false) or promoted to lead (true).
     private func follow(_ waiter: DurabilityWaiter) -> Bool {
         while true {
             waiter.sleep()
-            let leads: Bool? = stateLock.withLock {
-                if waiter.leadsNext {
-                    waiter.leadsNext = false
-                    return true
-                }
+            let leads: Bool? = stateLock.withLock { state in
+                if waiter.takeLead() { return true }
                 // Woken by something else than its answer: a wake-up no check consumed yet.
                 guard waiter.isAnswered else { return nil }
-                group.followers.removeAll { $0 === waiter }
+                state.group.followers.removeAll { $0 === waiter }
                 return false
             }
             if let leads { return leads }
@@ -122,15 +119,12 @@ extension Store {
     /// For a leader whose sync step is done: passes the lead to the oldest follower whose
     /// version is not settled, or ends it.
     private func handOverLead() {
-        let next: DurabilityWaiter? = stateLock.withLock {
-            while !group.followers.isEmpty {
-                let follower = group.followers.removeFirst()
-                if !follower.settled {
-                    follower.leadsNext = true
-                    return follower
-                }
+        let next: DurabilityWaiter? = stateLock.withLock { state in
+            while !state.group.followers.isEmpty {
+                let follower = state.group.followers.removeFirst()
+                if follower.leadUnlessSettled() { return follower }
             }
-            group.threadLeads = false
+            state.group.threadLeads = false
             return nil
         }
         next?.wake()

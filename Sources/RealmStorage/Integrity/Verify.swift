@@ -52,25 +52,29 @@ extension Store {
     /// - Throws: `fileCorrupted` naming the damage and the file.
     package func verifyIntegrity(of read: ReadTransaction) throws(StorageError) {
         let slot = read.slot
-        if stateLock.withLock({ wholeVersions.contains { $0.version == slot.version.value && $0.record == slot.commitRecordChecksum } }) { return }
+        let known = stateLock.withLock { state in
+            state.wholeVersions.contains { $0.version == slot.version.value && $0.record == slot.commitRecordChecksum }
+        }
+        if known { return }
         do throws(StorageError) {
             // A file of a format before node checksums has none to read: the full check.
             if verifiesNodes { _ = try read.walkNodes() } else { _ = try read.verify() }
         } catch {
             throw StorageError(.fileCorrupted, "verifying the file at open: \(error.message)", path: path)
         }
-        stateLock.withLock { noteWhole(slot) }
+        stateLock.withLock { $0.noteWhole(slot) }
     }
+}
 
-    /// Records `slot` as known whole. Under `stateLock`.
-    func noteWhole(_ slot: RootSlot) {
+extension Store.State {
+    /// Records `slot` as known whole.
+    mutating func noteWhole(_ slot: RootSlot) {
         wholeVersions.append((slot.version.value, slot.commitRecordChecksum))
         if wholeVersions.count > 16 { wholeVersions.removeFirst(wholeVersions.count - 16) }
     }
 
-    /// For this process's commit of `slot` on top of `base`: whole when `base` is. Under
-    /// `stateLock`.
-    func noteCommitted(_ slot: RootSlot, base: RootSlot) {
+    /// For this process's commit of `slot` on top of `base`: whole when `base` is.
+    mutating func noteCommitted(_ slot: RootSlot, base: RootSlot) {
         if wholeVersions.contains(where: { $0.version == base.version.value && $0.record == base.commitRecordChecksum }) { noteWhole(slot) }
     }
 }

@@ -21,7 +21,7 @@ import Dispatch
 // durable version is newer than this process's, the reader pins it (publishing the pin),
 // checks that it is still the newest, and loads its root (`catchUpForReading`).
 
-/// Why this process holds the write lock of its file. Guarded by the store's `stateLock`.
+/// Why this process holds the write lock of its file. In the store's `stateLock`.
 struct ProcessHold {
     /// Lane holders between `enterWrite` and the end of their `LaneHold` (0 or 1).
     var writers = 0
@@ -119,22 +119,22 @@ extension Store {
     /// so that the next writer takes it and catches up afresh.
     private func abandonProcessHold() {
         coordination?.forgetTurn()
-        stateLock.withLock {
-            processHold.writers -= 1
-            unlockProcessIfIdle()
+        stateLock.withLock { state in
+            state.processHold.writers -= 1
+            unlockProcessIfIdle(&state)
         }
     }
 
     /// Counts the lane holder in; true when the write lock must be taken first.
     private func beginProcessHold() -> Bool {
-        stateLock.withLock {
-            processHold.writers += 1
-            return !processHold.locked
+        stateLock.withLock { state in
+            state.processHold.writers += 1
+            return !state.processHold.locked
         }
     }
 
     private func lockedForWriting() throws(StorageError) {
-        stateLock.withLock { processHold.locked = true }
+        stateLock.withLock { $0.processHold.locked = true }
         // Only here, where the write lock is taken, not for each commit of a group that keeps
         // it: a stat of the lock file's path (ProcessCoordination.swift).
         try coordination?.checkLockFileIsAtItsPath()
@@ -147,19 +147,19 @@ extension Store {
     /// Gives up the write lane: a `LaneHold`'s end, and nothing else, calls it.
     fileprivate func releaseLane() {
         if coordination != nil {
-            stateLock.withLock {
-                processHold.writers -= 1
-                unlockProcessIfIdle()
+            stateLock.withLock { state in
+                state.processHold.writers -= 1
+                unlockProcessIfIdle(&state)
             }
         }
         lane.release()
     }
 
     /// Lets other processes write once nothing of this one is under way. Under `stateLock`.
-    func unlockProcessIfIdle() {
-        guard processHold.locked, processHold.writers == 0, group.unsynced.isEmpty else { return }
+    func unlockProcessIfIdle(_ state: inout State) {
+        guard state.processHold.locked, state.processHold.writers == 0, state.group.unsynced.isEmpty else { return }
         coordination?.unlockWriter()
-        processHold.locked = false
+        state.processHold.locked = false
     }
 
     /// With the write lock just taken: loads the newest durable version when another process
@@ -171,7 +171,7 @@ extension Store {
     /// were never acknowledged and may be half written (their run header whole, their nodes
     /// not). Those are made unreachable here (`endHistory`), as recovery does at open.
     private func catchUpWithFile() throws(StorageError) {
-        let (current, known) = stateLock.withLock { (committed, group.durableFreeVersion) }
+        let (current, known) = stateLock.withLock { ($0.committed, $0.group.durableFreeVersion) }
         // Only another process makes the lock file's durable version newer than this one's own:
         // it publishes each version it makes durable before it lets the write lock go.
         let published = coordination?.durableVersion ?? 0
@@ -216,9 +216,10 @@ extension Store {
     /// (its sync may still fail). This process starts from the version the lock file names
     /// durable instead. Called at the end of `init`, while every version counts as pinned.
     func startFromPublishedDurable() throws(StorageError) {
-        guard let durable = coordination?.durableVersion, durable != 0, durable != committed.slot.version.value else { return }
+        let current = stateLock.withLock { $0.committed }
+        guard let durable = coordination?.durableVersion, durable != 0, durable != current.slot.version.value else { return }
         physicalSize = try file.size()
-        let mapping = try self.mapping(committed.mapping, covering: physicalSize)
+        let mapping = try self.mapping(current.mapping, covering: physicalSize)
         guard let found = roots(in: mapping, size: physicalSize).first(where: { $0.root.version.value == durable }) else { return }
         try adopt(found, over: mapping)
     }
@@ -235,24 +236,24 @@ extension Store {
         } catch {
             throw StorageError(.fileCorrupted, "version \(slot.version), written by another process: \(error.message)", path: path)
         }
-        stateLock.withLock {
-            committed = loaded
-            committedFreeBytes = free.freeBytes
-            committedLogicalSize = free.logicalSize
-            group.durableFree = free
-            group.durableFreeVersion = slot.version.value
-            group.durableCoveredFrom = slot.version.value - min(UInt64(depth), slot.version.value)
-            group.head = found.head
+        stateLock.withLock { state in
+            state.committed = loaded
+            state.committedFreeBytes = free.freeBytes
+            state.committedLogicalSize = free.logicalSize
+            state.group.durableFree = free
+            state.group.durableFreeVersion = slot.version.value
+            state.group.durableCoveredFrom = slot.version.value - min(UInt64(depth), slot.version.value)
+            state.group.head = found.head
             // Unknown: the other process wrote the chain after the head. No reuse is lost by
             // counting none (chainBytes only decides when a commit writes a slot).
-            group.chainBytes = 0
-            group.allocatorStale = false
+            state.group.chainBytes = 0
+            state.group.allocatorStale = false
             // Roots of this process's failed versions: the other process may have written over
             // them since (and made them unreachable, `catchUpWithFile`).
-            group.pendingInvalidation = []
-            group.nonce = .random(in: .min ... .max)
+            state.group.pendingInvalidation = []
+            state.group.nonce = .random(in: .min ... .max)
             // Leaves kept by this process's last commit describe an older version.
-            group.lineage &+= 1
+            state.group.lineage &+= 1
         }
         self.free = free
         decodedLeaves = nil
@@ -267,7 +268,7 @@ extension Store {
         guard let coordination else { return nil }
         let version = VersionID(durable)
         registry.pin(version)
-        let current = stateLock.withLock { committed }
+        let current = stateLock.withLock { $0.committed }
         guard coordination.durableVersion == durable else {
             registry.unpin(version)
             return nil
@@ -286,7 +287,7 @@ extension Store {
     /// version: pinned, then found still the newest and whole (a writer may be writing it, or
     /// have died doing so), then loaded.
     func catchUpToNewestSlot() -> Committed? {
-        let current = stateLock.withLock { committed }
+        let current = stateLock.withLock { $0.committed }
         guard let size = try? file.size(), let mapping = try? self.mapping(current.mapping, covering: size),
               let newest = roots(in: mapping, size: size).first else { return nil }
         registry.pin(newest.root.version)
@@ -305,8 +306,8 @@ extension Store {
     /// Makes a version a reader loaded (and pinned) the newest committed one, unless a newer
     /// one got there first.
     private func installForReading(_ loaded: Committed) -> Committed {
-        stateLock.withLock {
-            if committed.slot.version < loaded.slot.version { committed = loaded }
+        stateLock.withLock { state in
+            if state.committed.slot.version < loaded.slot.version { state.committed = loaded }
         }
         return loaded
     }

@@ -20,7 +20,7 @@ extension Store {
     }
 
     /// Online shrinking's counts since this store opened.
-    package var shrinkCounts: ShrinkCounts { stateLock.withLock { shrinkStats } }
+    package var shrinkCounts: ShrinkCounts { stateLock.withLock { $0.shrinkStats } }
 
     /// For the write lane's new holder: starts, steers or ends the shrink from the size and
     /// free bytes of the newest durable version (noted by its sync, `spaceOfDurable`). Two
@@ -30,8 +30,8 @@ extension Store {
             guard let limit = ShrinkState.limit(logicalSize: logicalSize, freeBytes: freeBytes) else { return }
             shrink = ShrinkState(limit: limit)
             stateLock.withLock {
-                shrinkStats.started += 1
-                shrinkStats.limit = limit
+                $0.shrinkStats.started += 1
+                $0.shrinkStats.limit = limit
             }
             return
         }
@@ -41,8 +41,8 @@ extension Store {
             // not hold the data, and the file is no longer mostly free (point 6).
             shrink = nil
             stateLock.withLock {
-                if logicalSize <= state.limit { shrinkStats.finished += 1 }
-                shrinkStats.limit = nil
+                if logicalSize <= state.limit { $0.shrinkStats.finished += 1 }
+                $0.shrinkStats.limit = nil
             }
             return
         }
@@ -51,13 +51,13 @@ extension Store {
         if state.waits != state.reportedWaits {
             let begun = state.waits - state.reportedWaits
             state.reportedWaits = state.waits
-            stateLock.withLock { shrinkStats.waits += begun }
+            stateLock.withLock { $0.shrinkStats.waits += begun }
         }
         shrink = state
     }
 
     func noteShrinkMoved(_ bytes: Int) {
-        stateLock.withLock { shrinkStats.movedBytes += bytes }
+        stateLock.withLock { $0.shrinkStats.movedBytes += bytes }
     }
 
     /// Cuts the file's free tail before a commit is written, with the lane (and the process
@@ -76,8 +76,8 @@ extension Store {
         // durable version, and each written since (one of which a crash may leave the newest
         // that verifies), must keep theirs inside the file. So the cut that a commit's smaller
         // size allows waits until that commit is durable.
-        let recoverable = stateLock.withLock {
-            group.unsynced.reduce(committed.slot.logicalSize) { max($0, $1.state.slot.logicalSize) }
+        let recoverable = stateLock.withLock { state in
+            state.group.unsynced.reduce(state.committed.slot.logicalSize) { max($0, $1.state.slot.logicalSize) }
         }
         let target = max(needed, recoverable)
         guard target < physicalSize - physicalSize / 4 else { return }
@@ -87,6 +87,6 @@ extension Store {
         let size = max((target + 4095) & ~4095, UInt64(FileHeader.size))
         try file.setSize(size)
         physicalSize = size
-        stateLock.withLock { shrinkStats.truncations += 1 }
+        stateLock.withLock { $0.shrinkStats.truncations += 1 }
     }
 }

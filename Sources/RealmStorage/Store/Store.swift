@@ -17,21 +17,20 @@ import Darwin
 /// beside it (ProcessCoordination.swift, Store+Process.swift). One of them writes at a time;
 /// readers see what the others made durable when they begin.
 package final class Store: @unchecked Sendable {
-    // @unchecked: `committed`, the group commit state (`group`) and `processHold` are guarded
-    // by `stateLock`; `free`, `physicalSize`, `commitBuffer` and `decodedLeaves` belong to whoever
-    // holds the write lane; `fileFormat` to whoever syncs; everything else is immutable after
-    // init. @exclusivity(unchecked) on those: the locks and the lane already exclude
-    // overlapping access, and the dynamic checks were a few percent of a small commit's
-    // instructions (callgrind, W2).
+    // @unchecked: `free`, `physicalSize`, `commitBuffer`, `decodedLeaves` and `shrink` belong
+    // to whoever holds the write lane, which the compiler cannot see; what locks guard is
+    // inside them (`stateLock`, `syncing`); everything else is immutable after init.
+    // @exclusivity(unchecked) on the lane's: the lane already excludes overlapping access, and
+    // the dynamic checks were a few percent of a small commit's instructions (callgrind, W2).
     package let path: String
     package let options: StoreOptions
     let file: StorageFile
     /// This process's part in the lock file; nil for in-memory realms.
     let coordination: ProcessCoordination?
-    let stateLock = Mutex()
+    /// The newest published version and what is known with it, group commit's state and the
+    /// process write lock's (`State`).
+    let stateLock: Locked<State>
     package let registry: VersionRegistry
-    /// Whether this process holds the write lock of the file, and why (Store+Process.swift).
-    @exclusivity(unchecked) var processHold = ProcessHold()
     package let lane = WriteLane()
 
     /// A published version as the store keeps it. A class: it is handed around whole (to
@@ -55,17 +54,32 @@ package final class Store: @unchecked Sendable {
             Committed(slot: slot, slotIndex: index, top: top, mapping: mapping)
         }
     }
-    @exclusivity(unchecked) var committed: Committed
-    /// Free bytes of the newest version, for `spaceUsage` (guarded by `stateLock`, unlike
-    /// `free`, which only the write lane's holder touches).
-    @exclusivity(unchecked) var committedFreeBytes: UInt64 = 0
-    /// The logical size of the newest version, beside its free bytes: what starts an online
-    /// shrink (Store+Shrink.swift). Guarded by `stateLock`.
-    @exclusivity(unchecked) var committedLogicalSize: UInt64 = 0
+
+    /// What `stateLock` guards; reached only through `stateLock.withLock`.
+    struct State {
+        /// The newest published (durable) version: what readers begin on.
+        var committed: Committed
+        /// Free bytes of the newest version, for `spaceUsage` (unlike `free`, which only the
+        /// write lane's holder touches).
+        var committedFreeBytes: UInt64
+        /// The logical size of the newest version, beside its free bytes: what starts an
+        /// online shrink (Store+Shrink.swift).
+        var committedLogicalSize: UInt64
+        /// Versions written but not yet durable, and what makes them so (Store+GroupCommit.swift).
+        var group: GroupState
+        /// Whether this process holds the write lock of the file, and why (Store+Process.swift).
+        var processHold = ProcessHold()
+        /// `shrinkCounts`.
+        var shrinkStats = ShrinkCounts()
+        /// The latest versions known whole: verified (`verifyIntegrity`) or committed here on
+        /// top of one that was, as (version, commit record checksum).
+        var wholeVersions: [(version: UInt64, record: UInt64)] = []
+        /// `waitUntilPublished` callers, answered after the next sync.
+        var publishWaiters: [CheckedContinuation<Bool, Never>] = []
+    }
+
     /// The online shrink under way, if any (OnlineShrink.swift): the write lane's holder's.
     @exclusivity(unchecked) var shrink: ShrinkState?
-    /// `shrinkCounts`, guarded by `stateLock`.
-    @exclusivity(unchecked) var shrinkStats = ShrinkCounts()
     @exclusivity(unchecked) var free: FreeSpace
     @exclusivity(unchecked) var physicalSize: UInt64
     /// The buffer the last commit gathered its writes in, kept for the next: a fresh one of
@@ -74,30 +88,22 @@ package final class Store: @unchecked Sendable {
     /// The leaf buffers the last commit encoded, for the next write transaction if it builds
     /// on that commit (DecodedLeaves.swift). The write lane's holder's, like `free`.
     @exclusivity(unchecked) var decodedLeaves: DecodedLeaves?
-    /// Versions written but not yet durable, and what makes them so (Store+GroupCommit.swift).
-    @exclusivity(unchecked) var group: GroupState
-    /// The format version in the file's header (1 until the first slot write makes it 2).
-    /// Touched by whoever syncs (`syncing` held).
-    @exclusivity(unchecked) var fileFormat: UInt32
     /// Whether the file's nodes carry checksums (format 4 on): files of older formats keep
     /// their format and are read unverified (NodeFormat.swift).
     let verifiesNodes: Bool
-    /// The latest versions known whole: verified (`verifyIntegrity`) or committed here on top of
-    /// one that was, as (version, commit record checksum). Guarded by `stateLock`.
-    @exclusivity(unchecked) var wholeVersions: [(version: UInt64, record: UInt64)] = []
     /// Writes the nodes of async commits and grows the file: blocking I/O kept off the
     /// caller's executor (the cooperative pool, for a task).
     let writeQueue: DispatchQueue
     /// Writes root slots and syncs, one group of commits at a time.
     let syncQueue: DispatchQueue
-    /// Held while a group is synced, on the sync queue or by a committer syncing itself.
-    let syncing = Mutex()
+    /// Held while a group is synced, on the sync queue or by a committer syncing itself. What
+    /// it guards: the format version in the file's header (1 until the first slot write makes
+    /// it 2, `writeSlot`), which only a sync changes.
+    let syncing: Locked<UInt32>
     /// Told after every sync (PublishedVersions.swift).
     let observers = VersionObservers()
     /// Told how each commit went, when anyone asks (CommitObservers.swift).
     package let commitObservers = CommitObservers()
-    /// `waitUntilPublished` callers, answered after the next sync (guarded by `stateLock`).
-    var publishWaiters: [CheckedContinuation<Bool, Never>] = []
 
     /// How reads through `mapping` verify node checksums (VerifiedNodes.swift).
     @inline(__always)
@@ -180,15 +186,15 @@ package final class Store: @unchecked Sendable {
         }
         if alone { coordination?.publishDurable(recovered.slot.version.value, synced: synced) }
         coordination?.finishedOpening()
-        committed = Committed(slot: recovered.slot, slotIndex: recovered.slotIndex, top: recovered.top, mapping: recovered.mapping)
+        let committed = Committed(slot: recovered.slot, slotIndex: recovered.slotIndex, top: recovered.top, mapping: recovered.mapping)
         free = recovered.free
-        group = GroupState(durableFree: recovered.free, durableFreeVersion: recovered.slot.version.value,
-                           durableCoveredFrom: recovered.coveredFrom, head: recovered.head)
-        fileFormat = recovered.format
+        var group = GroupState(durableFree: recovered.free, durableFreeVersion: recovered.slot.version.value,
+                               durableCoveredFrom: recovered.coveredFrom, head: recovered.head)
+        syncing = Locked(recovered.format)
         verifiesNodes = recovered.format >= FileHeader.nodeChecksumFormat
         group.freeListDeltas = recovered.format >= FileHeader.freeListDeltaFormat
-        committedFreeBytes = recovered.free.freeBytes
-        committedLogicalSize = recovered.slot.logicalSize
+        stateLock = Locked(State(committed: committed, committedFreeBytes: recovered.free.freeBytes,
+                                 committedLogicalSize: recovered.slot.logicalSize, group: group))
         physicalSize = recovered.physicalSize
         if !alone { try startFromPublishedDurable() }
     }
@@ -199,7 +205,7 @@ package final class Store: @unchecked Sendable {
     /// roots unreachable, and may have written over their places).
     deinit {
         // Under the lock: the sync job that last touched the group may have run on another thread.
-        let pending = stateLock.withLock { group.pendingInvalidation }
+        let pending = stateLock.withLock { $0.group.pendingInvalidation }
         guard !pending.isEmpty else { return }
         if let coordination {
             guard coordination.tryLockWriter() else { return }
@@ -257,9 +263,9 @@ package final class Store: @unchecked Sendable {
     package func beginRead() -> ReadTransaction {
         var attempts = 0
         while true {
-            let snapshot: Committed = stateLock.withLock {
-                registry.pin(committed.slot.version)
-                return committed
+            let snapshot: Committed = stateLock.withLock { state in
+                registry.pin(state.committed.slot.version)
+                return state.committed
             }
             // Loaded after the pin was published (ProcessCoordination.swift).
             guard let durable = coordination?.durableVersion, durable > snapshot.slot.version.value else {
@@ -284,14 +290,14 @@ package final class Store: @unchecked Sendable {
     package var compressedCounts: FaultRegionCounts? { (file as? CompressedFile)?.counts }
 
     /// The newest committed version.
-    package var latestVersion: VersionID { stateLock.withLock { committed.slot.version } }
+    package var latestVersion: VersionID { stateLock.withLock { $0.committed.slot.version } }
 
     /// Distinct versions pinned by readers now.
     package var activeVersionCount: Int { registry.activeVersionCount }
 
     /// The file's size in bytes and the bytes free inside it at the newest version.
     package func spaceUsage() throws(StorageError) -> (fileSize: UInt64, freeBytes: UInt64) {
-        let freeBytes = stateLock.withLock { committedFreeBytes }
+        let freeBytes = stateLock.withLock { $0.committedFreeBytes }
         return (try file.size(), freeBytes)
     }
 
@@ -347,10 +353,11 @@ package final class Store: @unchecked Sendable {
     /// The write transaction of whoever just got the lane: it builds on the newest version
     /// written, durable or not (Store+GroupCommit.swift).
     private func startWrite(_ hold: consuming LaneHold) -> WriteTransaction {
-        let (base, lineage, resetAllocator, space) = stateLock.withLock {
-            let reset = group.allocatorStale
-            group.allocatorStale = false
-            return (group.tip ?? committed, group.lineage, reset ? group.durableFree : nil, (committedLogicalSize, committedFreeBytes))
+        let (base, lineage, resetAllocator, space) = stateLock.withLock { state in
+            let reset = state.group.allocatorStale
+            state.group.allocatorStale = false
+            return (state.group.tip ?? state.committed, state.group.lineage, reset ? state.group.durableFree : nil,
+                    (state.committedLogicalSize, state.committedFreeBytes))
         }
         if let resetAllocator { free = resetAllocator }
         steerShrink(logicalSize: space.0, freeBytes: space.1)

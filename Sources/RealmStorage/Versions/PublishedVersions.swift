@@ -58,9 +58,9 @@ extension Store {
     package func waitUntilPublished() async {
         while true {
             let settled: Bool = await withCheckedContinuation { continuation in
-                let now: Bool = stateLock.withLock {
-                    guard group.tip != nil else { return true }
-                    publishWaiters.append(continuation)
+                let now: Bool = stateLock.withLock { state in
+                    guard state.group.tip != nil else { return true }
+                    state.publishWaiters.append(continuation)
                     return false
                 }
                 if now { continuation.resume(returning: true) }
@@ -71,9 +71,9 @@ extension Store {
 
     /// The waiters and observers to answer after a sync (called under `stateLock`): the
     /// waiters go; each checks again whether anything is still in flight.
-    func takePublishAnswers() -> PublishAnswers {
-        let waiters = publishWaiters
-        publishWaiters = []
+    func takePublishAnswers(_ state: inout State) -> PublishAnswers {
+        let waiters = state.publishWaiters
+        state.publishWaiters = []
         return PublishAnswers(waiters: waiters, observers: observers)
     }
 }

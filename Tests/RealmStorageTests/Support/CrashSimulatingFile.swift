@@ -48,8 +48,7 @@ enum CrashPolicy: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-final class CrashSimulatingFile: StorageFile, @unchecked Sendable {
-    // @unchecked: every mutable property is guarded by `lock`; `inner` is itself Sendable.
+final class CrashSimulatingFile: StorageFile, Sendable {
 
     enum Change: Sendable, CustomStringConvertible {
         case write(offset: UInt64, bytes: [UInt8])
@@ -233,12 +232,16 @@ final class CrashSimulatingFile: StorageFile, @unchecked Sendable {
     let crashAtSync: Int?
     private let policy: CrashPolicy
     private let imagePath: String?
-    private let lock = Mutex()
-    private var durable: [UInt8]
-    private var pending: [Change] = []
-    private var syncs = 0
-    private var state: CrashState?
-    private var imageError: String?
+    private struct State {
+        var durable: [UInt8]
+        var pending: [Change] = []
+        var syncs = 0
+        /// Set when power was lost.
+        var crash: CrashState?
+        var imageError: String?
+    }
+
+    private let state: Locked<State>
 
     /// Wraps `inner`, whose current bytes are taken as durable. At sync number `crashAtSync`
     /// the post-crash image under `policy` is written to `imagePath` (when given), and the
@@ -249,19 +252,19 @@ final class CrashSimulatingFile: StorageFile, @unchecked Sendable {
         self.policy = policy
         self.imagePath = imagePath
         let size = (try? inner.size()) ?? 0
-        durable = (try? inner.read(count: Int(size), at: 0)) ?? []
+        state = Locked(State(durable: (try? inner.read(count: Int(size), at: 0)) ?? []))
     }
 
     var path: String { inner.path }
-    var syncCount: Int { lock.withLock { syncs } }
-    var crashState: CrashState? { lock.withLock { state } }
+    var syncCount: Int { state.withLock { $0.syncs } }
+    var crashState: CrashState? { state.withLock { $0.crash } }
     var didCrash: Bool { crashState != nil }
     /// Why the image for `imagePath` could not be written, if it could not.
-    var imageWriteError: String? { lock.withLock { imageError } }
+    var imageWriteError: String? { state.withLock { $0.imageError } }
 
-    private func checkAlive() throws(StorageError) {
-        if let state {
-            throw StorageError(.ioFailure, "simulated crash: the machine lost power at sync \(state.syncNumber)", path: inner.path)
+    private func checkAlive(_ state: State) throws(StorageError) {
+        if let crash = state.crash {
+            throw StorageError(.ioFailure, "simulated crash: the machine lost power at sync \(crash.syncNumber)", path: inner.path)
         }
     }
 
@@ -272,41 +275,41 @@ final class CrashSimulatingFile: StorageFile, @unchecked Sendable {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) {
-        try lock.withLock { () throws(StorageError) in
-            try checkAlive()
+        try state.withLock { (state) throws(StorageError) in
+            try checkAlive(state)
             try inner.write(bytes, at: offset)
-            pending.append(.write(offset: offset, bytes: Array(bytes)))
+            state.pending.append(.write(offset: offset, bytes: Array(bytes)))
         }
     }
 
     func setSize(_ size: UInt64) throws(StorageError) {
-        try lock.withLock { () throws(StorageError) in
-            try checkAlive()
+        try state.withLock { (state) throws(StorageError) in
+            try checkAlive(state)
             try inner.setSize(size)
-            pending.append(.setSize(size))
+            state.pending.append(.setSize(size))
         }
     }
 
     func sync() throws(StorageError) {
-        try lock.withLock { () throws(StorageError) in
-            try checkAlive()
-            syncs += 1
-            if syncs == crashAtSync {
-                let crashed = CrashState(durable: durable, pending: pending, syncNumber: syncs)
-                state = crashed
+        try state.withLock { (state) throws(StorageError) in
+            try checkAlive(state)
+            state.syncs += 1
+            if state.syncs == crashAtSync {
+                let crashed = CrashState(durable: state.durable, pending: state.pending, syncNumber: state.syncs)
+                state.crash = crashed
                 if let imagePath {
                     do {
                         try crashed.image(policy).write(to: imagePath)
                     } catch {
-                        imageError = "\(error)"
+                        state.imageError = "\(error)"
                     }
                 }
-                try checkAlive()
+                try checkAlive(state)
             }
             try inner.sync()
             // Everything pending is durable now: fold it into the durable image.
-            durable = CrashState(durable: durable, pending: pending, syncNumber: syncs).image(.keepAll).bytes
-            pending = []
+            state.durable = CrashState(durable: state.durable, pending: state.pending, syncNumber: state.syncs).image(.keepAll).bytes
+            state.pending = []
         }
     }
 
@@ -314,18 +317,16 @@ final class CrashSimulatingFile: StorageFile, @unchecked Sendable {
 }
 
 /// Holds the file a `fileWrapper` closure created, so that the test can reach it.
-final class WrappedFileBox<File: StorageFile>: @unchecked Sendable {
-    // @unchecked: `stored` is guarded by `lock`.
-    private let lock = Mutex()
-    private var stored: File?
+final class WrappedFileBox<File: StorageFile>: Sendable {
+    private let stored = Locked<File?>(nil)
 
-    var file: File? { lock.withLock { stored } }
+    var file: File? { stored.withLock { $0 } }
 
     /// A wrapper for `StoreOptions.fileWrapper` that remembers the file `make` builds.
     func wrapper(_ make: @escaping @Sendable (StorageFile) -> File) -> @Sendable (StorageFile) -> StorageFile {
         { [self] inner in
             let file = make(inner)
-            lock.withLock { stored = file }
+            stored.withLock { $0 = file }
             return file
         }
     }

@@ -10,8 +10,7 @@ import Darwin
 /// 3rd… I/O call, then check integrity).
 ///
 /// A failed write first writes half its bytes, as a short write on a full disk would.
-final class FaultInjectingFile: StorageFile, @unchecked Sendable {
-    // @unchecked: the counters are guarded by `lock`; `inner` is itself Sendable.
+final class FaultInjectingFile: StorageFile, Sendable {
 
     enum Call: String, Sendable, CaseIterable, CustomStringConvertible {
         case write, sync, setSize
@@ -22,11 +21,13 @@ final class FaultInjectingFile: StorageFile, @unchecked Sendable {
     let failing: Call
     let failAt: Int
     let errorNumber: Int32
-    private let lock = Mutex()
-    private var counts: [Call: Int] = [:]
-    private var fired = false
-    /// A call to fail next, besides the Nth of `failing` (`failNext`).
-    private var armed: Call?
+    private struct State {
+        var counts: [Call: Int] = [:]
+        var fired = false
+        /// A call to fail next, besides the Nth of `failing` (`failNext`).
+        var armed: Call?
+    }
+    private let state = Locked(State())
 
     init(wrapping inner: StorageFile, failing: Call, at n: Int, errno errorNumber: Int32) {
         self.inner = inner
@@ -37,23 +38,23 @@ final class FaultInjectingFile: StorageFile, @unchecked Sendable {
 
     var path: String { inner.path }
     /// Whether the fault has been injected.
-    var didFail: Bool { lock.withLock { fired } }
-    func count(of call: Call) -> Int { lock.withLock { counts[call, default: 0] } }
+    var didFail: Bool { state.withLock { $0.fired } }
+    func count(of call: Call) -> Int { state.withLock { $0.counts[call, default: 0] } }
 
     /// Fails the next call of kind `call`, once.
-    func failNext(_ call: Call) { lock.withLock { armed = call } }
+    func failNext(_ call: Call) { state.withLock { $0.armed = call } }
 
     /// Counts a call; true when this is the one to fail.
     private func shouldFail(_ call: Call) -> Bool {
-        lock.withLock {
-            counts[call, default: 0] += 1
-            if armed == call {
-                armed = nil
-                fired = true
+        state.withLock { state in
+            state.counts[call, default: 0] += 1
+            if state.armed == call {
+                state.armed = nil
+                state.fired = true
                 return true
             }
-            guard call == failing, counts[call] == failAt else { return false }
-            fired = true
+            guard call == failing, state.counts[call] == failAt else { return false }
+            state.fired = true
             return true
         }
     }

@@ -4,15 +4,16 @@ import Dispatch
 /// A file layer whose syncs wait for the test's go-ahead, so that a test decides which
 /// commits share a sync: while sync N waits, the commits written meanwhile form the next
 /// group. Sync N can also be made to fail.
-final class GatedSyncFile: StorageFile, @unchecked Sendable {
-    // @unchecked: `syncs`, `opened` and `failing` are guarded by `lock`; `inner` is Sendable.
+final class GatedSyncFile: StorageFile, Sendable {
     let inner: StorageFile
-    private let lock = Mutex()
+    private struct State {
+        var syncs = 0
+        var failing: Set<Int> = []
+        var broken = false
+    }
+    private let state = Locked(State())
     private let arrived = DispatchSemaphore(value: 0)
     private let permits = DispatchSemaphore(value: 0)
-    private var syncs = 0
-    private var failing: Set<Int> = []
-    private var broken = false
     private let passAfterFailure: Bool
     private let gateAfterSync: Bool
 
@@ -27,10 +28,10 @@ final class GatedSyncFile: StorageFile, @unchecked Sendable {
     }
 
     var path: String { inner.path }
-    var syncCount: Int { lock.withLock { syncs } }
+    var syncCount: Int { state.withLock { $0.syncs } }
 
     /// Makes sync `n` (1-based) fail with EIO after it is let through.
-    func fail(sync n: Int) { lock.withLock { _ = failing.insert(n) } }
+    func fail(sync n: Int) { state.withLock { _ = $0.failing.insert(n) } }
 
     /// Waits until a sync is waiting at the gate.
     func waitForSyncAtGate() { arrived.wait() }
@@ -47,22 +48,22 @@ final class GatedSyncFile: StorageFile, @unchecked Sendable {
     func map(length: Int) throws(StorageError) -> Mapping { try inner.map(length: length) }
 
     func sync() throws(StorageError) {
-        let number = lock.withLock { () -> Int in
-            syncs += 1
-            return syncs
+        let number = state.withLock { state in
+            state.syncs += 1
+            return state.syncs
         }
-        let gated = !lock.withLock({ broken && passAfterFailure })
+        let gated = !state.withLock({ $0.broken && passAfterFailure })
         if gated && !gateAfterSync {
             arrived.signal()
             permits.wait()
         }
-        if lock.withLock({ failing.contains(number) }) {
+        if state.withLock({ $0.failing.contains(number) }) {
             throw StorageError.system("fsync", path: inner.path, errno: 5)
         }
         do throws(StorageError) {
             try inner.sync()
         } catch {
-            lock.withLock { broken = true }
+            state.withLock { $0.broken = true }
             if gated && gateAfterSync { arrived.signal() }
             throw error
         }
