@@ -59,6 +59,8 @@ let package = Package(
             dependencies: [
                 "OpenRealmServer",
                 "OpenRealm",
+                // For `Locked`, the one lock, in the tests' log recorders.
+                "RealmStorage",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import OpenRealm
+import RealmStorage
 
 final class ServerEntry: Object {
     @Persisted(primaryKey: true) var id = 0
@@ -36,14 +37,12 @@ final class ServerTestFolder: @unchecked Sendable {
 }
 
 /// Log lines as a test's logger received them.
-final class LogLines: @unchecked Sendable {
-    // @unchecked: `lines` is guarded by `lock`.
-    private let lock = NSLock()
-    private var lines: [(level: LogLevel, message: String)] = []
+final class LogLines: Sendable {
+    private let lines = Locked<[(level: LogLevel, message: String)]>([])
 
-    func append(_ level: LogLevel, _ message: String) { lock.withLock { lines.append((level, message)) } }
+    func append(_ level: LogLevel, _ message: String) { lines.withLock { $0.append((level, message)) } }
 
-    var all: [(level: LogLevel, message: String)] { lock.withLock { lines } }
+    var all: [(level: LogLevel, message: String)] { lines.withLock { $0 } }
 
     /// The messages of `level` containing `text`.
     func messages(_ level: LogLevel, containing text: String) -> [String] {
@@ -66,12 +65,10 @@ struct RecordingLogHandler: LogHandler {
     func log(event: LogEvent) { records.append(event.level, "\(event.message)") }
 }
 
-final class SwiftLogRecords: @unchecked Sendable {
-    // @unchecked: `records` is guarded by `lock`.
-    private let lock = NSLock()
-    private var records: [(level: Logging.Logger.Level, message: String)] = []
+final class SwiftLogRecords: Sendable {
+    private let records = Locked<[(level: Logging.Logger.Level, message: String)]>([])
 
-    func append(_ level: Logging.Logger.Level, _ message: String) { lock.withLock { records.append((level, message)) } }
+    func append(_ level: Logging.Logger.Level, _ message: String) { records.withLock { $0.append((level, message)) } }
 
-    var all: [(level: Logging.Logger.Level, message: String)] { lock.withLock { records } }
+    var all: [(level: Logging.Logger.Level, message: String)] { records.withLock { $0 } }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import OpenRealm
+import RealmStorage
 import Testing
 import TestSupport
 
@@ -93,22 +94,24 @@ import TestSupport
     /// Runs the jobs of the tasks that prefer it on one thread of its own, never a thread of
     /// the cooperative pool: a task that awaits `withTaskExecutorPreference(executor)` goes on
     /// on another thread than the one it ran on, every time.
-    final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
-        // @unchecked: `jobs` is guarded by `lock`; the thread only takes from it.
-        private let lock = NSCondition()
-        private var jobs: [UnownedJob] = []
-        private(set) var thread: pthread_t?
+    final class OwnThreadExecutor: TaskExecutor, Sendable {
+        private struct State {
+            var jobs: [UnownedJob] = []
+            var thread: pthread_t?
+        }
+        private let state = Locked(State())
+        /// Counts the jobs in the queue: signalled once per job enqueued, waited on by the
+        /// thread once per job it takes, so the thread sleeps only while the queue is empty.
+        private let queued = DispatchSemaphore(value: 0)
 
         init() {
             let started = DispatchSemaphore(value: 0)
             Thread { [self] in
-                lock.withLock { thread = pthread_self() }
+                state.withLock { $0.thread = pthread_self() }
                 started.signal()
                 while true {
-                    let job = lock.withLock {
-                        while jobs.isEmpty { lock.wait() }
-                        return jobs.removeFirst()
-                    }
+                    queued.wait()
+                    let job = state.withLock { $0.jobs.removeFirst() }
                     job.runSynchronously(on: asUnownedTaskExecutor())
                 }
             }.start()
@@ -117,13 +120,11 @@ import TestSupport
 
         func enqueue(_ job: consuming ExecutorJob) {
             let job = UnownedJob(job)
-            lock.withLock {
-                jobs.append(job)
-                lock.signal()
-            }
+            state.withLock { $0.jobs.append(job) }
+            queued.signal()
         }
 
-        var isCurrent: Bool { lock.withLock { thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false } }
+        var isCurrent: Bool { state.withLock { state in state.thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false } }
     }
 
     /// The thread hop of a route handler, made certain: the task opens the realm on a thread

@@ -1,4 +1,5 @@
 import Foundation
+import RealmStorage
 import Testing
 @testable import OpenRealm
 
@@ -89,10 +90,8 @@ import Testing
 }
 
 /// Reports collected from another thread.
-private final class Reports: @unchecked Sendable {
-    // @unchecked: `items` is only touched under `lock`.
-    private let lock = NSLock()
-    private var items: [Realm.CopyProgress] = []
-    func append(_ progress: Realm.CopyProgress) { lock.withLock { items.append(progress) } }
-    var all: [Realm.CopyProgress] { lock.withLock { items } }
+private final class Reports: Sendable {
+    private let items = Locked<[Realm.CopyProgress]>([])
+    func append(_ progress: Realm.CopyProgress) { items.withLock { $0.append(progress) } }
+    var all: [Realm.CopyProgress] { items.withLock { $0 } }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import OpenRealm
+import RealmStorage
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -33,8 +34,8 @@ import Darwin
         let ids = try await store.read { realm in Array(realm.objects(Person.self).map(\.id)) }
         let starts = (0..<tasks).map { t in ids.filter { $0 / stride == t && $0 % stride < thrownOffset }.count }
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        let logLock = NSLock()
+        // The log, written one committer's line at a time.
+        let handle = try Locked(FileHandle(forWritingTo: URL(fileURLWithPath: log)))
         Thread.detachNewThread {
             usleep(delay)
             kill(getpid(), SIGKILL)
@@ -53,7 +54,7 @@ import Darwin
                         }
                         try await store.write { realm in _ = realm.create(Person.self, value: ["id": id, "name": "p\(id)"]) }
                         count += 1
-                        logLock.withLock { handle.write(Data("\(t) \(count)\n".utf8)) }
+                        handle.withLock { $0.write(Data("\(t) \(count)\n".utf8)) }
                     }
                 }
             }

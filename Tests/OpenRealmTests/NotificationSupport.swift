@@ -1,5 +1,6 @@
 import Foundation
 import OpenRealm
+import RealmStorage
 import Testing
 
 // Models and helpers for the notification suites.
@@ -142,21 +143,22 @@ final class Recorder<Event> {
 
 /// Events delivered in another context (an actor, a queue), awaited by a test with a time
 /// limit that only guards against hanging: no test asserts how long anything takes.
-final class Mailbox<Event: Sendable>: @unchecked Sendable {
-    // @unchecked: `events`, `waiter` and `round` are guarded by `lock`.
-    private let lock = NSLock()
-    private var events: [Event] = []
-    private var waiter: CheckedContinuation<Event?, Never>?
-    /// Counts waits, so that a time limit ends only the wait it was set for.
-    private var round = 0
+final class Mailbox<Event: Sendable>: Sendable {
+    private struct State {
+        var events: [Event] = []
+        var waiter: CheckedContinuation<Event?, Never>?
+        /// Counts waits, so that a time limit ends only the wait it was set for.
+        var round = 0
+    }
+    private let state = Locked(State())
 
     func put(_ event: Event) {
-        let waiting: CheckedContinuation<Event?, Never>? = lock.withLock {
-            if let waiter {
-                self.waiter = nil
+        let waiting: CheckedContinuation<Event?, Never>? = state.withLock { state in
+            if let waiter = state.waiter {
+                state.waiter = nil
                 return waiter
             }
-            events.append(event)
+            state.events.append(event)
             return nil
         }
         waiting?.resume(returning: event)
@@ -169,22 +171,22 @@ final class Mailbox<Event: Sendable>: @unchecked Sendable {
     func next(seconds: Double = 300, sourceLocation: SourceLocation = #_sourceLocation) async -> Event? {
         var timer: Task<Void, Never>?
         let event: Event? = await withCheckedContinuation { continuation in
-            let ready: Event?? = lock.withLock {
-                if !events.isEmpty { return .some(events.removeFirst()) }
-                waiter = continuation
-                round += 1
+            let ready: Event?? = state.withLock { state in
+                if !state.events.isEmpty { return .some(state.events.removeFirst()) }
+                state.waiter = continuation
+                state.round += 1
                 return .none
             }
             if case .some(let event) = ready {
                 continuation.resume(returning: event)
                 return
             }
-            let mine = lock.withLock { round }
+            let mine = state.withLock { $0.round }
             timer = Task {
                 try? await Task.sleep(for: .seconds(seconds))
-                let late: CheckedContinuation<Event?, Never>? = self.lock.withLock {
-                    guard self.round == mine, let waiter = self.waiter else { return nil }
-                    self.waiter = nil
+                let late: CheckedContinuation<Event?, Never>? = self.state.withLock { state in
+                    guard state.round == mine, let waiter = state.waiter else { return nil }
+                    state.waiter = nil
                     return waiter
                 }
                 late?.resume(returning: nil)
@@ -197,39 +199,57 @@ final class Mailbox<Event: Sendable>: @unchecked Sendable {
 
     /// The events already delivered, without waiting.
     func drain() -> [Event] {
-        lock.withLock {
-            let drained = events
-            events = []
+        state.withLock { state in
+            let drained = state.events
+            state.events = []
             return drained
         }
     }
 }
 
 /// Holds the syncs of a file (`Realm.Configuration.holdSyncs(at:)`) while it is closed.
-final class SyncGate: @unchecked Sendable {
-    // @unchecked: `closed` and `held` are guarded by `condition`.
-    private let condition = NSCondition()
-    private var closed = false
-    private var held = 0
+///
+/// A sync that finds the gate closed registers a semaphore of its own and sleeps on it outside
+/// the lock; `open()` signals every one (Locked.swift: no condition variable). A woken sync
+/// looks at the gate again, and sleeps anew if it was closed once more meanwhile.
+final class SyncGate: Sendable {
+    private struct State {
+        var closed = false
+        /// Syncs that arrived and have not passed yet.
+        var held = 0
+        /// The semaphores of the syncs asleep at the gate, each signalled once by `open()`.
+        var sleepers: [DispatchSemaphore] = []
+    }
+    private let state = Locked(State())
 
-    func close() { condition.withLock { closed = true } }
+    func close() { state.withLock { $0.closed = true } }
 
     func open() {
-        condition.withLock {
-            closed = false
-            condition.broadcast()
+        state.withLock { state in
+            state.closed = false
+            for sleeper in state.sleepers { sleeper.signal() }
+            state.sleepers = []
         }
     }
 
     /// How many syncs wait at the gate now.
-    var heldSyncs: Int { condition.withLock { held } }
+    var heldSyncs: Int { state.withLock { $0.held } }
 
     /// For a sync: returns once the gate is open.
     func pass() {
-        condition.withLock {
-            held += 1
-            while closed { condition.wait() }
-            held -= 1
+        var arriving = true
+        while let sleeper = state.withLock({ state -> DispatchSemaphore? in
+            if arriving { state.held += 1 }
+            guard state.closed else {
+                state.held -= 1
+                return nil
+            }
+            let sleeper = DispatchSemaphore(value: 0)
+            state.sleepers.append(sleeper)
+            return sleeper
+        }) {
+            arriving = false
+            sleeper.wait()
         }
     }
 }

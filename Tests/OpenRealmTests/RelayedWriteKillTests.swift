@@ -1,5 +1,6 @@
 import Foundation
 import OpenRealm
+import RealmStorage
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -25,8 +26,8 @@ import Darwin
         let ids = try Realm(configuration: configuration).objects(Person.self).map(\.id)
         let starts = (0..<threads).map { t in ids.filter { $0 / stride == t && $0 % stride < thrownOffset }.count }
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        let logLock = NSLock()
+        // The log, written one committer's line at a time.
+        let handle = try Locked(FileHandle(forWritingTo: URL(fileURLWithPath: log)))
         for t in 0..<threads {
             Thread.detachNewThread {
                 guard let realm = try? Realm(configuration: configuration) else { return }
@@ -41,7 +42,7 @@ import Darwin
                     }
                     guard (try? realm.write({ _ = realm.create(Person.self, value: ["id": id, "name": "p\(id)"]) })) != nil else { return }
                     count += 1
-                    logLock.withLock { handle.write(Data("\(t) \(count)\n".utf8)) }
+                    handle.withLock { $0.write(Data("\(t) \(count)\n".utf8)) }
                 }
             }
         }

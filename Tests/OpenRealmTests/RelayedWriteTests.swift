@@ -1,5 +1,6 @@
 import Foundation
 @testable import OpenRealm
+import RealmStorage
 import Testing
 
 /// Threads whose `realm.write {}` calls wait in line for the write lane share one transaction
@@ -19,12 +20,10 @@ import Testing
     struct Stop: Error {}
 
     /// The outcome of each thread's write, by thread.
-    final class Outcomes: @unchecked Sendable {
-        // @unchecked: `results` is guarded by `lock`.
-        private let lock = NSLock()
-        private var results: [Int: Result<Bool, Error>] = [:]
-        func record(_ thread: Int, _ result: Result<Bool, Error>) { lock.withLock { results[thread] = result } }
-        subscript(thread: Int) -> Result<Bool, Error>? { lock.withLock { results[thread] } }
+    final class Outcomes: Sendable {
+        private let results = Locked<[Int: Result<Bool, Error>]>([:])
+        func record(_ thread: Int, _ result: Result<Bool, Error>) { results.withLock { $0[thread] = result } }
+        subscript(thread: Int) -> Result<Bool, Error>? { results.withLock { $0[thread] } }
     }
 
     /// Runs one staged relay: thread i writes person i with `blocks[i]`. The outcome is true

@@ -50,14 +50,12 @@ extension Realm.Configuration {
 
 /// Group commit's counts of a realm's store (`Store.groupCommitCounts`), readable from any
 /// thread, a sync hook's too: from when a realm of the file is attached.
-final class GroupCommitProbe: @unchecked Sendable {
-    // @unchecked: `store` is guarded by `lock`; the store is Sendable.
-    private let lock = NSLock()
-    private var store: Store?
+final class GroupCommitProbe: Sendable {
+    private let store = Locked<Store?>(nil)
 
-    func attach(_ realm: Realm) { lock.withLock { store = realm.store } }
+    func attach(_ realm: Realm) { store.withLock { $0 = realm.store } }
 
-    private var counts: Store.GroupCommitCounts? { lock.withLock { store }?.groupCommitCounts }
+    private var counts: Store.GroupCommitCounts? { store.withLock { $0 }?.groupCommitCounts }
 
     /// Sync steps that made commits durable, and those commits, since the file was opened.
     var syncsAndCommits: (syncs: Int, commits: Int) { counts.map { ($0.syncs, $0.versions) } ?? (0, 0) }

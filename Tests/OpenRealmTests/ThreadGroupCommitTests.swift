@@ -1,5 +1,6 @@
 import Foundation
 @testable import OpenRealm
+import RealmStorage
 import Synchronization
 import Testing
 
@@ -21,12 +22,10 @@ import Testing
     }
 
     /// Problems seen on the committing threads, for the test to report.
-    final class Problems: @unchecked Sendable {
-        // @unchecked: `list` is guarded by `lock`.
-        private let lock = NSLock()
-        private var list: [String] = []
-        func add(_ problem: String) { lock.withLock { list.append(problem) } }
-        var all: [String] { lock.withLock { list } }
+    final class Problems: Sendable {
+        private let list = Locked<[String]>([])
+        func add(_ problem: String) { list.withLock { $0.append(problem) } }
+        var all: [String] { list.withLock { $0 } }
     }
 
     /// 16 threads, each with a realm of its own, make 12 durable one-object commits each. Each

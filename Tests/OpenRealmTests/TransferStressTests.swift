@@ -1,5 +1,6 @@
 import Foundation
 import OpenRealm
+import RealmStorage
 import Testing
 import TestSupport
 
@@ -78,12 +79,10 @@ final class Account: Object {
     }
 
     /// Set when the writers are done (read by the auditors).
-    final class Flag: @unchecked Sendable {
-        // @unchecked: `raised` is only touched under `lock`.
-        private let lock = NSLock()
-        private var raised = false
-        func raise() { lock.withLock { raised = true } }
-        var isRaised: Bool { lock.withLock { raised } }
+    final class Flag: Sendable {
+        private let raised = Locked(false)
+        func raise() { raised.withLock { $0 = true } }
+        var isRaised: Bool { raised.withLock { $0 } }
     }
 
     @Test func everySnapshotSeesTheSameTotal() async throws {

@@ -31,8 +31,8 @@ import Darwin
         let starts = (0..<tasks).map { t in Int64(keys.filter { $0 / stride == Int64(t) }.count) }
         try await setup.commitAsync()
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        let logLock = NSLock()
+        // The log, written one committer's line at a time.
+        let handle = try Locked(FileHandle(forWritingTo: URL(fileURLWithPath: log)))
         // The delay runs from this child's first acknowledged commit, not from its start: on a
         // loaded machine (under TSan, beside other test processes) a child could be killed
         // before any of its commits was answered, and the parent's check that the children
@@ -58,7 +58,7 @@ import Darwin
                             fatalError("thread \(t) failed to commit: \(error)")
                         }
                         count += 1
-                        logLock.withLock { handle.write(Data("\(t) \(count)\n".utf8)) }
+                        handle.withLock { $0.write(Data("\(t) \(count)\n".utf8)) }
                         acknowledged.count.add(1, ordering: .releasing)
                     }
                 }
@@ -77,7 +77,7 @@ import Darwin
                         try transaction.insert(table, key: ObjectKey(id), values: KillTests.values(id))
                         try await transaction.commitAsync()
                         count += 1
-                        logLock.withLock { handle.write(Data("\(t) \(count)\n".utf8)) }
+                        handle.withLock { $0.write(Data("\(t) \(count)\n".utf8)) }
                         acknowledged.count.add(1, ordering: .releasing)
                     }
                 }
