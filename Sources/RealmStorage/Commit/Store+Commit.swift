@@ -224,11 +224,13 @@ extension Store {
         }
         // Two handoffs, each taken as the job's argument: a prepared commit read out of a
         // value the job kept would be a second reference to its bytes while the next writer
-        // fills `commitBuffer`, which would then copy them. The hold keeps the store until the
-        // job has run.
+        // fills `commitBuffer`, which would then copy them. Unowned: the hold in `lane` keeps
+        // the store alive until the job takes it, and the job must not hold the store once it
+        // has run (its block may be freed after the sync answered, and a committer that closes
+        // the file right after its answer must find it closed, as in Store+GroupCommit.swift).
         let handoff = Handoff(prepared)
         let lane = Handoff(finished.lane)
-        writeQueue.async {
+        writeQueue.async { [unowned self] in
             do throws(StorageError) {
                 try self.writeAndPublish(handoff.take(), lane: lane.take(), groupable: groupable, done: done)
             } catch {
