@@ -1,5 +1,3 @@
-import Dispatch
-
 // Group commit for committing threads: `Store.commitWaiting`, what `realm.write {}` on a plain
 // thread ends in.
 //
