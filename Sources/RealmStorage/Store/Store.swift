@@ -136,6 +136,7 @@ package final class Store: @unchecked Sendable {
         let file: StorageFile
         let coordination: ProcessCoordination?
         var created = false
+        if let key = options.encryptionKey { try EncryptionHeader.validate(key) }
         if options.durability == .memOnly {
             let memory = try MemoryFile(name: path)
             try Store.writeGenesis(memory)
@@ -145,6 +146,9 @@ package final class Store: @unchecked Sendable {
             // Immutable: nothing to coordinate with other processes, and nothing created
             // beside it (no lock file).
             guard options.readOnly else { throw CompressedFile.readOnly(path) }
+            guard options.encryptionKey == nil else {
+                throw StorageError(.decryptionFailed, "the file is an LZ4-compressed copy, which is not encrypted, and an encryption key was given: open it without a key", path: path)
+            }
             file = try CompressedFile(path: path, cacheSize: options.compressedCacheSize, reading: options.compressedReading,
                                       wrapper: options.fileWrapper)
             coordination = nil
@@ -156,10 +160,17 @@ package final class Store: @unchecked Sendable {
                 guard options.create, !options.readOnly else {
                     throw StorageError(.fileNotFound, "no realm file exists at this path", path: path, errno: ENOENT)
                 }
-                created = try Store.create(path: path)
+                created = try Store.create(path: path, key: options.encryptionKey)
             }
             let posix = try PosixFile(path: path, mode: options.readOnly ? .readOnly : .openExisting)
-            file = options.fileWrapper?(posix) ?? posix
+            let disk = options.fileWrapper?(posix) ?? posix
+            // The key is checked against the header before anything else is read (E8). A test's
+            // layer goes under the cipher: its tears and losses hit the ciphertext.
+            if let keys = try EncryptionHeader.keys(of: posix, key: options.encryptionKey, path: path) {
+                file = EncryptedFile(inner: disk, cipher: keys.pages, path: path)
+            } else {
+                file = disk
+            }
             // Before anything reads or settles the file: a process that has it open through a
             // lock file deleted or replaced since is refused here (ProcessCoordination.swift).
             try coordination?.joinRealmFile()
@@ -218,9 +229,17 @@ package final class Store: @unchecked Sendable {
     /// Creates an empty realm atomically: written and synced under a temporary name, then
     /// linked into place, so a crash never leaves a half-written file at `path`.
     /// Returns false when another opener created it first (then that file is the one to open).
-    private static func create(path: String) throws(StorageError) -> Bool {
-        try PosixFile.createAtomically(at: path, suffix: ".creating", allowExisting: true) { (file) throws(StorageError) in
-            try writeGenesis(file)
+    private static func create(path: String, key: [UInt8]?) throws(StorageError) -> Bool {
+        // An encrypted file's salt is new with the file (EncryptionHeader.swift).
+        let salt = try key.map { _ throws(StorageError) in try SecureRandom.bytes(EncryptionKeys.saltLength) }
+        return try PosixFile.createAtomically(at: path, suffix: ".creating", allowExisting: true) { (file) throws(StorageError) in
+            if let key, let salt {
+                let keys = EncryptionKeys(userKey: key, salt: salt)
+                try writeGenesis(EncryptedFile(inner: file, cipher: keys.pages, path: path),
+                                 header: EncryptionHeader.initial(salt: salt, keys: keys))
+            } else {
+                try writeGenesis(file)
+            }
         }
     }
 
@@ -246,8 +265,7 @@ package final class Store: @unchecked Sendable {
     }
 
     /// Writes the header and version 1 (no tables) into an empty file.
-    static func writeGenesis(_ file: StorageFile) throws(StorageError) {
-        let header = FileHeader.initial()
+    static func writeGenesis(_ file: StorageFile, header: [UInt8] = FileHeader.initial()) throws(StorageError) {
         let writer = CommitWriter(version: VersionID(1), free: FreeSpace(extents: [], logicalSize: UInt64(FileHeader.size)))
         let topRef = try writer.place(TopState.empty(version: VersionID(1)).encoded())
         let commit = writer.finish(topRef: topRef)

@@ -45,6 +45,9 @@ package struct StoreOptions: Sendable {
     package var compressedCacheSize = 4 << 20
     /// How an LZ4-compressed copy is read: on demand, or (tests of the fallback) inflated whole.
     package var compressedReading = CompressedReading.onDemand
+    /// The 64-byte key of an encrypted file (File/EncryptionHeader.swift); nil for a plain
+    /// file. A file in memory needs none: one given is checked for its length and unused.
+    package var encryptionKey: [UInt8]?
 
     package init(durability: Durability = .full, create: Bool = true, readOnly: Bool = false,
                  limits: TreeLimits = .standard, fileWrapper: (@Sendable (StorageFile) -> StorageFile)? = nil,
