@@ -7,12 +7,10 @@ package struct NodeTag: Equatable, Sendable {
     package var low: UInt64
     /// Bytes 8..<16, little-endian.
     package var high: UInt64
+}
 
-    package init(low: UInt64, high: UInt64) {
-        self.low = low
-        self.high = high
-    }
-
+// In an extension, so that the struct keeps its memberwise `init(low:high:)`.
+extension NodeTag {
     /// Loads the 16 bytes at `address` (any alignment).
     package init(loadingFrom address: UnsafeRawPointer) {
         low = UInt64(littleEndian: address.loadUnaligned(as: UInt64.self))
