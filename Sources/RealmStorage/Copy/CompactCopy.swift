@@ -63,7 +63,7 @@ struct CopySource {
             }
             counter = CopyProgressCounter(total: total, handler: progress)
         }
-        let writer = CopyWriter(version: version, to: image)
+        let writer = CopyWriter(version: version, to: image, sealing: context.check.sealing)
         var copy = top
         copy.version = version
         copy.history = []

@@ -31,7 +31,7 @@ extension ReadTransaction {
         if !slot.runHeader.isNone { try walk.visit(slot.runHeader, .runHeader) }
         // Decoding the free space reads its chain through the same checks.
         let free = try FreeSpace.decode(head: slot.freeListRef, mapping: context.base, logicalSize: slot.logicalSize, check: context.check)
-        for node in free.chain { walk.count(Int(node.length)) }
+        for node in free.chain { walk.count(Int(node.length)) }  // footprints already
         if !top.schemaBlob.isNone { try walk.visit(top.schemaBlob, .blob) }
         for entry in top.history where !entry.ref.isNone { try walk.visit(entry.ref, .changeSet) }
         for info in top.tables {
@@ -65,7 +65,7 @@ struct NodeWalk {
     }
 
     mutating func visit(_ ref: Ref, _ kind: NodeKind) throws(StorageError) {
-        count(try context.node(ref, kind).length)
+        count(context.check.sealing.footprint(try context.node(ref, kind).length))
     }
 
     /// Reads a committed tree's nodes, handing each leaf to `leaf`.
@@ -73,7 +73,7 @@ struct NodeWalk {
                                       _ leaf: (NodeView, inout NodeWalk) throws(StorageError) -> Void) throws(StorageError) {
         guard depth <= 64 else { throw StorageError(.fileCorrupted, "tree deeper than 64 levels at \(ref)") }
         let (node, kind) = try context.node(ref, F.innerKind, orLeaf: F.leafKind)
-        count(node.length)
+        count(context.check.sealing.footprint(node.length))
         if kind == F.leafKind { return try leaf(node, &self) }
         let inner = try InnerView<F>(node)
         for i in 0..<inner.childCount { try tree(format, inner.child(i), depth: depth + 1, leaf) }

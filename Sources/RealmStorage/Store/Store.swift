@@ -108,11 +108,11 @@ package final class Store: @unchecked Sendable {
     /// How reads through `mapping` verify node checksums (VerifiedNodes.swift).
     @inline(__always)
     func nodeCheck(_ mapping: Mapping) -> NodeCheck {
-        mapping.verified.check(enabled: verifiesNodes)
+        mapping.verified.check(enabled: verifiesNodes, sealing: options.sealing)
     }
 
     /// Verifying every time, for a version not yet accounted for in any bitmap.
-    var uncachedCheck: NodeCheck { verifiesNodes ? .always : .never }
+    var uncachedCheck: NodeCheck { verifiesNodes ? .always(options.sealing) : .never }
 
     // MARK: Opening
 
@@ -138,7 +138,7 @@ package final class Store: @unchecked Sendable {
         var created = false
         if options.durability == .memOnly {
             let memory = try MemoryFile(name: path)
-            try Store.writeGenesis(memory)
+            try Store.writeGenesis(memory, sealing: options.sealing)
             file = options.fileWrapper?(memory) ?? memory
             coordination = nil
         } else if CompressedFormat.isCompressedFile(at: path) {
@@ -156,7 +156,7 @@ package final class Store: @unchecked Sendable {
                 guard options.create, !options.readOnly else {
                     throw StorageError(.fileNotFound, "no realm file exists at this path", path: path, errno: ENOENT)
                 }
-                created = try Store.create(path: path)
+                created = try Store.create(path: path, sealing: options.sealing)
             }
             let posix = try PosixFile(path: path, mode: options.readOnly ? .readOnly : .openExisting)
             file = options.fileWrapper?(posix) ?? posix
@@ -175,7 +175,7 @@ package final class Store: @unchecked Sendable {
         // A compressed copy's blocks are verified as they are decompressed: checking the commit's
         // extents would decompress the whole image at open.
         let recovered = try Recovery.open(file: file, path: path, minimumMapping: options.minimumMapping,
-                                          checkExtents: !(file is CompressedFile))
+                                          checkExtents: !(file is CompressedFile), sealing: options.sealing)
         // Known on the disk: created just now, or what the processes before named synced in
         // the lock file. Else synced here (`settle`), when this store syncs at all.
         var synced = created || coordination?.previousSynced == recovered.slot.version.value
@@ -218,9 +218,9 @@ package final class Store: @unchecked Sendable {
     /// Creates an empty realm atomically: written and synced under a temporary name, then
     /// linked into place, so a crash never leaves a half-written file at `path`.
     /// Returns false when another opener created it first (then that file is the one to open).
-    private static func create(path: String) throws(StorageError) -> Bool {
+    private static func create(path: String, sealing: NodeSealing) throws(StorageError) -> Bool {
         try PosixFile.createAtomically(at: path, suffix: ".creating", allowExisting: true) { (file) throws(StorageError) in
-            try writeGenesis(file)
+            try writeGenesis(file, sealing: sealing)
         }
     }
 
@@ -246,9 +246,10 @@ package final class Store: @unchecked Sendable {
     }
 
     /// Writes the header and version 1 (no tables) into an empty file.
-    static func writeGenesis(_ file: StorageFile) throws(StorageError) {
+    static func writeGenesis(_ file: StorageFile, sealing: NodeSealing) throws(StorageError) {
         let header = FileHeader.initial()
-        let writer = CommitWriter(version: VersionID(1), free: FreeSpace(extents: [], logicalSize: UInt64(FileHeader.size)))
+        let writer = CommitWriter(version: VersionID(1), free: FreeSpace(extents: [], logicalSize: UInt64(FileHeader.size), alignment: UInt64(sealing.alignment)),
+                                  sealing: sealing)
         let topRef = try writer.place(TopState.empty(version: VersionID(1)).encoded())
         let commit = writer.finish(topRef: topRef)
         try file.setSize(max(commit.slot.logicalSize, UInt64(FileHeader.size)))
