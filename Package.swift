@@ -30,10 +30,14 @@ let package = Package(
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
         .target(name: "CStorageSupport"),
+        // The system's OpenSSL libcrypto (Debian: libssl-dev) for encryption at rest: AES-256-XTS,
+        // HMAC-SHA-256, HKDF and the CSPRNG (Sources/RealmStorage/Crypto/). A C target rather
+        // than a system library, so that OpenSSL's headers stay inside its .c file.
+        .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
         .target(name: "CSwiftRuntime"),
         .target(
             name: "RealmStorage",
-            dependencies: ["CLZ4", "CStorageSupport"]
+            dependencies: ["CLZ4", "CStorageSupport", "CCrypto"]
         ),
         .target(name: "OpenRealm", dependencies: ["RealmStorage", "CSwiftRuntime"]),
         .target(name: "_OpenRealmEngine", dependencies: ["RealmStorage", "OpenRealm"]),

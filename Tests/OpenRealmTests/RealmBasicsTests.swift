@@ -249,11 +249,13 @@ final class TestFolder: @unchecked Sendable {
         #expect(realm.objects(ChangedDog.self).first?.age == "three")
     }
 
-    @Test func anEncryptionKeyIsNotSilentlyIgnored() {
+    @Test func anEncryptionKeyIsNotSilentlyIgnored() throws {
         let folder = TestFolder()
         var configuration = folder.configuration()
         configuration.encryptionKey = Data(repeating: 1, count: 64)
-        #expect { try Realm(configuration: configuration) } throws: { error in (error as? Realm.Error)?.code == .unsupported }
+        _ = try Realm(configuration: configuration)
+        configuration.encryptionKey = nil
+        #expect { try Realm(configuration: configuration) } throws: { error in (error as? Realm.Error)?.code == .decryptionFailed }
     }
 
     @Test func foreignFilesGiveTypedErrors() throws {

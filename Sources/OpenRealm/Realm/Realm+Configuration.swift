@@ -97,8 +97,12 @@ extension Realm {
         public var slowCommitThreshold: Duration? = .milliseconds(250)
         /// Tests: how a compressed copy is read (the fallback forced).
         var compressedReading = CompressedReading.onDemand
-        /// An encryption key (64 bytes). Encryption is not available yet: setting a key is an
-        /// error when the realm is opened, never silently ignored.
+        /// The 64-byte key of an encrypted realm file; any other length is an `invalidArgument`
+        /// error when the realm opens. A new file is created encrypted with it; an existing one
+        /// opens only with the key it was created with (`decryptionFailed` otherwise, and for a
+        /// key given for a plain file or none for an encrypted one). A realm in memory needs
+        /// none, and ignores one. Keep the key where the file is not: a secret store, or a file
+        /// only the service's user may read.
         public var encryptionKey: Data?
 
         /// A configuration; every argument has the default a property of the same name has.
@@ -162,6 +166,7 @@ extension Realm {
                                        fileWrapper: fileWrapper)
             options.compressedCacheSize = compressedCacheSize
             options.compressedReading = compressedReading
+            options.encryptionKey = encryptionKey.map { [UInt8]($0) }
             return options
         }
     }

@@ -96,6 +96,10 @@ extension Realm {
             /// schema change, which cannot be undone on its own: none of the merged writes
             /// was made. Retry them.
             public static let mergedWriteFailed = Code(rawValue: "mergedWriteFailed")
+            /// The encryption key does not fit the file: not the key it was written with, no
+            /// key for an encrypted realm, or a key for a realm that is not encrypted. The
+            /// message says which.
+            public static let decryptionFailed = Code(rawValue: "decryptionFailed")
         }
 
         /// What kind of failure this is: match on it (`error.code == .fileCorrupted`).
@@ -147,6 +151,7 @@ extension Realm {
             case .cancelled: code = .cancelled
             case .mergedWriteFailed: code = .mergedWriteFailed
             case .readOnlyFile: code = .readOnly
+            case .decryptionFailed: code = .decryptionFailed
             }
             self.init(code, error.message, path: error.path, errno: error.errno)
         }

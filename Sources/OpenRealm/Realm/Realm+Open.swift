@@ -1,6 +1,6 @@
 // Opening a realm: from a configuration to a live realm on a checked file.
 //
-//   1. Refuse what this build cannot open (an encryption key).
+//   1. Check an encryption key's length (the store checks it against the file).
 //   2. Compact on launch when `shouldCompactOnLaunch` asks, and upgrade a file of a format
 //      before node checksums by the same compacting copy (Realm+Copy.swift). Both come
 //      before this realm's store opens: a compaction replaces the file, which it does only
@@ -43,8 +43,9 @@ extension Realm {
     ///   `fileCorrupted`, `incompatibleLockFile` (another process opened it with a different
     ///   lock file layout, or has it open through a lock file deleted or replaced since),
     ///   `schemaMismatch`, `invalidSchema`,
-    ///   `unsupported` (an encryption key), `readOnly` (an LZ4-compressed copy opened without
-    ///   `readOnly`).
+    ///   `invalidArgument` (an encryption key that is not 64 bytes), `decryptionFailed` (a key
+    ///   that is not the file's, a key for a plain file, or none for an encrypted one),
+    ///   `readOnly` (an LZ4-compressed copy opened without `readOnly`).
     public convenience init(configuration: Configuration, isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(configuration: configuration, confinement: .of(isolation))
     }
@@ -61,9 +62,10 @@ extension Realm {
     }
 
     private convenience init(opening configuration: Configuration, confinement: Confinement) throws {
-        if configuration.encryptionKey != nil {
-            throw Realm.Error(.unsupported, "encrypted realms are not available yet; open the realm without an encryption key",
-                              path: configuration.path)
+        // A key of the wrong length is refused before anything, a compaction on launch included;
+        // the store checks it against the file (EncryptionHeader.swift).
+        if let key = configuration.encryptionKey {
+            try engine { () throws(StorageError) in try EncryptionHeader.validate([UInt8](key)) }
         }
         if let shouldCompact = configuration.shouldCompactOnLaunch {
             Realm.compactIfAsked(configuration, reason: "shouldCompactOnLaunch") { (store) throws(StorageError) in

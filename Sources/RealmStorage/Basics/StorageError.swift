@@ -46,6 +46,9 @@ package struct StorageError: Error, Sendable, CustomStringConvertible, Equatable
         case mergedWriteFailed
         /// The file can only be opened read-only (an LZ4-compressed copy: Compressed/).
         case readOnlyFile
+        /// The encryption key does not fit the file: another key than the file's, no key for
+        /// an encrypted file, or a key for a plain one (File/EncryptionHeader.swift).
+        case decryptionFailed
     }
 
     package var code: Code

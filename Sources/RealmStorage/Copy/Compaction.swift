@@ -73,6 +73,10 @@ extension Store {
             var opening = options
             opening.create = false
             let store = try Store(path: path, options: opening)
+            // Its copy would be written in the clear (docs/EncryptionProposal.md, step 8).
+            guard !(store.file is EncryptedFile) else {
+                throw StorageError(.invalidArgument, "encrypted realms cannot be compacted yet", path: path)
+            }
             guard try shouldCompact(store) else { return .notNeeded }
             guard let held = try holdOffOpeners(path: path) else { return .inUse("another process is opening the realm") }
             hold = held

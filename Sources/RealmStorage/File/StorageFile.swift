@@ -30,10 +30,15 @@ package protocol StorageFile: AnyObject, Sendable {
     /// Maps the file read-only with `length` bytes of address space (may exceed the file size:
     /// only offsets below the size are ever touched).
     func map(length: Int) throws(StorageError) -> Mapping
+    /// Makes the mappings show what other processes have written to the file: called before
+    /// the store reads anything they may have written. A shared mapping of the file shows it
+    /// already; an encrypted file's decrypted images are brought up to date (EncryptedFile).
+    func showOtherProcessesWrites() throws(StorageError)
 }
 
 extension StorageFile {
     package func startWriteback(at offset: UInt64, length: Int) {}
+    package func showOtherProcessesWrites() throws(StorageError) {}
 }
 
 /// `open(2)`, under a name that does not collide with `Store.open`.

@@ -40,7 +40,9 @@ enum Recovery {
             throw StorageError(.invalidDatabase, "the file does not start with the realm header; it is not a realm file (or it is encrypted)", path: path)
         }
         let format = header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: FileHeader.formatVersionOffset, as: UInt32.self)) }
-        guard format <= FileHeader.formatVersion else {
+        // Format 5 is an encrypted file's, read here through its `EncryptedFile` once its key
+        // fitted (Store.swift); without one, the header check says it is encrypted.
+        guard format <= FileHeader.formatVersion || (format == EncryptionHeader.formatVersion && file is EncryptedFile) else {
             throw StorageError(.unsupportedFormatVersion, "the file has format version \(format); this build reads up to \(FileHeader.formatVersion). Open it with a newer OpenRealm", path: path)
         }
         guard format >= 1 else { throw StorageError(.invalidDatabase, "the file has format version 0", path: path) }

@@ -179,6 +179,7 @@ extension Store {
         // Not read for every commit: a stat per commit made each sync write the inode too
         // (W2 -20%). Growth by another process without a commit is caught in `growFile`.
         physicalSize = try file.size()
+        try file.showOtherProcessesWrites()
         // The version found is loaded through the mapping: it must cover the file, which
         // another process may have grown past this one's reservation.
         let mapping = try self.mapping(current.mapping, covering: physicalSize)
@@ -205,7 +206,7 @@ extension Store {
         }
         let next = base.root.nextRun
         if next != 0, let header = RunHeader.decode(at: next, base: mapping.base, limit: min(physicalSize, UInt64(mapping.length)),
-                                                        sealing: options.sealing),
+                                                        sealing: sealing),
            header.root.version.value > version {
             stale.append((next, RunHeader.size))
         }
@@ -220,6 +221,7 @@ extension Store {
         let current = stateLock.withLock { $0.committed }
         guard let durable = coordination?.durableVersion, durable != 0, durable != current.slot.version.value else { return }
         physicalSize = try file.size()
+        try file.showOtherProcessesWrites()
         let mapping = try self.mapping(current.mapping, covering: physicalSize)
         guard let found = roots(in: mapping, size: physicalSize).first(where: { $0.root.version.value == durable }) else { return }
         try adopt(found, over: mapping)
@@ -275,7 +277,8 @@ extension Store {
             return nil
         }
         if current.slot.version == version { return current }
-        guard let size = try? file.size(), let mapping = try? self.mapping(current.mapping, covering: size),
+        guard let size = try? file.size(), (try? file.showOtherProcessesWrites()) != nil,
+              let mapping = try? self.mapping(current.mapping, covering: size),
               let found = roots(in: mapping, size: size).first(where: { $0.root.version == version }),
               let loaded = try? load(found.root, index: found.slotIndex, over: mapping) else {
             registry.unpin(version)
@@ -289,10 +292,13 @@ extension Store {
     /// have died doing so), then loaded.
     func catchUpToNewestSlot() -> Committed? {
         let current = stateLock.withLock { $0.committed }
-        guard let size = try? file.size(), let mapping = try? self.mapping(current.mapping, covering: size),
+        guard let size = try? file.size(), (try? file.showOtherProcessesWrites()) != nil,
+              let mapping = try? self.mapping(current.mapping, covering: size),
               let newest = roots(in: mapping, size: size).first else { return nil }
         registry.pin(newest.root.version)
-        guard let again = roots(in: mapping, size: size).first, again.root.version == newest.root.version,
+        // Looked at again once pinned, as the file is now (an encrypted file's image as well).
+        guard (try? file.showOtherProcessesWrites()) != nil,
+              let again = roots(in: mapping, size: size).first, again.root.version == newest.root.version,
               (try? Recovery.verifyCommit(newest.root, mapping: mapping, physicalSize: size, check: uncachedCheck)) != nil,
               let loaded = try? load(newest.root, index: newest.slotIndex, over: mapping) else {
             registry.unpin(newest.root.version)
@@ -355,7 +361,7 @@ extension Store {
         var found: [FoundRoot] = []
         for (slot, index) in Self.slots(in: mapping) {
             found.append(FoundRoot(root: slot, slotIndex: index, head: (slot.version.value, index)))
-            for root in Recovery.chain(after: slot, file: file, limit: min(size, UInt64(mapping.length)), sealing: options.sealing) {
+            for root in Recovery.chain(after: slot, file: file, limit: min(size, UInt64(mapping.length)), sealing: sealing) {
                 found.append(FoundRoot(root: root, slotIndex: -1, head: (slot.version.value, index)))
             }
         }

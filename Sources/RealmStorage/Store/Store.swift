@@ -91,6 +91,10 @@ package final class Store: @unchecked Sendable {
     /// Whether the file's nodes carry checksums (format 4 on): files of older formats keep
     /// their format and are read unverified (NodeFormat.swift).
     let verifiesNodes: Bool
+    /// How the file's nodes are sealed (Nodes/NodeSealing.swift): what every commit stamps,
+    /// every read verifies, and what each node takes in the file. The one place the store keeps
+    /// it: `options.sealing` for now (a test option); an encrypted file's will come from its key.
+    let sealing: NodeSealing
     /// Writes the nodes of async commits and grows the file: blocking I/O kept off the
     /// caller's executor (the cooperative pool, for a task).
     let writeQueue: DispatchQueue
@@ -108,11 +112,11 @@ package final class Store: @unchecked Sendable {
     /// How reads through `mapping` verify node checksums (VerifiedNodes.swift).
     @inline(__always)
     func nodeCheck(_ mapping: Mapping) -> NodeCheck {
-        mapping.verified.check(enabled: verifiesNodes, sealing: options.sealing)
+        mapping.verified.check(enabled: verifiesNodes, sealing: sealing)
     }
 
     /// Verifying every time, for a version not yet accounted for in any bitmap.
-    var uncachedCheck: NodeCheck { verifiesNodes ? .always(options.sealing) : .never }
+    var uncachedCheck: NodeCheck { verifiesNodes ? .always(sealing) : .never }
 
     // MARK: Opening
 
@@ -131,11 +135,13 @@ package final class Store: @unchecked Sendable {
     init(path: String, options: StoreOptions) throws(StorageError) {
         self.path = path
         self.options = options
+        sealing = options.sealing
         writeQueue = DispatchQueue(label: "openrealm.write")
         syncQueue = DispatchQueue(label: "openrealm.sync")
         let file: StorageFile
         let coordination: ProcessCoordination?
         var created = false
+        if let key = options.encryptionKey { try EncryptionHeader.validate(key) }
         if options.durability == .memOnly {
             let memory = try MemoryFile(name: path)
             try Store.writeGenesis(memory, sealing: options.sealing)
@@ -145,6 +151,9 @@ package final class Store: @unchecked Sendable {
             // Immutable: nothing to coordinate with other processes, and nothing created
             // beside it (no lock file).
             guard options.readOnly else { throw CompressedFile.readOnly(path) }
+            guard options.encryptionKey == nil else {
+                throw StorageError(.decryptionFailed, "the file is an LZ4-compressed copy, which is not encrypted, and an encryption key was given: open it without a key", path: path)
+            }
             file = try CompressedFile(path: path, cacheSize: options.compressedCacheSize, reading: options.compressedReading,
                                       wrapper: options.fileWrapper)
             coordination = nil
@@ -156,10 +165,17 @@ package final class Store: @unchecked Sendable {
                 guard options.create, !options.readOnly else {
                     throw StorageError(.fileNotFound, "no realm file exists at this path", path: path, errno: ENOENT)
                 }
-                created = try Store.create(path: path, sealing: options.sealing)
+                created = try Store.create(path: path, key: options.encryptionKey, sealing: options.sealing)
             }
             let posix = try PosixFile(path: path, mode: options.readOnly ? .readOnly : .openExisting)
-            file = options.fileWrapper?(posix) ?? posix
+            let disk = options.fileWrapper?(posix) ?? posix
+            // The key is checked against the header before anything else is read (E8). A test's
+            // layer goes under the cipher: its tears and losses hit the ciphertext.
+            if let keys = try EncryptionHeader.keys(of: posix, key: options.encryptionKey, path: path) {
+                file = EncryptedFile(inner: disk, cipher: keys.pages, path: path)
+            } else {
+                file = disk
+            }
             // Before anything reads or settles the file: a process that has it open through a
             // lock file deleted or replaced since is refused here (ProcessCoordination.swift).
             try coordination?.joinRealmFile()
@@ -218,9 +234,17 @@ package final class Store: @unchecked Sendable {
     /// Creates an empty realm atomically: written and synced under a temporary name, then
     /// linked into place, so a crash never leaves a half-written file at `path`.
     /// Returns false when another opener created it first (then that file is the one to open).
-    private static func create(path: String, sealing: NodeSealing) throws(StorageError) -> Bool {
-        try PosixFile.createAtomically(at: path, suffix: ".creating", allowExisting: true) { (file) throws(StorageError) in
-            try writeGenesis(file, sealing: sealing)
+    private static func create(path: String, key: [UInt8]?, sealing: NodeSealing) throws(StorageError) -> Bool {
+        // An encrypted file's salt is new with the file (EncryptionHeader.swift).
+        let salt = try key.map { _ throws(StorageError) in try SecureRandom.bytes(EncryptionKeys.saltLength) }
+        return try PosixFile.createAtomically(at: path, suffix: ".creating", allowExisting: true) { (file) throws(StorageError) in
+            if let key, let salt {
+                let keys = EncryptionKeys(userKey: key, salt: salt)
+                try writeGenesis(EncryptedFile(inner: file, cipher: keys.pages, path: path),
+                                 header: EncryptionHeader.initial(salt: salt, keys: keys), sealing: sealing)
+            } else {
+                try writeGenesis(file, sealing: sealing)
+            }
         }
     }
 
@@ -246,8 +270,7 @@ package final class Store: @unchecked Sendable {
     }
 
     /// Writes the header and version 1 (no tables) into an empty file.
-    static func writeGenesis(_ file: StorageFile, sealing: NodeSealing) throws(StorageError) {
-        let header = FileHeader.initial()
+    static func writeGenesis(_ file: StorageFile, header: [UInt8] = FileHeader.initial(), sealing: NodeSealing) throws(StorageError) {
         let writer = CommitWriter(version: VersionID(1), free: FreeSpace(extents: [], logicalSize: UInt64(FileHeader.size), alignment: UInt64(sealing.alignment)),
                                   sealing: sealing)
         let topRef = try writer.place(TopState.empty(version: VersionID(1)).encoded())

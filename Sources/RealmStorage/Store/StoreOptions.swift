@@ -52,6 +52,9 @@ package struct StoreOptions: Sendable {
     /// opened with the sealing it was created with (else every node fails as `fileCorrupted`),
     /// and so must its copies and compactions, which keep the store's.
     package var sealing: NodeSealing = .checksum
+    /// The 64-byte key of an encrypted file (File/EncryptionHeader.swift); nil for a plain
+    /// file. A file in memory needs none: one given is checked for its length and unused.
+    package var encryptionKey: [UInt8]?
 
     package init(durability: Durability = .full, create: Bool = true, readOnly: Bool = false,
                  limits: TreeLimits = .standard, fileWrapper: (@Sendable (StorageFile) -> StorageFile)? = nil,

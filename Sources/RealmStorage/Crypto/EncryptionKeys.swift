@@ -1,0 +1,40 @@
+/// The keys of one encrypted file, derived from the user's 64-byte key and the file's random
+/// 32-byte salt with HKDF-SHA-256 (docs/EncryptionProposal.md §4):
+///
+/// | key | bytes | HKDF info |
+/// |---|---|---|
+/// | pages (AES-256-XTS) | 64 | "OpenRealm/5/xts" |
+/// | nodes (HMAC-SHA-256) | 32 | "OpenRealm/5/mac" |
+/// | key check | 32 | "OpenRealm/5/check" |
+///
+/// Why derived and not the user key itself: a new salt for every copy, compaction or re-key
+/// gives every file its own keys, so equal plaintext at one place in two files encrypts
+/// differently; and separate keys per use mean the MAC key never enters the cipher. All 64
+/// user bytes are key input (Realm's split into an AES half and an HMAC half is not kept).
+///
+/// The key check, HMAC(check key, "OpenRealm key check")[0..<16], is stored in the header so
+/// that a wrong key is told apart from a damaged file before any page is decrypted; it
+/// reveals nothing of the page or node keys, which come from other HKDF outputs.
+package struct EncryptionKeys: Sendable {
+    package static let userKeyLength = 64
+    package static let saltLength = 32
+
+    package let pages: PageCipher
+    package let nodes: NodeAuthenticator
+    /// 16 bytes, stored in the file's header.
+    package let keyCheck: [UInt8]
+
+    /// The keys for `userKey` (64 bytes) and the file's `salt` (32 bytes). The caller checks
+    /// the lengths first (a wrong user key length is the user's error, with a typed error).
+    package init(userKey: [UInt8], salt: [UInt8]) {
+        precondition(userKey.count == Self.userKeyLength, "an encryption key is 64 bytes, not \(userKey.count)")
+        precondition(salt.count == Self.saltLength, "a file's salt is 32 bytes, not \(salt.count)")
+        func derive(_ info: String, _ count: Int) -> [UInt8] {
+            HKDFSHA256.derive(inputKey: userKey, salt: salt, info: Array(info.utf8), count: count)
+        }
+        pages = PageCipher(key: derive("OpenRealm/5/xts", 64))
+        nodes = NodeAuthenticator(key: derive("OpenRealm/5/mac", 32))
+        let check = HMACSHA256.authenticate(key: derive("OpenRealm/5/check", 32), message: Array("OpenRealm key check".utf8))
+        keyCheck = Array(check[0..<16])
+    }
+}

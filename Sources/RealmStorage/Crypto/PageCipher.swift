@@ -1,0 +1,84 @@
+import CCrypto
+
+/// AES-256-XTS over the file's 4 KiB pages: one data unit per page, the tweak the page index
+/// (u64 little-endian in a 16-byte tweak), as dm-crypt does for a disk (docs/EncryptionProposal.md
+/// §1 and §4).
+///
+/// Why a page may be done in part: XTS encrypts each 16-byte block on its own, given the key,
+/// the tweak and the block's index in the unit, with no chaining and (for whole blocks) no
+/// ciphertext stealing. So the first `count` bytes of a page encrypt the same whether the rest
+/// of the page is given or not, and a write of a page's first blocks need not read the others.
+///
+/// Thread safety: any number of threads may call at once. The OpenSSL contexts are pooled in
+/// CCrypto (include/openrealm_crypto.h): a call claims one with an atomic exchange, resets only
+/// its tweak and gives it back, with no allocation and no algorithm fetch.
+package final class PageCipher: @unchecked Sendable {
+    // @unchecked: `xts` is created in init, freed in deinit and otherwise only passed to
+    // openrealm_xts_crypt, which is safe to call from any number of threads (its pool).
+    private let xts: OpaquePointer
+
+    package static let pageSize = 4096
+
+    /// A cipher for the 64-byte key: the data key, then the tweak key. The two halves must
+    /// differ (IEEE 1619-2018 requires it and OpenSSL refuses equal halves).
+    package convenience init(key: [UInt8]) {
+        self.init(key: key, contexts: 0)
+    }
+
+    /// As `init(key:)`, with `contexts` pooled contexts per direction (0: twice the number of
+    /// processors, at least 8): tests use 1 to make concurrent calls take the overflow path.
+    package init(key: [UInt8], contexts: Int) {
+        precondition(key.count == 64, "an AES-256-XTS key is 64 bytes, not \(key.count)")
+        precondition(key[0..<32] != key[32..<64], "the two halves of an AES-256-XTS key must differ")
+        precondition(contexts >= 0, "a negative number of contexts")
+        guard let xts = key.withUnsafeBufferPointer({ openrealm_xts_create($0.baseAddress, contexts) }) else {
+            cryptoFailure("creating an AES-256-XTS cipher")
+        }
+        self.xts = xts
+    }
+
+    deinit {
+        openrealm_xts_destroy(xts)
+    }
+
+    /// Encrypts `bytes`, the first `bytes.count` bytes of page `page`, in place. `count` is a
+    /// multiple of 16, at least 16 and at most `pageSize`.
+    @inline(__always)
+    package func encrypt(page: UInt64, _ bytes: UnsafeMutableRawBufferPointer) {
+        crypt(encrypt: true, page: page, from: UnsafeRawBufferPointer(bytes), into: bytes)
+    }
+
+    /// Decrypts `bytes`, the first `bytes.count` bytes of page `page`, in place.
+    @inline(__always)
+    package func decrypt(page: UInt64, _ bytes: UnsafeMutableRawBufferPointer) {
+        crypt(encrypt: false, page: page, from: UnsafeRawBufferPointer(bytes), into: bytes)
+    }
+
+    /// Encrypts `source`, the first `source.count` bytes of page `page`, into `destination`
+    /// (the same count; the same memory or none of it).
+    @inline(__always)
+    package func encrypt(page: UInt64, from source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) {
+        crypt(encrypt: true, page: page, from: source, into: destination)
+    }
+
+    /// Decrypts `source`, the first `source.count` bytes of page `page`, into `destination`.
+    @inline(__always)
+    package func decrypt(page: UInt64, from source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) {
+        crypt(encrypt: false, page: page, from: source, into: destination)
+    }
+
+    private func crypt(encrypt: Bool, page: UInt64, from source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) {
+        let count = source.count
+        precondition(
+            count >= 16 && count <= Self.pageSize && count & 15 == 0,
+            "a page is encrypted in whole 16-byte blocks, 16 to 4,096 bytes, not \(count)")
+        precondition(destination.count == count, "source and destination differ in length")
+        let from = UInt(bitPattern: source.baseAddress), to = UInt(bitPattern: destination.baseAddress)
+        precondition(from == to || from + UInt(count) <= to || to + UInt(count) <= from,
+                     "source and destination overlap in part")
+        // The arguments are valid, so a failure is a broken libcrypto (cryptoFailure explains).
+        if openrealm_xts_crypt(xts, encrypt ? 1 : 0, page, source.baseAddress, destination.baseAddress, count) != 1 {
+            cryptoFailure(encrypt ? "AES-256-XTS encryption" : "AES-256-XTS decryption")
+        }
+    }
+}

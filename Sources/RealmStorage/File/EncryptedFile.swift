@@ -1,0 +1,324 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An encrypted realm file: ciphertext on the disk, plaintext in memory for the mappings.
+///
+/// The format is in EncryptionHeader.swift: every 4 KiB page is one AES-256-XTS data unit
+/// whose tweak is the page's index, apart from the header's first 128 bytes, kept in the clear.
+/// XTS encrypts each 16-byte block on its own given its index in the page, so a write of some
+/// blocks encrypts just those blocks (and the blocks before them in the page, which OpenSSL
+/// takes as one unit, and which are thrown away) and writes only them: a commit writes the
+/// same byte ranges it writes to a plain file, rounded to whole blocks, and crash safety
+/// argues as for a plain file (E1: no block holds bytes of two nodes).
+///
+/// Reading. The engine reads through raw pointers into a `Mapping` that live as long as the
+/// mapping, so the mapping must hold plaintext that stays put. Here it is an image: anonymous
+/// memory holding the whole file decrypted, filled when mapped, written through by this
+/// process's writes, and brought up to date with the file when the store catches up with
+/// another process's commits (`showOtherProcessesWrites`), before any of their versions is
+/// read. Memory grows with the file: a bounded view that decrypts pages on demand is the next
+/// step (docs/EncryptionProposal.md, step 5).
+///
+/// Invariants, beside E1-E8 (EncryptionHeader.swift):
+///   I1. Every live image holds, for every byte of the file that a version this process may
+///       read reaches, the plaintext of the file's bytes: written through by `write` to every
+///       image still mapped (a version may be read through an older mapping than the newest),
+///       and refreshed from the disk by `showOtherProcessesWrites` for other processes' writes.
+///   I2. A refresh changes only the 16-byte blocks that differ from the disk, never a block a
+///       pinned version reaches (those are the same on the disk: copy-on-write across
+///       processes, ProcessCoordination.swift), so readers in other threads read on unhindered.
+///   I3. Partial blocks (a write that does not start or end on a block) are completed from the
+///       disk, decrypted, never from an image, which may be behind the file.
+///   I4. The file's size is always a whole number of pages, and growth writes encrypted zeros:
+///       its plaintext reads as zeros, as a plain file's growth does.
+package final class EncryptedFile: StorageFile, @unchecked Sendable {
+    // @unchecked: the images are written only under `state`'s lock; readers reach them only
+    // through mappings, at bytes no write changes while they are readable (I2).
+    package let path: String
+    /// The file on the disk (a test puts its crash-simulating layer here, under the cipher).
+    private let inner: StorageFile
+    private let cipher: PageCipher
+    private let state = Locked(State())
+
+    private static let pageSize = PageCipher.pageSize
+    private static let block = 16
+    private static let plaintext = EncryptionHeader.plaintextLength
+
+    private struct State {
+        /// The image mappings made so far, newest last; released ones drop out.
+        var images: [WeakMapping] = []
+        /// The newest image, kept while the file is open (as MemoryFile keeps its region).
+        var current: Mapping?
+    }
+
+    private struct WeakMapping {
+        weak var mapping: Mapping?
+    }
+
+    package init(inner: StorageFile, cipher: PageCipher, path: String) {
+        self.inner = inner
+        self.cipher = cipher
+        self.path = path
+    }
+
+    package func size() throws(StorageError) -> UInt64 { try inner.size() }
+
+    package func sync() throws(StorageError) { try inner.sync() }
+
+    package func startWriteback(at offset: UInt64, length: Int) { inner.startWriteback(at: offset, length: length) }
+
+    // MARK: Reading from the disk
+
+    /// Reads and decrypts: what a plain file's `read` would give.
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
+        guard buffer.count > 0 else { return 0 }
+        let first = offset / UInt64(Self.pageSize)
+        let end = offset + UInt64(buffer.count)
+        let last = (end - 1) / UInt64(Self.pageSize)
+        var done = 0
+        var page = [UInt8](repeating: 0, count: Self.pageSize)
+        for index in first...last {
+            let got = try decryptedPage(index, into: &page)
+            let pageStart = index * UInt64(Self.pageSize)
+            let from = Int(max(offset, pageStart) - pageStart)
+            let to = min(Int(min(end, pageStart + UInt64(Self.pageSize)) - pageStart), got)
+            guard to > from else { break }
+            page.withUnsafeBytes { buffer.baseAddress!.advanced(by: done).copyMemory(from: $0.baseAddress! + from, byteCount: to - from) }
+            done += to - from
+            if got < Self.pageSize { break }
+        }
+        return done
+    }
+
+    /// Page `index` decrypted into `page`; returns how many of its bytes the file holds.
+    private func decryptedPage(_ index: UInt64, into page: inout [UInt8]) throws(StorageError) -> Int {
+        let got = try page.withUnsafeMutableBytes { buffer in
+            Result { () throws(StorageError) in try inner.read(into: buffer, at: index * UInt64(Self.pageSize)) }
+        }.get()
+        decrypt(page: index, &page, count: got)
+        return got
+    }
+
+    /// Decrypts the first `count` bytes of page `index` in `bytes` (its whole blocks; a torn
+    /// tail of fewer than 16 bytes, which only a damaged file has, is left as it is).
+    private func decrypt(page index: UInt64, _ bytes: inout [UInt8], count: Int) {
+        let blocks = count / Self.block * Self.block
+        let skip = index == 0 ? Self.plaintext : 0
+        guard blocks > skip else { return }
+        bytes.withUnsafeMutableBytes { buffer in
+            // Block j of the buffer is block j of the page: decrypt from the page's start and
+            // put the header's clear bytes back.
+            var head = [UInt8](repeating: 0, count: skip)
+            if skip > 0 { head.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[0..<skip])) } }
+            cipher.decrypt(page: index, UnsafeMutableRawBufferPointer(rebasing: buffer[0..<blocks]))
+            if skip > 0 { head.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[0..<skip]).copyMemory(from: $0) } }
+        }
+    }
+
+    // MARK: Writing
+
+    package func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) {
+        guard bytes.count > 0 else { return }
+        try state.withLock { (state) throws(StorageError) in
+            try writeEncrypted(bytes, at: offset)
+            state.images.removeAll { $0.mapping == nil }
+            for image in state.images {
+                guard let mapping = image.mapping, offset < UInt64(mapping.length) else { continue }
+                let count = min(bytes.count, mapping.length - Int(offset))
+                // The image is this file's own memory (`map`); no reader reaches these bytes.
+                UnsafeMutableRawPointer(mutating: mapping.base + Int(offset)).copyMemory(from: bytes.baseAddress!, byteCount: count)
+            }
+        }
+    }
+
+    /// Encrypts `bytes` for `offset` and writes them, page by page.
+    private func writeEncrypted(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) {
+        let end = offset + UInt64(bytes.count)
+        var position = offset
+        var page = [UInt8](repeating: 0, count: Self.pageSize)
+        while position < end {
+            let index = position / UInt64(Self.pageSize)
+            let pageStart = index * UInt64(Self.pageSize)
+            let from = Int(position - pageStart)
+            let to = Int(min(end, pageStart + UInt64(Self.pageSize)) - pageStart)
+            let source = UnsafeRawBufferPointer(rebasing: bytes[Int(position - offset)..<(Int(position - offset) + to - from)])
+            try writePage(index, from: from, to: to, source, scratch: &page)
+            position = pageStart + UInt64(to)
+        }
+    }
+
+    /// Writes `source`, the plaintext of bytes `from..<to` of page `index`.
+    private func writePage(_ index: UInt64, from: Int, to: Int, _ source: UnsafeRawBufferPointer, scratch page: inout [UInt8]) throws(StorageError) {
+        let pageStart = index * UInt64(Self.pageSize)
+        var from = from
+        var source = source
+        // The header's clear bytes are written as they are.
+        if index == 0, from < Self.plaintext {
+            let clear = min(to, Self.plaintext) - from
+            try inner.write(UnsafeRawBufferPointer(rebasing: source[0..<clear]), at: UInt64(from))
+            from += clear
+            source = UnsafeRawBufferPointer(rebasing: source[clear...])
+            guard from < to else { return }
+        }
+        let blockFrom = from / Self.block * Self.block
+        let blockTo = (to + Self.block - 1) / Self.block * Self.block
+        if blockFrom != from || blockTo != to {
+            // I3: the rest of a partial block as the disk holds it.
+            let got = try decryptedPage(index, into: &page)
+            if got < blockTo { for i in max(got, blockFrom)..<blockTo { page[i] = 0 } }
+        }
+        page.withUnsafeMutableBytes { buffer in
+            (buffer.baseAddress! + from).copyMemory(from: source.baseAddress!, byteCount: to - from)
+            cipher.encrypt(page: index, UnsafeMutableRawBufferPointer(rebasing: buffer[0..<blockTo]))
+        }
+        try page.withUnsafeBytes { buffer in
+            Result { () throws(StorageError) in
+                try inner.write(UnsafeRawBufferPointer(rebasing: buffer[blockFrom..<blockTo]), at: pageStart + UInt64(blockFrom))
+            }
+        }.get()
+    }
+
+    /// I4: sizes go up to a whole page; growth is encrypted zeros, and the images forget
+    /// what lay past a cut.
+    package func setSize(_ size: UInt64) throws(StorageError) {
+        let size = (size + UInt64(Self.pageSize) - 1) / UInt64(Self.pageSize) * UInt64(Self.pageSize)
+        try state.withLock { (state) throws(StorageError) in
+            let current = try inner.size()
+            if size < current {
+                try inner.setSize(size)
+                for image in state.images {
+                    guard let mapping = image.mapping, size < UInt64(mapping.length) else { continue }
+                    // Zero pages in place of what lay past the cut, which no version reaches.
+                    let start = UnsafeMutableRawPointer(mutating: mapping.base + Int(size))
+                    _ = madvise(start, mapping.length - Int(size), MADV_DONTNEED)
+                }
+                return
+            }
+            guard size > current else { return }
+            // The images may hold what lay there before another process cut the file.
+            let grown = (current + UInt64(Self.pageSize) - 1) / UInt64(Self.pageSize) * UInt64(Self.pageSize)
+            for image in state.images {
+                guard let mapping = image.mapping, grown < min(size, UInt64(mapping.length)) else { continue }
+                let end = min(Int(size), mapping.length)
+                _ = madvise(UnsafeMutableRawPointer(mutating: mapping.base + Int(grown)), end - Int(grown), MADV_DONTNEED)
+            }
+            // A partial last page (a file cut by hand): its plaintext tail is completed with zeros.
+            let start = current / UInt64(Self.pageSize) * UInt64(Self.pageSize)
+            let chunkPages = 256
+            var chunk = [UInt8](repeating: 0, count: chunkPages * Self.pageSize)
+            var position = start
+            while position < size {
+                let pages = Int(min(UInt64(chunkPages), (size - position) / UInt64(Self.pageSize)))
+                var page = [UInt8](repeating: 0, count: Self.pageSize)
+                for i in 0..<pages {
+                    let index = position / UInt64(Self.pageSize) + UInt64(i)
+                    if index * UInt64(Self.pageSize) < current {
+                        let got = try decryptedPage(index, into: &page)
+                        for j in got..<Self.pageSize { page[j] = 0 }
+                    } else {
+                        for j in 0..<Self.pageSize { page[j] = 0 }
+                    }
+                    page.withUnsafeMutableBytes { cipher.encrypt(page: index, $0) }
+                    chunk.withUnsafeMutableBytes { ($0.baseAddress! + i * Self.pageSize).copyMemory(from: page, byteCount: Self.pageSize) }
+                }
+                try chunk.withUnsafeBytes { buffer in
+                    Result { () throws(StorageError) in
+                        try inner.write(UnsafeRawBufferPointer(rebasing: buffer[0..<(pages * Self.pageSize)]), at: position)
+                    }
+                }.get()
+                position += UInt64(pages * Self.pageSize)
+            }
+        }
+    }
+
+    // MARK: The images
+
+    /// An image of `length` bytes (at least): the newest when it is as long, else a new one
+    /// holding the whole file decrypted.
+    package func map(length: Int) throws(StorageError) -> Mapping {
+        try state.withLock { (state) throws(StorageError) -> Mapping in
+            if let current = state.current, current.length >= length { return current }
+            let mapping = try Self.allocate(length: length, path: path)
+            try fill(mapping, refreshing: false)
+            state.images.removeAll { $0.mapping == nil }
+            state.images.append(WeakMapping(mapping: mapping))
+            state.current = mapping
+            return mapping
+        }
+    }
+
+    /// Brings every image up to date with the file's bytes, which other processes write: before
+    /// the store reads anything they may have written (Store+Process.swift).
+    package func showOtherProcessesWrites() throws(StorageError) {
+        try state.withLock { (state) throws(StorageError) in
+            state.images.removeAll { $0.mapping == nil }
+            for image in state.images {
+                guard let mapping = image.mapping else { continue }
+                try fill(mapping, refreshing: true)
+            }
+        }
+    }
+
+    /// Decrypts the file into `mapping`'s image; `refreshing`: only the blocks that differ
+    /// are written (I2).
+    private func fill(_ mapping: Mapping, refreshing: Bool) throws(StorageError) {
+        let size = min(try inner.size(), UInt64(mapping.length))
+        let chunk = 256 * Self.pageSize
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        var position: UInt64 = 0
+        let image = UnsafeMutableRawPointer(mutating: mapping.base)
+        while position < size {
+            let want = Int(min(UInt64(chunk), size - position))
+            let got = try buffer.withUnsafeMutableBytes { bytes in
+                Result { () throws(StorageError) in
+                    try inner.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[0..<want]), at: position)
+                }
+            }.get()
+            guard got > 0 else { break }
+            var page = [UInt8](repeating: 0, count: Self.pageSize)
+            var at = 0
+            while at < got {
+                let count = min(Self.pageSize, got - at)
+                let index = (position + UInt64(at)) / UInt64(Self.pageSize)
+                buffer.withUnsafeBytes { chunk in
+                    page.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: chunk[at..<(at + count)])) }
+                }
+                decrypt(page: index, &page, count: count)
+                Self.place(page, count: count, at: image + Int(position) + at, refreshing: refreshing)
+                at += count
+            }
+            position += UInt64(got)
+        }
+    }
+
+    /// Puts the first `count` bytes of `page` at `target` in an image: all of them, or when
+    /// `refreshing` only the blocks that differ (I2).
+    private static func place(_ page: [UInt8], count: Int, at target: UnsafeMutableRawPointer, refreshing: Bool) {
+        page.withUnsafeBytes { plain in
+            guard refreshing else {
+                target.copyMemory(from: plain.baseAddress!, byteCount: count)
+                return
+            }
+            var block = 0
+            while block < count {
+                let n = min(Self.block, count - block)
+                if memcmp(target + block, plain.baseAddress! + block, n) != 0 {
+                    (target + block).copyMemory(from: plain.baseAddress! + block, byteCount: n)
+                }
+                block += n
+            }
+        }
+    }
+
+    private static func allocate(length: Int, path: String) throws(StorageError) -> Mapping {
+        let length = (length + pageSize - 1) / pageSize * pageSize
+        guard let base = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
+              base != MAP_FAILED else {
+            throw StorageError.system("mmap", path: path, errno: errno)
+        }
+        return Mapping(base: UnsafeRawPointer(base), length: length, path: path) { munmap(base, length) }
+    }
+}
