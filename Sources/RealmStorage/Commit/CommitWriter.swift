@@ -277,8 +277,9 @@ final class CommitWriter: NodeSink {
             NodeChecksum.stamp(&recordBytes, offset: recordOffset)
             recordChecksum = Checksum.of(recordBytes)
         case .authenticated:
+            let length = recordBytes.count
             recordBytes = sealing.sealed(recordBytes, offset: recordOffset)
-            recordChecksum = recordBytes.withUnsafeBytes { Checksum.of(UnsafeRawBufferPointer(rebasing: $0[..<recordSize])) }
+            recordChecksum = recordBytes.withUnsafeBytes { Checksum.of(UnsafeRawBufferPointer(rebasing: $0[..<length])) }
         }
         let slot = RootSlot(version: version, topRef: topRef, freeListRef: Ref(freeListOffset), logicalSize: free.logicalSize,
                             commitRecordRef: Ref(recordOffset), commitRecordChecksum: recordChecksum,
