@@ -194,4 +194,59 @@ import Testing
         #expect(Self.code { try Realm.compact(configuration: Self.configuration(configuration.fileURL!, key: Data(count: 5))) } == .invalidArgument)
         #expect(try Data(contentsOf: configuration.fileURL!) == before)
     }
+
+    /// `openrealm` with `--key-file` (raw or hex), `--new-key-file` and `--decrypt`: every command
+    /// opens encrypted files, copies stay encrypted with the source's key unless told otherwise,
+    /// and a key file that holds no key is an exit status of 1, never a trap.
+    @Test func theCommandLineToolTakesKeyFiles() throws {
+        let run = try CompressedWriteCopyTests.commandLineTool()
+        let folder = TestFolder()
+        let plain = folder.url.appendingPathComponent("plain.realm")
+        try Self.fill(try Realm(configuration: Self.configuration(plain, key: nil)), count: 50)
+        let expected = try Self.contents(plain, key: nil)
+        func file(_ name: String, _ bytes: [UInt8]) throws -> String {
+            let url = folder.url.appendingPathComponent(name)
+            try Data(bytes).write(to: url)
+            return url.path
+        }
+        func url(_ name: String) -> URL { folder.url.appendingPathComponent(name) }
+        let hex = Self.key.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let hexKey = try file("key.hex", Array(" \n\(hex.uppercased())\n\t ".utf8))
+        let rawKey = try file("key.raw", [UInt8](Self.key))
+        let otherKey = try file("other.raw", [UInt8](Self.otherKey))
+        let notKeys = try [file("short", [1, 2, 3]), file("long", [UInt8](repeating: 0x61, count: 65)),
+                           file("not-hex", Array(String(repeating: "g", count: 128).utf8)), file("empty", [])]
+
+        // Encrypt a plain file, then read it with the key in either form.
+        #expect(try run(["copy", plain.path, url("enc.realm").path, "--new-key-file", hexKey]) == 0)
+        #expect(try Self.contents(url("enc.realm"), key: Self.key) == expected)
+        for command in ["verify", "inspect"] {
+            #expect(try run([command, url("enc.realm").path, "--key-file", rawKey]) == 0, "\(command) with the raw key")
+            #expect(try run([command, "--key-file", hexKey, url("enc.realm").path]) == 0, "\(command) with the hex key")
+            #expect(try run([command, url("enc.realm").path]) == 1, "\(command) without a key")
+            #expect(try run([command, url("enc.realm").path, "--key-file", otherKey]) == 1, "\(command) with another key")
+            for notKey in notKeys { #expect(try run([command, url("enc.realm").path, "--key-file", notKey]) == 1, "\(command) \(notKey)") }
+            #expect(try run([command, url("enc.realm").path, "--key-file", url("missing").path]) == 1)
+            #expect(try run([command, url("enc.realm").path, "--key-file"]) == 1)
+        }
+        // Copies: the source's key, another key, or none.
+        #expect(try run(["copy", url("enc.realm").path, url("same.realm").path, "--key-file", rawKey]) == 0)
+        #expect(try Self.salt(url("same.realm")) != nil)
+        #expect(try Self.salt(url("same.realm")) != Self.salt(url("enc.realm")))
+        #expect(try Self.contents(url("same.realm"), key: Self.key) == expected)
+        #expect(try run(["copy", url("enc.realm").path, url("rekeyed.realm").path, "--key-file", rawKey, "--new-key-file", otherKey]) == 0)
+        #expect(try Self.contents(url("rekeyed.realm"), key: Self.otherKey) == expected)
+        #expect(try run(["compact", url("enc.realm").path, url("decrypted.realm").path, "--key-file", hexKey, "--decrypt"]) == 0)
+        #expect(try Self.salt(url("decrypted.realm")) == nil)
+        #expect(try Self.contents(url("decrypted.realm"), key: nil) == expected)
+        #expect(try run(["copy", url("enc.realm").path, url("archive.realmz").path, "--key-file", rawKey, "--lz4"]) == 1)
+        #expect(!FileManager.default.fileExists(atPath: url("archive.realmz").path))
+        #expect(try run(["copy", url("enc.realm").path, url("both.realm").path, "--key-file", rawKey, "--decrypt", "--new-key-file", otherKey]) == 1)
+        #expect(!FileManager.default.fileExists(atPath: url("both.realm").path))
+        // Compaction in place keeps the key, under a new salt.
+        let salt = try Self.salt(url("enc.realm"))
+        #expect(try run(["compact", url("enc.realm").path, "--key-file", rawKey]) == 0)
+        #expect(try Self.salt(url("enc.realm")) != salt)
+        #expect(try Self.contents(url("enc.realm"), key: Self.key) == expected)
+    }
 }
