@@ -45,30 +45,12 @@ enum KeyFile {
         guard digits.count == 2 * keyLength else {
             throw Failure(description: "the key file \(path) holds \(bytes.count) bytes (\(digits.count) without the whitespace around them): \(expected)")
         }
-        var key: [UInt8] = []
-        key.reserveCapacity(keyLength)
-        var high: UInt8?
-        for byte in digits {
-            guard let value = hexValue(byte) else {
-                throw Failure(description: "the key file \(path) holds 128 characters that are not all hexadecimal digits: \(expected)")
-            }
-            if let h = high {
-                key.append(h << 4 | value)
-                high = nil
-            } else {
-                high = value
-            }
+        // Checked byte by byte first: `UInt8(_:radix:)` alone would take a sign ("+f").
+        guard digits.allSatisfy({ $0 < 0x80 && Character(Unicode.Scalar($0)).isHexDigit }) else {
+            throw Failure(description: "the key file \(path) holds 128 characters that are not all hexadecimal digits: \(expected)")
         }
-        return key
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
+        let text = Array(digits)
+        return stride(from: 0, to: text.count, by: 2).map { UInt8(String(decoding: text[$0..<($0 + 2)], as: UTF8.self), radix: 16)! }
     }
 }
 

@@ -24,15 +24,6 @@ import Testing
         Realm.Configuration(fileURL: url, objectTypes: [Person.self], encryptionKey: key)
     }
 
-    static func code(_ body: () throws -> Void) -> Realm.Error.Code? {
-        do {
-            try body()
-            return nil
-        } catch {
-            return (error as? Realm.Error)?.code
-        }
-    }
-
     static func salt(_ url: URL) throws -> [UInt8]? {
         let header = [UInt8](try Data(contentsOf: url).prefix(EncryptionHeader.plaintextLength))
         if case .encrypted(let salt, _) = try EncryptionHeader.kind(of: header, path: url.path) { return salt }
@@ -62,8 +53,8 @@ import Testing
         for needle in [Self.marker, "Unmistakable", "example.org", "Person", "email"] {
             #expect(!EncryptionKeyTests.contains(raw[EncryptionHeader.plaintextLength...], Array(needle.utf8)), "found \(needle) in the copy")
         }
-        #expect(Self.code { _ = try Realm(configuration: Self.configuration(copy, key: nil)) } == .decryptionFailed)
-        #expect(Self.code { _ = try Realm(configuration: Self.configuration(copy, key: Self.otherKey)) } == .decryptionFailed)
+        #expect(EncryptionKeyTests.code { _ = try Realm(configuration: Self.configuration(copy, key: nil)) } == .decryptionFailed)
+        #expect(EncryptionKeyTests.code { _ = try Realm(configuration: Self.configuration(copy, key: Self.otherKey)) } == .decryptionFailed)
         #expect(try Self.contents(copy, key: Self.key) == WriteCopyTests.snapshot(source))
         let reopened = try Realm(configuration: Self.configuration(copy, key: Self.key))
         try reopened.write { reopened.create(Person.self, value: ["id": 10_000, "name": "new"]) }
@@ -79,7 +70,7 @@ import Testing
         try source.writeCopy(toFile: copy, encryptionKey: Self.otherKey)
         #expect(try Self.salt(copy) != nil)
         #expect(try Self.salt(copy) != Self.salt(sourceURL))
-        #expect(Self.code { _ = try Realm(configuration: Self.configuration(copy, key: Self.key)) } == .decryptionFailed)
+        #expect(EncryptionKeyTests.code { _ = try Realm(configuration: Self.configuration(copy, key: Self.key)) } == .decryptionFailed)
         #expect(try Self.contents(copy, key: Self.otherKey) == WriteCopyTests.snapshot(source))
     }
 
@@ -92,7 +83,7 @@ import Testing
         #expect(try Self.format(copy) == FileHeader.formatVersion)
         #expect(try Self.salt(copy) == nil)
         #expect(EncryptionKeyTests.contains([UInt8](try Data(contentsOf: copy)), Array(Self.marker.utf8)))
-        #expect(Self.code { _ = try Realm(configuration: Self.configuration(copy, key: Self.key)) } == .decryptionFailed)
+        #expect(EncryptionKeyTests.code { _ = try Realm(configuration: Self.configuration(copy, key: Self.key)) } == .decryptionFailed)
         #expect(try Self.contents(copy, key: nil) == WriteCopyTests.snapshot(source))
         try RoundTripTests.verify(Self.configuration(copy, key: nil))
     }
@@ -138,7 +129,7 @@ import Testing
         let source = try Realm(configuration: folder.configuration([Person.self]))
         try Self.fill(source, count: 10)
         let copy = WriteCopyTests.copyURL(folder, "copy.realmz")
-        #expect(Self.code { try source.writeCopy(toFile: copy, encryptionKey: Self.key, compression: .lz4) } == .unsupported)
+        #expect(EncryptionKeyTests.code { try source.writeCopy(toFile: copy, encryptionKey: Self.key, compression: .lz4) } == .unsupported)
         #expect(!FileManager.default.fileExists(atPath: copy.path))
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter { $0.hasPrefix("copy") }.isEmpty)
     }
@@ -150,8 +141,8 @@ import Testing
         try Self.fill(source, count: 10)
         let copy = WriteCopyTests.copyURL(folder)
         let key = Data(repeating: 3, count: length)
-        #expect(Self.code { try source.writeCopy(toFile: copy, encryptionKey: key) } == .invalidArgument)
-        #expect(Self.code { try source.writeCopy(toFile: copy, encryptionKey: key, compression: .lz4) } == .invalidArgument)
+        #expect(EncryptionKeyTests.code { try source.writeCopy(toFile: copy, encryptionKey: key) } == .invalidArgument)
+        #expect(EncryptionKeyTests.code { try source.writeCopy(toFile: copy, encryptionKey: key, compression: .lz4) } == .invalidArgument)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter { $0.hasPrefix("copy") }.isEmpty)
     }
 
@@ -173,7 +164,7 @@ import Testing
         #expect(try Self.salt(url) != saltBefore)
         #expect(try Data(contentsOf: url).count < sizeBefore / 2)
         #expect(!EncryptionKeyTests.contains([UInt8](try Data(contentsOf: url))[EncryptionHeader.plaintextLength...], Array(Self.marker.utf8)))
-        #expect(Self.code { _ = try Realm(configuration: Self.configuration(url, key: nil)) } == .decryptionFailed)
+        #expect(EncryptionKeyTests.code { _ = try Realm(configuration: Self.configuration(url, key: nil)) } == .decryptionFailed)
         #expect(try Self.contents(url, key: Self.key) == expected)
         // On launch too, and the realm goes on taking writes.
         var launching = configuration
@@ -189,9 +180,9 @@ import Testing
         let configuration = Self.configuration(folder.url.appendingPathComponent("source.realm"), key: Self.key)
         try Self.fill(try Realm(configuration: configuration), count: 10)
         let before = try Data(contentsOf: configuration.fileURL!)
-        #expect(Self.code { try Realm.compact(configuration: Self.configuration(configuration.fileURL!, key: Self.otherKey)) } == .decryptionFailed)
-        #expect(Self.code { try Realm.compact(configuration: Self.configuration(configuration.fileURL!, key: nil)) } == .decryptionFailed)
-        #expect(Self.code { try Realm.compact(configuration: Self.configuration(configuration.fileURL!, key: Data(count: 5))) } == .invalidArgument)
+        #expect(EncryptionKeyTests.code { try Realm.compact(configuration: Self.configuration(configuration.fileURL!, key: Self.otherKey)) } == .decryptionFailed)
+        #expect(EncryptionKeyTests.code { try Realm.compact(configuration: Self.configuration(configuration.fileURL!, key: nil)) } == .decryptionFailed)
+        #expect(EncryptionKeyTests.code { try Realm.compact(configuration: Self.configuration(configuration.fileURL!, key: Data(count: 5))) } == .invalidArgument)
         #expect(try Data(contentsOf: configuration.fileURL!) == before)
     }
 

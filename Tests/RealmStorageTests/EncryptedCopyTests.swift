@@ -70,7 +70,7 @@ import Testing
         #expect(size % PageCipher.pageSize == 0, "an encrypted file is whole pages: \(size) bytes")
         let raw = [UInt8](try Data(contentsOf: URL(fileURLWithPath: copy)))
         for needle in ["name123", "p124@x.org", "tag140", "Person", "tags"] {
-            #expect(!Self.contains(raw[EncryptionHeader.plaintextLength...], Array(needle.utf8)), "found \(needle) in the copy")
+            #expect(!EncryptedFileTests.contains(raw[EncryptionHeader.plaintextLength...], Array(needle.utf8)), "found \(needle) in the copy")
         }
         #expect(Self.code { _ = try Store(path: copy, options: Self.options(key: nil, create: false)) } == .decryptionFailed)
         #expect(Self.code { _ = try Store(path: copy, options: Self.options(key: Self.otherKey, create: false)) } == .decryptionFailed)
@@ -173,14 +173,5 @@ import Testing
         let copy = dir.path("copy.realm")
         #expect(Self.code { try source.writeCompactedCopy(to: copy, encryptionKey: Self.otherKey) } == .ioFailure)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix("copy") }.isEmpty)
-    }
-
-    static func contains(_ haystack: some Collection<UInt8>, _ needle: [UInt8]) -> Bool {
-        let bytes = Array(haystack)
-        guard bytes.count >= needle.count else { return false }
-        for start in 0...(bytes.count - needle.count) where bytes[start] == needle[0] {
-            if Array(bytes[start..<(start + needle.count)]) == needle { return true }
-        }
-        return false
     }
 }
