@@ -12,6 +12,8 @@
 // and the ratios encrypted / plain and encrypted / GRDB (issue 29), with the range of the
 // encrypted / plain ratios over the repeats (plain and encrypted alternate which goes first).
 // --encrypted-only runs the encrypted engine alone (for `perf record`).
+// With --encrypted the table also has the process's CPU time (user + system, every thread) for
+// W1 and W3, the least of the repeats: on a loaded machine it moves less than the wall clock.
 // --keep leaves the files in the temporary directory (their paths are printed), for
 // `openrealm inspect` and `sqlite3_analyzer`.
 
@@ -60,6 +62,24 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
 }
 
+/// The process's CPU seconds so far (user + system, every thread).
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    #if canImport(Glibc)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// Wall and CPU seconds of `body`.
+func timed(_ body: () throws -> Void) rethrows -> (wall: Double, cpu: Double) {
+    let cpu = cpuSeconds()
+    let wall = try seconds(body)
+    return (wall, cpuSeconds() - cpu)
+}
+
 func folder() -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("object-bench-\(UUID().uuidString)")
     try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -71,7 +91,11 @@ func fileSize(_ url: URL) -> Int {
     return files.reduce(0) { $0 + ((try? $1.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0) }
 }
 
-struct Result { var insert = 0.0, lookup = 0.0, lookupCached = 0.0, bytes = 0 }
+struct Result {
+    var insert = 0.0, lookup = 0.0, lookupCached = 0.0, bytes = 0
+    /// CPU seconds of W1 and W3 (OpenRealm only).
+    var insertCPU = Double.infinity, lookupCPU = Double.infinity
+}
 
 /// The encrypted engine's key: any 64 bytes (the benchmark measures the cipher, not the key).
 let encryptionKey = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
@@ -83,7 +107,7 @@ let encryptionKey = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11
     try autoreleasepool {
         let realm = try Realm(configuration: Realm.Configuration(fileURL: dir.appendingPathComponent("bench.realm"), objectTypes: [Person.self],
                                                                  encryptionKey: encrypted ? encryptionKey : nil))
-        let insert = try seconds {
+        let insert = try timed {
             for start in stride(from: 0, to: rows, by: 10_000) {
                 try realm.write {
                     for row in data[start..<min(start + 10_000, rows)] {
@@ -99,14 +123,15 @@ let encryptionKey = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11
             }
         }
         var checksum = 1
-        let lookup = seconds {
+        let lookup = timed {
             for id in lookups where !insertOnly {
                 let person = realm.object(ofType: Person.self, forPrimaryKey: Int(id))!
                 checksum &+= person.id &+ person.name.utf8.count &+ person.age &+ Int(person.score) &+ (person.email?.utf8.count ?? 0)
             }
         }
         precondition(checksum != 0)
-        result = Result(insert: Double(rows) / insert, lookup: Double(rows) / lookup, lookupCached: Double(rows) / lookup, bytes: fileSize(dir))
+        result = Result(insert: Double(rows) / insert.wall, lookup: Double(rows) / lookup.wall, lookupCached: Double(rows) / lookup.wall,
+                        bytes: fileSize(dir), insertCPU: insert.cpu, lookupCPU: lookup.cpu)
     }
     return result
 }
@@ -154,7 +179,8 @@ let encryptionKey = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11
 extension Result {
     /// The best of each figure of `self` and `r` (files are the same size every run).
     func best(_ r: Result) -> Result {
-        Result(insert: max(insert, r.insert), lookup: max(lookup, r.lookup), lookupCached: max(lookupCached, r.lookupCached), bytes: r.bytes)
+        Result(insert: max(insert, r.insert), lookup: max(lookup, r.lookup), lookupCached: max(lookupCached, r.lookupCached), bytes: r.bytes,
+               insertCPU: min(insertCPU, r.insertCPU), lookupCPU: min(lookupCPU, r.lookupCPU))
     }
 }
 
@@ -166,7 +192,7 @@ func autoreleasepool<T>(_ body: () throws -> T) rethrows -> T { try body() }
 // minute, and all of one engine's runs before all of the other's put that drift into the ratio.
 // Plain and encrypted OpenRealm swap places every repeat, so neither always runs first.
 var realm = Result(), sealed = Result(), grdb = Result()
-var insertRatios: [Double] = [], lookupRatios: [Double] = []
+var insertRatios: [Double] = [], lookupRatios: [Double] = [], insertCPURatios: [Double] = [], lookupCPURatios: [Double] = []
 for round in 0..<repeats {
     var plainRun: Result?, encryptedRun: Result?
     if encrypted, round % 2 == 1 { encryptedRun = try runOpenRealm(encrypted: true) }
@@ -177,6 +203,8 @@ for round in 0..<repeats {
     if let plainRun, let encryptedRun {
         insertRatios.append(encryptedRun.insert / plainRun.insert)
         lookupRatios.append(encryptedRun.lookup / plainRun.lookup)
+        insertCPURatios.append(encryptedRun.insertCPU / plainRun.insertCPU)
+        lookupCPURatios.append(encryptedRun.lookupCPU / plainRun.lookupCPU)
     }
     if !openRealmOnly { grdb = grdb.best(try runGRDB()) }
 }
@@ -206,6 +234,14 @@ if !encrypted {
               + "\(ratio(sealed.lookup, realm.lookup)) | \(seen(lookupRatios)) | \(ratio(sealed.lookup, grdb.lookup)) | \(ratio(realm.lookup, grdb.lookup)) |")
         print("| W3 vs cached statement (/s) | \(rate(realm.lookup)) | \(rate(sealed.lookup)) | \(rate(grdb.lookupCached)) | "
               + "| | \(ratio(sealed.lookup, grdb.lookupCached)) | \(ratio(realm.lookup, grdb.lookupCached)) |")
+    }
+    // CPU seconds: the ratio is encrypted / plain of the time (above 1: the encryption's cost).
+    func cpu(_ x: Double) -> String { x.isFinite ? String(format: "%.3f", x) : "-" }
+    print("| W1 CPU seconds, user + system (least) | \(cpu(realm.insertCPU)) | \(cpu(sealed.insertCPU)) | | "
+          + "\(ratio(sealed.insertCPU, realm.insertCPU)) | \(seen(insertCPURatios)) | | |")
+    if !insertOnly {
+        print("| W3 CPU seconds, user + system (least) | \(cpu(realm.lookupCPU)) | \(cpu(sealed.lookupCPU)) | | "
+              + "\(ratio(sealed.lookupCPU, realm.lookupCPU)) | \(seen(lookupCPURatios)) | | |")
     }
     print("| file size after W1 (MiB) | \(plainOpenRealm ? mib(realm.bytes) : "-") | \(mib(sealed.bytes)) | \(openRealmOnly ? "-" : mib(grdb.bytes)) | "
           + "\(plainOpenRealm ? String(format: "%.3f×", Double(sealed.bytes) / Double(realm.bytes)) : "-") | | | |")
