@@ -220,7 +220,7 @@ if !encrypted {
 } else {
     // Ratios of rates: encrypted / plain below 1 is the encryption's cost (0.91: 9% fewer per
     // second), encrypted / GRDB above 1 is encrypted OpenRealm ahead of plain SQLite.
-    func ratio(_ a: Double, _ b: Double) -> String { a > 0 && b > 0 ? String(format: "%.2f×", a / b) : "-" }
+    func ratio(_ a: Double, _ b: Double) -> String { a > 0 && b > 0 && a.isFinite && b.isFinite ? String(format: "%.2f×", a / b) : "-" }
     func rate(_ x: Double) -> String { x > 0 ? String(Int(x)) : "-" }
     func seen(_ ratios: [Double]) -> String {
         ratios.isEmpty ? "-" : String(format: "%.2f–%.2f×", ratios.min()!, ratios.max()!)
