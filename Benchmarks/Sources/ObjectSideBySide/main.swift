@@ -62,22 +62,11 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
 }
 
-/// The process's CPU seconds so far (user + system, every thread).
-func cpuSeconds() -> Double {
-    var usage = rusage()
-    #if canImport(Glibc)
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    #else
-    getrusage(RUSAGE_SELF, &usage)
-    #endif
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-}
-
 /// Wall and CPU seconds of `body`.
 func timed(_ body: () throws -> Void) rethrows -> (wall: Double, cpu: Double) {
-    let cpu = cpuSeconds()
+    let cpu = processCPUSeconds()
     let wall = try seconds(body)
-    return (wall, cpuSeconds() - cpu)
+    return (wall, processCPUSeconds() - cpu)
 }
 
 func folder() -> URL {

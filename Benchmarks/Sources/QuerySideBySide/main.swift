@@ -66,32 +66,37 @@ defer { try? FileManager.default.removeItem(at: folder) }
 /// The encrypted realm's key: any 64 bytes (the benchmark measures the cipher, not the key).
 let encryptionKey = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
 
-func configuration(_ file: URL, encrypted: Bool) -> Realm.Configuration {
+func realmConfiguration(_ file: URL, encrypted: Bool) -> Realm.Configuration {
     Realm.Configuration(fileURL: file, objectTypes: [Person.self], encryptionKey: encrypted ? encryptionKey : nil)
-}
-
-@MainActor func loaded(_ file: URL, encrypted: Bool) throws -> Realm {
-    let realm = try Realm(configuration: configuration(file, encrypted: encrypted))
-    for start in stride(from: 0, to: rows, by: 10_000) {
-        try realm.write {
-            for row in data[start..<min(start + 10_000, rows)] {
-                let person = Person()
-                person.id = Int(row.id)
-                person.name = row.name
-                person.age = Int(row.age)
-                person.score = row.score
-                person.email = row.note
-                realm.add(person)
-            }
-        }
-    }
-    return realm
 }
 
 let realmFile = folder.appendingPathComponent("bench.realm")
 let encryptedFile = folder.appendingPathComponent("bench-encrypted.realm")
-let realm = try loaded(realmFile, encrypted: false)
-let encryptedRealm = encrypted ? try loaded(encryptedFile, encrypted: true) : nil
+let realm = try Realm(configuration: realmConfiguration(realmFile, encrypted: false))
+for start in stride(from: 0, to: rows, by: 10_000) {
+    try realm.write {
+        for row in data[start..<min(start + 10_000, rows)] {
+            let person = Person()
+            person.id = Int(row.id)
+            person.name = row.name
+            person.age = Int(row.age)
+            person.score = row.score
+            person.email = row.note
+            realm.add(person)
+        }
+    }
+}
+
+// The encrypted realm gets the same objects in the same order and the same writes of 10,000.
+let encryptedRealm = encrypted ? try Realm(configuration: realmConfiguration(encryptedFile, encrypted: true)) : nil
+if let encryptedRealm {
+    let people = realm.objects(Person.self).sorted(byKeyPath: "id")
+    for start in stride(from: 0, to: rows, by: 10_000) {
+        try encryptedRealm.write {
+            for index in start..<min(start + 10_000, rows) { encryptedRealm.create(Person.self, value: people[index]) }
+        }
+    }
+}
 
 var configuration = Configuration()
 configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
@@ -219,7 +224,7 @@ if encrypted {
             let copy = folder.appendingPathComponent("open-\(encrypted)-\(n).realm")
             try FileManager.default.copyItem(at: source, to: copy)
             let start = DispatchTime.now().uptimeNanoseconds
-            _ = try Realm(configuration: configuration(copy, encrypted: encrypted))
+            _ = try Realm(configuration: realmConfiguration(copy, encrypted: encrypted))
             times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
         }
         return median(times)
