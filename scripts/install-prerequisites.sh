@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building OpenRealm needs beyond Swift: the liblz4 headers (and pkg-config,
-# which SwiftPM uses to find them), and curl, with which Examples/ci.sh drives the example
+# which SwiftPM uses to find them), OpenSSL's libcrypto headers (libssl-dev, for encryption at
+# rest: Sources/CCrypto), and curl, with which Examples/ci.sh drives the example
 # HTTP service. Does nothing when they are already there. Another apt-get or dpkg holding the
 # package manager's lock (a fresh VM's unattended upgrades) is waited for, up to ten minutes,
 # instead of failing the run.
@@ -8,6 +9,10 @@ set -euo pipefail
 MISSING=()
 if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists liblz4; then
     MISSING+=(liblz4-dev pkg-config)
+fi
+# libcrypto.pc comes with libssl-dev, so pkg-config tells whether its headers are there too.
+if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libcrypto; then
+    MISSING+=(libssl-dev pkg-config)
 fi
 if ! command -v curl >/dev/null 2>&1; then
     MISSING+=(curl)

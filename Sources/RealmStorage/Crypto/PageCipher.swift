@@ -12,6 +12,12 @@ import CCrypto
 /// Thread safety: any number of threads may call at once. The OpenSSL contexts are pooled in
 /// CCrypto (include/openrealm_crypto.h): a call claims one with an atomic exchange, resets only
 /// its tweak and gives it back, with no allocation and no algorithm fetch.
+///
+/// Measured 2026-11-29 on the 2-core development machine (release build, warm, another build
+/// running beside it): 0.68 µs per 4 KiB page either way, in place or not (OpenSSL from C with
+/// one reused context, same minute: 0.66-0.81 µs); 0.09 µs for a 16-byte part. With 2, 4 and 8
+/// threads on one cipher each call still costs its thread 0.67-0.72 µs of CPU: the pool adds
+/// no contention.
 package final class PageCipher: @unchecked Sendable {
     // @unchecked: `xts` is created in init, freed in deinit and otherwise only passed to
     // openrealm_xts_crypt, which is safe to call from any number of threads (its pool).

@@ -21,17 +21,21 @@ package struct NodeWalkReport: Sendable, Equatable {
 }
 
 extension ReadTransaction {
-    /// Reads every node this version reaches through the checks of a read, checksum first.
+    /// Reads every node this version reaches through the checks of a read, checksum first;
+    /// `visiting` is told each node's place, kind and length (tests that damage every kind).
     ///
     /// - Throws: `fileCorrupted` naming the first damaged node (its offset and kind).
-    package func walkNodes() throws(StorageError) -> NodeWalkReport {
-        var walk = NodeWalk(context: context)
+    package func walkNodes(visiting: ((Ref, NodeKind, Int) -> Void)? = nil) throws(StorageError) -> NodeWalkReport {
+        var walk = NodeWalk(context: context, visiting: visiting)
         try walk.visit(slot.topRef, .top)
         try walk.visit(slot.commitRecordRef, .commitRecord)
         if !slot.runHeader.isNone { try walk.visit(slot.runHeader, .runHeader) }
         // Decoding the free space reads its chain through the same checks.
         let free = try FreeSpace.decode(head: slot.freeListRef, mapping: context.base, logicalSize: slot.logicalSize, check: context.check)
-        for node in free.chain { walk.count(Int(node.length)) }
+        for node in free.chain {
+            walk.count(Int(node.length))
+            visiting?(node.ref, node.kind, Int(node.length))
+        }
         if !top.schemaBlob.isNone { try walk.visit(top.schemaBlob, .blob) }
         for entry in top.history where !entry.ref.isNone { try walk.visit(entry.ref, .changeSet) }
         for info in top.tables {
@@ -57,6 +61,7 @@ extension ReadTransaction {
 
 struct NodeWalk {
     let context: TreeContext
+    var visiting: ((Ref, NodeKind, Int) -> Void)?
     var report = NodeWalkReport()
 
     mutating func count(_ length: Int) {
@@ -65,7 +70,9 @@ struct NodeWalk {
     }
 
     mutating func visit(_ ref: Ref, _ kind: NodeKind) throws(StorageError) {
-        count(try context.node(ref, kind).length)
+        let length = try context.node(ref, kind).length
+        count(length)
+        visiting?(ref, kind, length)
     }
 
     /// Reads a committed tree's nodes, handing each leaf to `leaf`.
@@ -74,6 +81,7 @@ struct NodeWalk {
         guard depth <= 64 else { throw StorageError(.fileCorrupted, "tree deeper than 64 levels at \(ref)") }
         let (node, kind) = try context.node(ref, F.innerKind, orLeaf: F.leafKind)
         count(node.length)
+        visiting?(ref, kind, node.length)
         if kind == F.leafKind { return try leaf(node, &self) }
         let inner = try InnerView<F>(node)
         for i in 0..<inner.childCount { try tree(format, inner.child(i), depth: depth + 1, leaf) }
