@@ -23,17 +23,20 @@ import TestSupport
     /// Runs the workload on a new file that loses power at sync `n`; nil when the workload
     /// completes first. A reader pins an old version across steps 4-8, so the commits there
     /// must allocate around it.
-    static func runWorkload(crashingAt n: Int, in directory: TemporaryDirectory, chainLength: Int = StoreOptions().chainLength) throws -> CrashedRun? {
-        try runWorkload(crashingAt: n, path: directory.path("work-\(n).realm"), from: 0, chainLength: chainLength)
+    static func runWorkload(crashingAt n: Int, in directory: TemporaryDirectory, chainLength: Int = StoreOptions().chainLength,
+                            sealing: SealingMode = .checksum) throws -> CrashedRun? {
+        try runWorkload(crashingAt: n, path: directory.path("work-\(n).realm"), from: 0, chainLength: chainLength, sealing: sealing)
     }
 
     /// Runs the workload from step `first` on the file at `path` (created when missing), which
     /// must hold the state before that step. `chainLength`: roots in slots at every commit (1),
     /// in short chains crossed often (3), or as by default (the whole workload one chain).
-    static func runWorkload(crashingAt n: Int, path: String, from first: Int, chainLength: Int = StoreOptions().chainLength) throws -> CrashedRun? {
+    /// `sealing`: node checksums, or authentication tags on the plain file (NodeSealing.swift).
+    static func runWorkload(crashingAt n: Int, path: String, from first: Int, chainLength: Int = StoreOptions().chainLength,
+                            sealing: SealingMode = .checksum) throws -> CrashedRun? {
         let box = WrappedFileBox<CrashSimulatingFile>()
-        var options = StoreOptions(limits: CrashWorkload.limits,
-                                   fileWrapper: box.wrapper { CrashSimulatingFile(wrapping: $0, crashAtSync: n) }, chainLength: chainLength)
+        var options = sealing.applied(to: StoreOptions(limits: CrashWorkload.limits,
+                                                       fileWrapper: box.wrapper { CrashSimulatingFile(wrapping: $0, crashAtSync: n) }, chainLength: chainLength))
         // Commits of more than one leaf encode them on two threads (LeafPreEncoding.swift).
         options.parallelEncodingLeaves = 2
         let store: Store
@@ -87,20 +90,24 @@ import TestSupport
     /// there, and a retry that rewrites that commit's nodes byte for byte makes it verify
     /// again (with the same contents as the retry, so still the commit in flight).
     static func checkRecovery(_ image: CrashSimulatingFile.CrashImage, step: Int, syncNumber: Int,
-                              path: String, continueWorkload: Bool, slotDecides: Bool = true) {
+                              path: String, continueWorkload: Bool, slotDecides: Bool = true, sealing: SealingMode = .checksum) {
         let before = CrashWorkload.expected[step], after = CrashWorkload.expected[step + 1]
         let context = "crash at sync \(syncNumber) in step \(step + 1) (\(CrashWorkload.steps[step].name)), policy \(image.policy), suite seed \(seed); pending: \(image.fateSummary)"
         do {
             try image.write(to: path)
-            let store = try Store.open(path: path, options: StoreOptions(create: false, limits: CrashWorkload.limits))
-            // Every node the recovered version reaches verifies its checksum (format 4) here.
+            let store = try Store.open(path: path, options: sealing.applied(to: StoreOptions(create: false, limits: CrashWorkload.limits)))
+            // Every node the recovered version reaches verifies its checksum (format 4), or its
+            // tag, here.
             #expect(store.verifiesNodes, "\(context)")
             try store.verify()
             let recovered = try DatabaseDump(store.beginRead())
             try DatabaseDump.checkIndexes(store.beginRead())
             if image.commitArrived {
                 #expect(recovered == after, "everything the commit wrote arrived, so it must be recovered: \(recovered.differences(from: after)); \(context)")
-            } else if !image.rootArrived && slotDecides {
+            } else if !image.rootArrived && slotDecides && sealing != .encrypted {
+                // (Under the cipher the crash layer cannot tell a run header's write from
+                // another: it sees ciphertext. The last branch still holds such a file to exact
+                // contents.)
                 #expect(recovered == before, "no new root arrived, so the previous commit must be recovered: \(recovered.differences(from: before)); \(context)")
             } else {
                 #expect(recovered == before || recovered == after,
@@ -167,18 +174,22 @@ import TestSupport
         }
     }
 
-    @Test(arguments: [1, 3, StoreOptions().chainLength])
-    func everySyncOfTheWorkloadSurvivesAPowerCut(chainLength: Int) throws {
+    /// Each chain length with node checksums; roots in slots and the default chain with
+    /// authentication tags and 16-byte footprints on the plain file (NodeSealing.swift), and on
+    /// an encrypted file, the crash layer under the cipher: the tears hit ciphertext.
+    @Test(arguments: zip([1, 3, StoreOptions().chainLength, 1, StoreOptions().chainLength, 1, StoreOptions().chainLength],
+                         [SealingMode.checksum, .checksum, .checksum, .authenticated, .authenticated, .encrypted, .encrypted]))
+    func everySyncOfTheWorkloadSurvivesAPowerCut(chainLength: Int, sealing: SealingMode) throws {
         var crashes = 0
         for n in 1... {
             let directory = TemporaryDirectory()
-            guard let run = try Self.runWorkload(crashingAt: n, in: directory, chainLength: chainLength) else { break }
+            guard let run = try Self.runWorkload(crashingAt: n, in: directory, chainLength: chainLength, sealing: sealing) else { break }
             crashes += 1
             let policies = Self.policies(for: run.state, seed: ReplayableRandom.derive(Self.seed, n), randomCount: Self.randomImagesPerCrash)
             for (index, policy) in policies.enumerated() {
                 Self.checkRecovery(run.state.image(policy), step: run.step, syncNumber: n,
                                    path: directory.path("image-\(index).realm"),
-                                   continueWorkload: policy == .keepAll || policy == .dropAll)
+                                   continueWorkload: policy == .keepAll || policy == .dropAll, sealing: sealing)
             }
             if n > 100 {
                 Issue.record("the workload still crashes at sync \(n): the crash layer never stops it")

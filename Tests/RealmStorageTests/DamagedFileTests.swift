@@ -61,8 +61,9 @@ import TestSupport
         return try analyse([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
     }
 
-    /// Where the newest commit of the workload's file `bytes` (plaintext) lies.
-    static func analyse(_ bytes: [UInt8]) throws -> BaseFile {
+    /// Where the newest commit of the workload's file `bytes` (plaintext, its nodes sealed with
+    /// `sealing`) lies.
+    static func analyse(_ bytes: [UInt8], sealing: NodeSealing = .checksum) throws -> BaseFile {
         let slots = bytes.withUnsafeBytes { raw in
             FileHeader.slotOffsets.map { RootSlot.decode(UnsafeRawBufferPointer(rebasing: raw[$0..<($0 + FileHeader.slotSize)])) }
         }
@@ -74,7 +75,8 @@ import TestSupport
         #expect(older.version.value == newest.version.value - 1)
 
         let writes = try bytes.withUnsafeBytes { (raw) throws(StorageError) -> [Range<Int>] in
-            let record = try NodeView(ref: newest.commitRecordRef, mapping: raw.baseAddress!, limit: newest.logicalSize, expecting: .commitRecord)
+            let record = try NodeView(ref: newest.commitRecordRef, mapping: raw.baseAddress!, limit: newest.logicalSize, expecting: .commitRecord,
+                                      check: .always(sealing))
             var ranges = [Int(record.ref.offset)..<(Int(record.ref.offset) + record.length)]
             var reader = record.reader()
             let count = try reader.count(elementSize: 24)

@@ -37,7 +37,7 @@ import TestSupport
         let keys = try #require(try EncryptionHeader.keys(ofFileAt: path, key: key))
         let file = EncryptedFile(inner: try PosixFile(path: path, mode: .readOnly), cipher: keys.pages, path: path)
         let plain = try file.read(count: Int(try file.size()), at: 0)
-        var base = try DamagedFileTests.analyse(plain)
+        var base = try DamagedFileTests.analyse(plain, sealing: .authenticated(keys.nodes))
         base.bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         return (base, nodes)
     }
@@ -153,3 +153,4 @@ import TestSupport
         DamagedFileTests.reportCrash(result, progress: progress, sweep: "encrypted page")
     }
 }
+

@@ -30,12 +30,16 @@ import TestSupport
         var model: TableDump
     }
 
-    @Test(arguments: [TreeLimits(leafCapacity: 3, innerCapacity: 3, leafBytes: 4096), TreeLimits(leafCapacity: 16, innerCapacity: 4), .standard])
-    func randomOperationsMatchTheModel(limits: TreeLimits) throws {
+    /// Each tree shape with node checksums, and the smallest and the standard with
+    /// authentication tags and 16-byte footprints (NodeSealing.swift, on a plain file).
+    @Test(arguments: zip([TreeLimits(leafCapacity: 3, innerCapacity: 3, leafBytes: 4096), TreeLimits(leafCapacity: 16, innerCapacity: 4), .standard,
+                          TreeLimits(leafCapacity: 3, innerCapacity: 3, leafBytes: 4096), .standard],
+                         [SealingMode.checksum, .checksum, .checksum, .authenticated, .authenticated]))
+    func randomOperationsMatchTheModel(limits: TreeLimits, sealing: SealingMode) throws {
         let seed = SeededRandom.seed("MODEL_SEED")
         var random = SeededRandom(seed: seed)
         let dir = TemporaryDirectory()
-        let store = try Store.open(path: dir.path(), options: StoreOptions(limits: limits))
+        let store = try Store.open(path: dir.path(), options: sealing.applied(to: StoreOptions(limits: limits)))
         var tx = try store.beginWrite()
         let table = try tx.createTable("Thing", columns: Self.columns)
         try tx.commit()

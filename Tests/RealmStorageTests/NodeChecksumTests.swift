@@ -5,23 +5,27 @@ import Testing
 import Glibc
 #endif
 
-/// Node checksums (format 4, NodeFormat.swift): every node's bytes are verified before they are
-/// used, once per node per process (VerifiedNodes.swift).
+/// Node checksums (format 4, NodeFormat.swift), and authentication tags in their place
+/// (NodeSealing.swift, on a plain file): every node's bytes are verified before they are used,
+/// once per node per process (VerifiedNodes.swift). The store-level tests run for both sealings.
 @Suite struct NodeChecksumTests {
-    /// Every node start of the newest version of the file `bytes`, with its length: the nodes and
-    /// the free list's extents tile the space from the header to the version's logical size.
-    static func nodes(of bytes: [UInt8]) throws -> [(offset: Int, length: Int)] {
+    /// Every node start of the newest version of the file `bytes`, with its length: the nodes (by
+    /// their footprints) and the free list's extents tile the space from the header to the
+    /// version's logical size, on the sealing's grid.
+    static func nodes(of bytes: [UInt8], _ mode: SealingMode = .checksum) throws -> [(offset: Int, length: Int)] {
         let slots = bytes.withUnsafeBytes { raw in
             FileHeader.slotOffsets.compactMap { RootSlot.decode(UnsafeRawBufferPointer(rebasing: raw[$0..<($0 + FileHeader.slotSize)])) }
         }
         let newest = try #require(slots.max { $0.version < $1.version })
         let free = try bytes.withUnsafeBytes { (raw) throws(StorageError) -> FreeSpace in
-            try FreeSpace.decode(head: newest.freeListRef, mapping: raw.baseAddress!, logicalSize: newest.logicalSize)
+            try FreeSpace.decode(head: newest.freeListRef, mapping: raw.baseAddress!, logicalSize: newest.logicalSize, check: .always(mode.sealing))
         }
+        let alignment = mode.sealing.alignment
         let freeStarts = Dictionary(free.extents.map { (Int($0.offset), Int($0.length)) }, uniquingKeysWith: { a, _ in a })
         var found: [(offset: Int, length: Int)] = []
         var position = FileHeader.size
         while position < Int(newest.logicalSize) {
+            try #require(position % alignment == 0, "a node or free extent at \(position), off the \(alignment)-byte grid")
             if let length = freeStarts[position] {
                 position += length
                 continue
@@ -29,16 +33,17 @@ import Glibc
             let length = Int(bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: position + 4, as: UInt32.self) })
             try #require(length >= NodeLayout.headerSize)
             found.append((position, length))
-            position += length
+            position += mode.sealing.footprint(length)
         }
+        #expect(position == Int(newest.logicalSize), "the nodes and free extents do not tile the version's space")
         return found
     }
 
     /// A file written by the crash workload, every commit's root in a slot.
-    static func baseFile(in directory: TemporaryDirectory) throws -> [UInt8] {
+    static func baseFile(in directory: TemporaryDirectory, _ mode: SealingMode = .checksum) throws -> [UInt8] {
         let path = directory.path("base.realm")
         do {
-            let store = try Store.open(path: path, options: StoreOptions(limits: CrashWorkload.limits, chainLength: 1))
+            let store = try Store.open(path: path, options: mode.applied(to: StoreOptions(limits: CrashWorkload.limits, chainLength: 1)))
             for step in CrashWorkload.steps.indices { try CrashWorkload.commit(step: step, on: store) }
             try store.verify()
         }
@@ -68,9 +73,10 @@ import Glibc
 
     /// A whole page copied over another (nodes keep their place in the page): every node it
     /// brings is refused where it landed.
-    @Test func aPageCopiedOverAnotherIsReportedNeverRead() throws {
+    @Test(arguments: SealingMode.allCases)
+    func aPageCopiedOverAnotherIsReportedNeverRead(mode: SealingMode) throws {
         let directory = TemporaryDirectory()
-        let base = try Self.baseFile(in: directory)
+        let base = try Self.baseFile(in: directory, mode)
         let pages = base.count / 4096
         var checked = 0
         for (n, (from, to)) in [(1, 2), (2, 3), (3, 1), (pages - 1, pages - 2), (pages - 2, 1), (2, pages - 1)].enumerated()
@@ -80,7 +86,7 @@ import Glibc
             let path = directory.path("copied-\(n).realm")
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             do {
-                let store = try Store.open(path: path, options: StoreOptions(durability: .unsafe, create: false))
+                let store = try Store.open(path: path, options: mode.applied(to: StoreOptions(durability: .unsafe, create: false)))
                 try store.verify()
                 let dump = try DatabaseDump(store.beginRead())
                 #expect(CrashWorkload.expected.contains(dump), "page \(from) over page \(to): the copy was read as data")
@@ -93,19 +99,23 @@ import Glibc
     }
 
     /// For each node of `base`, a copy of the file with `mask` flipped into one byte of it
-    /// (the body's middle, and once in a while the header's version or length), opened: a
-    /// refused open must be `fileCorrupted`; an open store goes to `body` with a description.
-    static func forEachDamagedNode(of base: [UInt8], in directory: TemporaryDirectory, flipping mask: UInt8,
+    /// (the body's middle, and once in a while the header's version or length, or a tagged
+    /// node's tag), opened: a refused open must be `fileCorrupted`; an open store goes to `body`
+    /// with a description.
+    static func forEachDamagedNode(of base: [UInt8], in directory: TemporaryDirectory, flipping mask: UInt8, _ mode: SealingMode = .checksum,
                                    _ body: (Store, String) throws(StorageError) -> Void) throws {
-        for (n, node) in try nodes(of: base).enumerated() {
-            let at = node.offset + (n % 5 == 4 ? 9 : NodeLayout.headerSize + (node.length - NodeLayout.headerSize) / 2)
+        for (n, node) in try nodes(of: base, mode).enumerated() {
+            let tag = mode.sealing.footprint(node.length) - NodeSealing.tagSize
+            let at = node.offset + (n % 5 == 4 ? 9
+                : mode == .authenticated && n % 5 == 2 ? tag + n % NodeSealing.tagSize
+                : NodeLayout.headerSize + (node.length - NodeLayout.headerSize) / 2)
             var bytes = base
             bytes[at] ^= mask
             let path = directory.path("damaged-\(mask)-\(n).realm")
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             let context = "node \(n) at \(node.offset) (\(node.length) bytes), byte \(at), kind \(base[node.offset])"
             do throws(StorageError) {
-                try body(try Store.open(path: path, options: StoreOptions(durability: .unsafe, create: false)), context)
+                try body(try Store.open(path: path, options: mode.applied(to: StoreOptions(durability: .unsafe, create: false))), context)
             } catch {
                 #expect(error.code == .fileCorrupted, "\(context): \(error)")
             }
@@ -115,11 +125,12 @@ import Glibc
     /// A byte changed in any node of the newest version: the file is refused, or a read reports
     /// `fileCorrupted`, or it reads as a version it held (the damage hit the newest commit,
     /// whose record refuses it). Never other data.
-    @Test func aByteChangedInAnyNodeIsReportedNeverRead() throws {
+    @Test(arguments: SealingMode.allCases)
+    func aByteChangedInAnyNodeIsReportedNeverRead(mode: SealingMode) throws {
         let directory = TemporaryDirectory()
-        let base = try Self.baseFile(in: directory)
-        #expect(try Self.nodes(of: base).count > 20)
-        try Self.forEachDamagedNode(of: base, in: directory, flipping: 0x20) { (store, context) throws(StorageError) in
+        let base = try Self.baseFile(in: directory, mode)
+        #expect(try Self.nodes(of: base, mode).count > 20)
+        try Self.forEachDamagedNode(of: base, in: directory, flipping: 0x20, mode) { (store, context) throws(StorageError) in
             do throws(StorageError) {
                 try store.verify()
                 let dump = try DatabaseDump(store.beginRead())
@@ -133,16 +144,17 @@ import Glibc
     /// The walk `verifyIntegrityOnOpen` runs reads the same nodes as the full check, and finds
     /// a byte changed in any of them before anything reads it as data: after a walk that passes,
     /// reading the whole version throws nothing.
-    @Test func theNodeWalkFindsDamageInEveryNode() throws {
+    @Test(arguments: SealingMode.allCases)
+    func theNodeWalkFindsDamageInEveryNode(mode: SealingMode) throws {
         let directory = TemporaryDirectory()
-        let base = try Self.baseFile(in: directory)
+        let base = try Self.baseFile(in: directory, mode)
         let clean = directory.path("clean.realm")
         try Data(base).write(to: URL(fileURLWithPath: clean))
-        let whole = try Store.open(path: clean, options: StoreOptions(durability: .unsafe, create: false))
+        let whole = try Store.open(path: clean, options: mode.applied(to: StoreOptions(durability: .unsafe, create: false)))
         let walked = try whole.beginRead().walkNodes()
         let verified = try whole.verify()
         #expect(walked.nodes == verified.nodes && walked.bytes == verified.reachableBytes)
-        try Self.forEachDamagedNode(of: base, in: directory, flipping: 0x04) { (store, context) throws(StorageError) in
+        try Self.forEachDamagedNode(of: base, in: directory, flipping: 0x04, mode) { (store, context) throws(StorageError) in
             let read = store.beginRead()
             do throws(StorageError) {
                 _ = try read.walkNodes()
@@ -160,40 +172,43 @@ import Glibc
         }
     }
 
-    @Test func theErrorNamesTheFileTheOffsetAndTheKind() throws {
+    @Test(arguments: SealingMode.allCases)
+    func theErrorNamesTheFileTheOffsetAndTheKind(mode: SealingMode) throws {
         let directory = TemporaryDirectory()
-        let base = try Self.baseFile(in: directory)
+        let base = try Self.baseFile(in: directory, mode)
         // A cluster leaf outside the newest commit: the file opens, the read finds it.
-        let leaf = try #require(try Self.nodes(of: base).first { base[$0.offset] == NodeKind.clusterLeaf.rawValue })
+        let leaf = try #require(try Self.nodes(of: base, mode).first { base[$0.offset] == NodeKind.clusterLeaf.rawValue })
         var bytes = base
         bytes[leaf.offset + leaf.length - 1] ^= 1
         let path = directory.path("damaged.realm")
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         do {
-            let store = try Store.open(path: path, options: StoreOptions(create: false))
+            let store = try Store.open(path: path, options: mode.applied(to: StoreOptions(create: false)))
             try store.verify()
             Issue.record("the damaged leaf was not found")
         } catch {
             #expect(error.code == .fileCorrupted)
             #expect(error.path == path, "\(error)")
             #expect(error.message.contains("clusterLeaf node at offset \(leaf.offset)"), "\(error)")
+            #expect(error.message.contains(mode == .authenticated ? "authentication tag" : "checksum"), "\(error)")
         }
     }
 
     /// Verified once per process: damage arriving later in a node already verified is found by
     /// an uncached check (and by every new process), not by the reads that trusted it.
-    @Test func aNodeIsVerifiedOncePerProcess() throws {
+    @Test(arguments: SealingMode.allCases)
+    func aNodeIsVerifiedOncePerProcess(mode: SealingMode) throws {
         let directory = TemporaryDirectory()
         let path = directory.path()
         // Every root in a slot: `nodes(of:)` reads the newest slot's version.
-        let store = try Store.open(path: path, options: StoreOptions(limits: CrashWorkload.limits, chainLength: 1))
+        let store = try Store.open(path: path, options: mode.applied(to: StoreOptions(limits: CrashWorkload.limits, chainLength: 1)))
         for step in CrashWorkload.steps.indices { try CrashWorkload.commit(step: step, on: store) }
         let before = try DatabaseDump(store.beginRead())
         try store.verify()
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        let leaf = try #require(try Self.nodes(of: bytes).last { bytes[$0.offset] == NodeKind.list.rawValue || bytes[$0.offset] == NodeKind.indexLeaf.rawValue })
+        let leaf = try #require(try Self.nodes(of: bytes, mode).last { bytes[$0.offset] == NodeKind.list.rawValue || bytes[$0.offset] == NodeKind.indexLeaf.rawValue })
         // Behind the store's back (the mapping is shared: it shows the change): the checksum
-        // field, so that what the node says stays the same.
+        // field (0 under a tag, which covers it), so that what the node says stays the same.
         let fd = open(path, O_RDWR)
         #expect(fd >= 0)
         var flipped = bytes[leaf.offset + NodeLayout.checksumOffset] ^ 0xFF
@@ -206,9 +221,10 @@ import Glibc
 
     /// What a store writes carries checksums that verify from the disk, not only from its
     /// bitmap: after commits that reuse space, a fresh look verifies every node.
-    @Test func everyNodeACommitWritesVerifiesUncached() throws {
+    @Test(arguments: SealingMode.allCases)
+    func everyNodeACommitWritesVerifiesUncached(mode: SealingMode) throws {
         let directory = TemporaryDirectory()
-        let store = try Store.open(path: directory.path(), options: StoreOptions(limits: CrashWorkload.limits))
+        let store = try Store.open(path: directory.path(), options: mode.applied(to: StoreOptions(limits: CrashWorkload.limits)))
         for step in CrashWorkload.steps.indices {
             try CrashWorkload.commit(step: step, on: store)
             try store.verify(uncached: true)

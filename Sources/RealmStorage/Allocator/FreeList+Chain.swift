@@ -41,6 +41,7 @@
 /// One node of a free list chain in the file.
 package struct FreeListNode: Equatable, Sendable {
     package var ref: Ref
+    /// Its footprint in the file (NodeSealing.swift): its length, or with its tag.
     package var length: UInt64
     /// The version that wrote it: it is reachable from that version on.
     package var version: UInt64
@@ -210,9 +211,19 @@ extension FreeSpace {
         for extent in extents where extent.length > logicalSize || extent.offset > logicalSize - extent.length {
             throw StorageError(.fileCorrupted, "free list \(head) has an extent at \(extent.offset)+\(extent.length) past the end of the version (\(logicalSize))")
         }
-        var space = FreeSpace(extents: extents, logicalSize: logicalSize)
-        space.chain = [FreeListNode(ref: full.ref, length: UInt64(full.length), version: full.version, isFull: true)]
-            + deltas.reversed().map { FreeListNode(ref: $0.ref, length: UInt64($0.length), version: $0.version, isFull: false) }
+        // Authenticated nodes: 16-byte granular (FreeSpace.swift).
+        let sealing = check.sealing
+        let alignment = UInt64(sealing.alignment)
+        guard logicalSize % alignment == 0 else {
+            throw StorageError(.fileCorrupted, "the version's size \(logicalSize) is not a multiple of \(alignment)")
+        }
+        for extent in extents where (extent.offset | extent.length) % alignment != 0 {
+            throw StorageError(.fileCorrupted, "free list \(head) has an extent at \(extent.offset)+\(extent.length) off the \(alignment)-byte grid")
+        }
+        var space = FreeSpace(extents: extents, logicalSize: logicalSize, alignment: alignment)
+        // What each node of the chain takes in the file: released whole when the chain is.
+        space.chain = [FreeListNode(ref: full.ref, length: sealing.footprint(UInt64(full.length)), version: full.version, isFull: true)]
+            + deltas.reversed().map { FreeListNode(ref: $0.ref, length: sealing.footprint(UInt64($0.length)), version: $0.version, isFull: false) }
         return space
     }
 

@@ -33,6 +33,15 @@
 // and too large for the commit's run to fit the free space after the last one (issue 23).
 // The nodes are allocated last in a commit, from space that leaves the list no longer, so the
 // list they hold is exactly the free space of the new version (CommitWriter.swift).
+//
+// Granularity. Every offset and length here is a multiple of `alignment`: 8 for files whose
+// nodes carry checksums, 16 for authenticated nodes (NodeSealing.swift, invariant S1), where
+// callers allocate and release whole footprints. Since every allocation takes a multiple of it
+// from a start that is one, and every release gives one back, extents, the cursor and the end
+// of the file stay multiples of it. The 16-byte mode checks this (allocations and releases off
+// the grid trap: callers pass footprints; a reserved run header from the file that is off it is
+// refused, lists read from the file are checked: FreeList+Chain.swift); the 8-byte mode checks
+// nothing, as before (its callers pass node lengths, multiples of 8 by construction).
 
 package struct FreeExtent: Equatable, Sendable {
     package var offset: UInt64
@@ -51,6 +60,9 @@ package struct FreeSpace: Equatable, Sendable {
     package private(set) var extents: [FreeExtent]
     /// The end of all allocated space: new space comes from here when no extent fits.
     package private(set) var logicalSize: UInt64
+    /// What every offset and length is a multiple of: 8, or 16 for authenticated nodes (see the
+    /// header). Not stored in the file (the file's sealing says it), and not part of equality.
+    package let alignment: UInt64
     /// Where the last allocation ended, when that is the start of an extent free for good:
     /// the next allocation continues there if it fits (see `allocate`). Not stored in the
     /// file, and not part of equality.
@@ -99,9 +111,15 @@ package struct FreeSpace: Equatable, Sendable {
         a.extents == b.extents && a.logicalSize == b.logicalSize
     }
 
-    package init(extents: [FreeExtent], logicalSize: UInt64) {
+    /// - Parameter alignment: 8, or 16 for authenticated nodes; `logicalSize` and `extents` are
+    ///   multiples of it.
+    package init(extents: [FreeExtent], logicalSize: UInt64, alignment: UInt64 = UInt64(NodeLayout.alignment)) {
+        precondition(alignment == 8 || alignment == 16, "free space is 8- or 16-byte granular")
+        precondition(alignment == 8 || (logicalSize % alignment == 0 && extents.allSatisfy { ($0.offset | $0.length) % alignment == 0 }),
+                     "free space that is not a multiple of its granularity")
         self.extents = extents
         self.logicalSize = logicalSize
+        self.alignment = alignment
     }
 
     package var freeBytes: UInt64 { extents.reduce(0) { $0 + $1.length } }
@@ -137,6 +155,7 @@ package struct FreeSpace: Equatable, Sendable {
     /// never shorter, and a commit frees the nodes an earlier commit wrote together (its run)
     /// together, so the list stays a few entries per commit instead of one per node.
     package mutating func release(offset: UInt64, length: UInt64, firstVersion: UInt64, endVersion: UInt64) {
+        precondition(alignment == 8 || (offset | length) % alignment == 0, "released space is not a multiple of the allocator's granularity (a node's footprint)")
         // Tagged space never merges with space free for good: only the latter changes `bySize`.
         if endVersion == 0 {
             bySize = nil
@@ -342,6 +361,9 @@ package struct FreeSpace: Equatable, Sendable {
         // While shrinking, a run header reserved past the limit is given up: the commit writes
         // a slot instead, and its run goes below the limit.
         guard fitsBelowLimit(offset, length) else { return false }
+        // A reservation from the file that is not on the grid (damage its checksum missed) is
+        // given up like one that is not free.
+        guard alignment == 8 || (offset | length) % alignment == 0 else { return false }
         bySize = nil
         if offset >= logicalSize {
             // The end of the file moved back since the reservation (free space at its end was
@@ -402,11 +424,12 @@ package struct FreeSpace: Equatable, Sendable {
         return best >= 0 ? extents[best].offset : (orEnd ? logicalSize : nil)
     }
 
-    /// Takes `length` bytes (a multiple of 8): right after the previous allocation when the
-    /// extent there (or the end of the file) holds it, so that a commit's nodes, free list and
-    /// record lie together and go out in one write; else the best fit among the extents free
-    /// for good, else the end of the file.
+    /// Takes `length` bytes (a multiple of `alignment`: a node's footprint): right after the
+    /// previous allocation when the extent there (or the end of the file) holds it, so that a
+    /// commit's nodes, free list and record lie together and go out in one write; else the best
+    /// fit among the extents free for good, else the end of the file.
     package mutating func allocate(_ length: UInt64) -> UInt64 {
+        precondition(alignment == 8 || length % alignment == 0, "an allocation that is not a multiple of the allocator's granularity (a node's footprint)")
         let offset = take(length)
         cursor = offset + length
         runBytes += length

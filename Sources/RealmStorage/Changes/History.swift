@@ -33,7 +33,7 @@ enum History {
                 // again, below it (OnlineShrink.swift, point 3).
                 if let limit, !entry.ref.isNone {
                     let node = try context.node(entry.ref, .changeSet)
-                    if entry.ref.offset + UInt64(node.length) > limit {
+                    if entry.ref.offset + UInt64(context.check.sealing.footprint(node.length)) > limit {
                         kept.changes = try ChangeSet.decode(node)
                         try release(entry.ref, .changeSet)
                         kept.ref = .none

@@ -43,7 +43,7 @@ extension ClusterFormat {
             throw StorageError(.fileCorrupted, "list \(ref) lies outside the file (size \(context.limit))")
         }
         let length = UInt32(littleEndian: context.base.loadUnaligned(fromByteOffset: Int(offset) + 4, as: UInt32.self))
-        return offset + UInt64(length) > limit
+        return offset + context.check.sealing.footprint(UInt64(length)) > limit
     }
 }
 

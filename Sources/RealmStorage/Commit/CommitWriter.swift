@@ -4,8 +4,9 @@
 //      the versions that can reach it, and clears the tags no pinned version needs
 //      (FreeSpace.swift). Nothing released by this commit is reusable by it.
 //   2. Changed nodes are encoded bottom-up; each is `place`d: given space by the allocator
-//      and queued. Then the top node. Node checksums, which cover a node's place in the file,
-//      are stamped in step 3 as the nodes are gathered (NodeFormat.swift).
+//      (its footprint: NodeSealing.swift) and queued. Then the top node. Node checksums or
+//      tags, which cover a node's place in the file, are stamped in step 3 as the nodes are
+//      gathered (NodeFormat.swift, NodeSealing.swift).
 //   3. `finish` reserves the free list node (a delta of the base's list or a full list,
 //      FreeList+Chain.swift, sized for the list as it stands plus what the allocations still to
 //      come can change) and the commit record, then encodes both. Queued nodes are
@@ -53,6 +54,8 @@ final class CommitWriter: NodeSink {
     static let historyNonceFlag: UInt8 = 2
 
     let version: VersionID
+    /// How the nodes are sealed, and so what each takes in the file (NodeSealing.swift).
+    let sealing: NodeSealing
     @exclusivity(unchecked) var free: FreeSpace
     @exclusivity(unchecked) private var nodes: [PlacedNode] = []
 
@@ -66,8 +69,10 @@ final class CommitWriter: NodeSink {
     /// Where this commit's run header goes, when it continues a chain (FileHeader.swift).
     @exclusivity(unchecked) private(set) var runHeaderOffset: UInt64?
 
-    init(version: VersionID, free: FreeSpace) {
+    init(version: VersionID, free: FreeSpace, sealing: NodeSealing) {
+        assert(free.alignment == UInt64(sealing.alignment), "an allocator whose granularity is not the sealing's")
         self.version = version
+        self.sealing = sealing
         self.free = free
         self.free.beginDelta()
         // A small commit places about five nodes (leaf, index leaf, inner nodes, top): room
@@ -79,7 +84,7 @@ final class CommitWriter: NodeSink {
     /// before reserved it) when given and free, else where `FreeSpace.beginRun` chooses.
     /// Returns whether the commit has a run header (else its root goes into a slot only).
     func beginRun(reserved: UInt64?) -> Bool {
-        if let reserved, reserved != 0, free.beginRun(at: reserved, length: UInt64(RunHeader.size)) {
+        if let reserved, reserved != 0, free.beginRun(at: reserved, length: UInt64(RunHeader.footprint(sealing))) {
             runHeaderOffset = reserved
             return true
         }
@@ -91,7 +96,7 @@ final class CommitWriter: NodeSink {
         guard bytes.count <= NodeLayout.maxLength else {
             throw StorageError(.valueTooLarge, "a node of \(bytes.count) bytes exceeds the format's 4 GiB limit")
         }
-        let offset = free.allocate(UInt64(bytes.count))
+        let offset = free.allocate(UInt64(sealing.footprint(bytes.count)))
         nodes.append(PlacedNode(offset: offset, bytes: bytes))
         return Ref(offset)
     }
@@ -180,7 +185,7 @@ final class CommitWriter: NodeSink {
         let freeListSize = previous == nil
             ? NodeLayout.aligned(FreeSpace.nodeSize(entries: free.extents.count))
             : free.deltaNodeSize(spare: 2)
-        let freeListOffset = free.allocate(UInt64(freeListSize))
+        let freeListOffset = free.allocate(UInt64(sealing.footprint(freeListSize)))
 
         // The queued nodes and the free list's reservation by offset: usually in order already,
         // since a commit's allocations follow each other (FreeSpace.beginRun).
@@ -195,7 +200,7 @@ final class CommitWriter: NodeSink {
         // Merged into contiguous runs.
         var runs: [(offset: UInt64, length: Int)] = []
         for (i, piece) in pieces.enumerated() {
-            let length = i == freeListIndex ? freeListSize : piece.bytes.count
+            let length = sealing.footprint(i == freeListIndex ? freeListSize : piece.bytes.count)
             if let last = runs.last, last.offset + UInt64(last.length) == piece.offset {
                 runs[runs.count - 1].length += length
             } else {
@@ -204,13 +209,14 @@ final class CommitWriter: NodeSink {
         }
 
         let recordSize = NodeLayout.aligned(32 + (carrying.count + runs.count) * 24)
-        let recordOffset = free.allocate(UInt64(recordSize))
+        let recordOffset = free.allocate(UInt64(sealing.footprint(recordSize)))
         if let previous {
             pieces[freeListIndex].bytes = free.encodedDelta(version: version, previous: previous, size: freeListSize)
         } else {
             pieces[freeListIndex].bytes = free.encoded(version: version, size: freeListSize)
         }
-        free.wrote(FreeListNode(ref: Ref(freeListOffset), length: UInt64(freeListSize), version: version.value, isFull: previous == nil))
+        free.wrote(FreeListNode(ref: Ref(freeListOffset), length: UInt64(sealing.footprint(freeListSize)), version: version.value,
+                                isFull: previous == nil))
 
         // Taken over, not copied: a borrowed buffer is shared with the caller's variable, so
         // emptying it allocated a new one of the same size at every commit (and a large
@@ -219,7 +225,8 @@ final class CommitWriter: NodeSink {
         data.removeAll(keepingCapacity: true)
         // Room for the record too: it usually follows the data (appending it to a buffer
         // reserved without it copied the whole buffer).
-        data.reserveCapacity(runs.reduce(0) { $0 + $1.length } + recordSize + RunHeader.size)
+        let runHeaderFootprint = RunHeader.footprint(sealing)
+        data.reserveCapacity(runs.reduce(0) { $0 + $1.length } + sealing.footprint(recordSize) + runHeaderFootprint)
         var extents: [(offset: UInt64, range: Range<Int>)] = []
         extents.reserveCapacity(runs.count)
         var record = NodeWriter(capacity: recordSize)
@@ -235,17 +242,23 @@ final class CommitWriter: NodeSink {
         recorded.reserveCapacity(runs.count)
         // The run header goes into the same write as the run it begins, when there is one
         // (its bytes are known only at the end: they name the record's checksum).
-        let headerBefore = runHeaderOffset.flatMap { header in runs.firstIndex { $0.offset == header + UInt64(RunHeader.size) } }
+        let headerBefore = runHeaderOffset.flatMap { header in runs.firstIndex { $0.offset == header + UInt64(runHeaderFootprint) } }
         var pieceIndex = 0
         for (i, run) in runs.enumerated() {
-            if i == headerBefore { data.append(contentsOf: repeatElement(0, count: RunHeader.size)) }
+            if i == headerBefore { data.append(contentsOf: repeatElement(0, count: runHeaderFootprint)) }
             let start = data.count
             while data.count - start < run.length {
-                let at = data.count
-                data.append(contentsOf: pieces[pieceIndex].bytes)
-                // Stamped here, where its place is known (NodeChecksum), before the extent's sum.
+                // Sealed here, where its place is known (NodeChecksum), before the extent's sum.
                 let offset = pieces[pieceIndex].offset
-                data.withUnsafeMutableBytes { NodeChecksum.stamp(in: $0, at: at, offset: offset) }
+                switch sealing {
+                case .checksum:
+                    // As before sealing had a choice: no padding, stamped in place.
+                    let at = data.count
+                    data.append(contentsOf: pieces[pieceIndex].bytes)
+                    data.withUnsafeMutableBytes { NodeChecksum.stamp(in: $0, at: at, offset: offset) }
+                case .authenticated:
+                    sealing.append(pieces[pieceIndex].bytes, to: &data, offset: offset)
+                }
                 pieceIndex += 1
             }
             let range = start..<data.count
@@ -257,9 +270,19 @@ final class CommitWriter: NodeSink {
             recorded.append(RecordedExtent(version: version.value, offset: run.offset, length: UInt64(run.length), checksum: checksum))
         }
         var recordBytes = record.finish(kind: .commitRecord, version: version, flags: CommitWriter.laneChecksumsFlag | CommitWriter.historyNonceFlag)
-        NodeChecksum.stamp(&recordBytes, offset: recordOffset)
+        // The slot names the checksum of the record's node bytes (not of its tag: Recovery.verifyCommit).
+        let recordChecksum: UInt64
+        switch sealing {
+        case .checksum:
+            NodeChecksum.stamp(&recordBytes, offset: recordOffset)
+            recordChecksum = Checksum.of(recordBytes)
+        case .authenticated:
+            let length = recordBytes.count
+            recordBytes = sealing.sealed(recordBytes, offset: recordOffset)
+            recordChecksum = recordBytes.withUnsafeBytes { Checksum.of(UnsafeRawBufferPointer(rebasing: $0[..<length])) }
+        }
         let slot = RootSlot(version: version, topRef: topRef, freeListRef: Ref(freeListOffset), logicalSize: free.logicalSize,
-                            commitRecordRef: Ref(recordOffset), commitRecordChecksum: Checksum.of(recordBytes),
+                            commitRecordRef: Ref(recordOffset), commitRecordChecksum: recordChecksum,
                             nextRun: free.reserveNextRun(), runHeader: runHeaderOffset.map(Ref.init) ?? .none)
         // The record and the run header into `data` before it moves into the result (appending
         // to it there copied the whole buffer: two owners).
@@ -267,11 +290,11 @@ final class CommitWriter: NodeSink {
         if recordFollowsData { data.append(contentsOf: recordBytes) }
         var runHeader: (offset: UInt64, bytes: [UInt8], before: Int?)?
         if let header = runHeaderOffset {
-            let bytes = RunHeader(root: slot, link: link).encoded()
+            let bytes = RunHeader(root: slot, link: link).encoded(sealing)
             if let before = headerBefore {
-                let at = extents[before].range.lowerBound - RunHeader.size
+                let at = extents[before].range.lowerBound - runHeaderFootprint
                 data.withUnsafeMutableBytes { out in
-                    bytes.withUnsafeBytes { (out.baseAddress! + at).copyMemory(from: $0.baseAddress!, byteCount: RunHeader.size) }
+                    bytes.withUnsafeBytes { (out.baseAddress! + at).copyMemory(from: $0.baseAddress!, byteCount: runHeaderFootprint) }
                 }
             }
             runHeader = (header, bytes, headerBefore)

@@ -43,7 +43,7 @@ extension Store {
         let version = edits.version
         var top = edits.top
         let (pins, spacePins, spaceRanges, carried, durable, head, chainBytes, nonce) = try groupPins(base: base, lineage: edits.lineage)
-        let writer = CommitWriter(version: version, free: free)
+        let writer = CommitWriter(version: version, free: free, sealing: sealing)
         let context = edits.context
         var deltasAllowed = stateLock.withLock { $0.group.freeListDeltas }
         // While the file shrinks: allocations stay below the limit, and a free list chain with
@@ -67,7 +67,8 @@ extension Store {
         func release(_ ref: Ref, _ kind: NodeKind) throws(StorageError) {
             guard !ref.isNone else { return }
             let node = try context.node(ref, kind)
-            writer.free.release(offset: ref.offset, length: UInt64(node.length), firstVersion: node.version, endVersion: version.value)
+            writer.free.release(offset: ref.offset, length: UInt64(sealing.footprint(node.length)), firstVersion: node.version,
+                                endVersion: version.value)
         }
 
         // 1. Everything the new version no longer reaches.

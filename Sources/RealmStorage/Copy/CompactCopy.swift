@@ -39,10 +39,14 @@ struct CopySource {
     let context: TreeContext
     /// Told of the objects copied (CopyProgress.swift).
     var progress: CopyProgressHandler?
+    /// How the copy's nodes are sealed: the source's, but a plain copy of an encrypted file
+    /// has checksums, as every plain file (`plain`).
+    var sealing: NodeSealing
 
     init(top: TopState, schemaBlob: [UInt8]?, reading context: TreeContext) {
         self.top = top
         self.schemaBlob = schemaBlob
+        sealing = context.check.sealing
         // Without the transaction's freed list: decoding a leaf with removed list columns
         // records their lists as freed, which for the copy must not reach the transaction.
         self.context = TreeContext(base: context.base, limit: context.limit, limits: context.limits, freed: nil, check: context.check,
@@ -63,7 +67,7 @@ struct CopySource {
             }
             counter = CopyProgressCounter(total: total, handler: progress)
         }
-        let writer = CopyWriter(version: version, to: image)
+        let writer = CopyWriter(version: version, to: image, sealing: sealing)
         var copy = top
         copy.version = version
         copy.history = []
@@ -211,8 +215,17 @@ extension ReadTransaction {
         try CopyFile.refuseExisting(path)
         var source = CopySource(top: top, schemaBlob: try schemaBlob(), reading: context)
         source.progress = progress
+        source.plain(from: store)
         let counter = try CopyFile.create(at: path, source, compression: compression, hooks: store.options.copyHooks)
         counter?.finish()
+    }
+}
+
+extension CopySource {
+    /// Copies are written in the clear: a copy of an encrypted file gets checksums, as every
+    /// plain file has (encrypted copies: docs/EncryptionProposal.md, step 8).
+    mutating func plain(from store: Store) {
+        if store.file is EncryptedFile { sealing = .checksum }
     }
 }
 
@@ -236,6 +249,7 @@ extension WriteTransaction {
             source.indexes[key] = state.indexes.map { $0?.root }
         }
         source.progress = progress
+        source.plain(from: store)
         let counter = try CopyFile.create(at: path, source, compression: compression, hooks: store.options.copyHooks)
         counter?.finish()
     }

@@ -12,8 +12,9 @@
 //
 //   0      the file header, with the version in root slot 0: written last (`finish`), once
 //          the top node's place is known
-//   4096   the nodes, children before their parent, each stamped with its checksum (which
-//          covers its place); then the top node, an empty free list and the commit record
+//   4096   the nodes, children before their parent, each sealed with its checksum or tag
+//          (which covers its place; a tagged node takes its footprint: NodeSealing.swift); then
+//          the top node, an empty free list and the commit record
 //
 // The commit record lists no extents. A commit's record vouches, at the next open, for bytes
 // a crash may have torn; a copy's bytes are synced before the file gets its name (CopyFile.swift),
@@ -54,13 +55,16 @@ final class CopyWriter: NodeSink {
     static let flushSize = 1 << 20
 
     let version: VersionID
+    /// How the copy's nodes are sealed: the source store's (NodeSealing.swift).
+    let sealing: NodeSealing
     private let image: CopyImage
     private var buffer: [UInt8] = []
     /// Where `buffer` starts in the image.
     private var bufferOffset = UInt64(FileHeader.size)
 
-    init(version: VersionID, to image: CopyImage) {
+    init(version: VersionID, to image: CopyImage, sealing: NodeSealing = .checksum) {
         self.version = version
+        self.sealing = sealing
         self.image = image
         buffer.reserveCapacity(Self.flushSize + (64 << 10))
     }
@@ -74,9 +78,15 @@ final class CopyWriter: NodeSink {
         }
         precondition(bytes.count == NodeLayout.aligned(bytes.count), "a node that is not a whole number of words")
         let offset = position
-        let at = buffer.count
-        buffer.append(contentsOf: bytes)
-        buffer.withUnsafeMutableBytes { NodeChecksum.stamp(in: $0, at: at, offset: offset) }
+        switch sealing {
+        case .checksum:
+            // As before sealing had a choice: stamped in place.
+            let at = buffer.count
+            buffer.append(contentsOf: bytes)
+            buffer.withUnsafeMutableBytes { NodeChecksum.stamp(in: $0, at: at, offset: offset) }
+        case .authenticated:
+            sealing.append(bytes, to: &buffer, offset: offset)
+        }
         if buffer.count >= Self.flushSize { try flush() }
         return Ref(offset)
     }
@@ -99,8 +109,9 @@ final class CopyWriter: NodeSink {
         record.u32(0)
         record.u64(UInt64.random(in: .min ... .max))
         var recordBytes = record.finish(kind: .commitRecord, version: version, flags: CommitWriter.laneChecksumsFlag | CommitWriter.historyNonceFlag)
-        // Stamped for its place here too: the slot names the checksum of the bytes in the file.
-        NodeChecksum.stamp(&recordBytes, offset: position)
+        // Sealed for its place here too: the slot names the checksum of the node's bytes in the
+        // file (a tag, which follows them, is not part of them).
+        sealing.stampHeader(&recordBytes, offset: position)
         let recordRef = try place(recordBytes)
         try flush()
         let slot = RootSlot(version: version, topRef: topRef, freeListRef: freeListRef, logicalSize: bufferOffset,

@@ -161,13 +161,16 @@ package struct RunHeader: Equatable, Sendable {
 
     package static let size = 80
 
+    /// What a run header takes in the file (NodeSealing.swift): its 80 bytes, or with its tag.
+    package static func footprint(_ sealing: NodeSealing) -> Int { sealing.footprint(size) }
+
     package init(root: RootSlot, link: UInt64) {
         self.root = root
         self.link = link
     }
 
-    /// The node's bytes, stamped for its place, `root.runHeader`.
-    package func encoded() -> [UInt8] {
+    /// The node's bytes, sealed for its place, `root.runHeader`: `footprint(sealing)` bytes.
+    package func encoded(_ sealing: NodeSealing = .checksum) -> [UInt8] {
         var w = NodeWriter(capacity: Self.size)
         for field in [root.topRef.offset, root.freeListRef.offset, root.logicalSize, root.commitRecordRef.offset,
                       root.commitRecordChecksum, root.nextRun, link] {
@@ -178,8 +181,7 @@ package struct RunHeader: Equatable, Sendable {
         // Its own checksum leaves out the node's (which is stamped last, over the whole node).
         let sum = Self.ownChecksum(bytes)
         withUnsafeBytes(of: sum.littleEndian) { bytes.replaceSubrange(72..<80, with: $0) }
-        NodeChecksum.stamp(&bytes, offset: root.runHeader.offset)
-        return bytes
+        return sealing.sealed(bytes, offset: root.runHeader.offset)
     }
 
     /// The checksum at 72: of bytes 0..<72 with the node checksum (12..<16) taken as zero, as
@@ -191,10 +193,13 @@ package struct RunHeader: Equatable, Sendable {
     }
 
     /// Decodes the run header at `offset` of the mapped bytes `base` (`limit` bytes valid);
-    /// nil when there is none there (wrong kind or length, checksum fails, out of bounds).
-    package static func decode(at offset: UInt64, base: UnsafeRawPointer, limit: UInt64) -> RunHeader? {
-        guard offset >= UInt64(FileHeader.size), offset & 7 == 0, limit >= UInt64(size), offset <= limit - UInt64(size) else { return nil }
-        return decode(UnsafeRawBufferPointer(start: base + Int(offset), count: size), at: offset)
+    /// nil when there is none there (wrong kind or length, checksum or tag fails, out of bounds).
+    /// Authenticated run headers are decoded only once their tag verifies (NodeSealing.swift);
+    /// a checksummed one's node checksum is left to whoever reads it as a node, as before.
+    package static func decode(at offset: UInt64, base: UnsafeRawPointer, limit: UInt64, sealing: NodeSealing = .checksum) -> RunHeader? {
+        let footprint = UInt64(footprint(sealing))
+        guard offset >= UInt64(FileHeader.size), offset & 7 == 0, limit >= footprint, offset <= limit - footprint else { return nil }
+        return decode(UnsafeRawBufferPointer(start: base + Int(offset), count: Int(footprint)), at: offset, sealing: sealing)
     }
 
     /// Reads and decodes the run header at `offset` of `file` with `read` (pread), never
@@ -202,16 +207,19 @@ package struct RunHeader: Equatable, Sendable {
     /// which another process may cut off the end of the file meanwhile (online shrinking,
     /// OnlineShrink.swift). Past the end, a read comes back short and the walk ends; a mapped
     /// page there would be a SIGBUS.
-    package static func read(at offset: UInt64, from file: StorageFile, limit: UInt64) -> RunHeader? {
-        guard offset >= UInt64(FileHeader.size), offset & 7 == 0, limit >= UInt64(size), offset <= limit - UInt64(size) else { return nil }
-        var bytes = [UInt8](repeating: 0, count: size)
+    package static func read(at offset: UInt64, from file: StorageFile, limit: UInt64, sealing: NodeSealing = .checksum) -> RunHeader? {
+        let footprint = footprint(sealing)
+        guard offset >= UInt64(FileHeader.size), offset & 7 == 0, limit >= UInt64(footprint), offset <= limit - UInt64(footprint) else { return nil }
+        var bytes = [UInt8](repeating: 0, count: footprint)
         let count = bytes.withUnsafeMutableBytes { buffer in (try? file.read(into: buffer, at: offset)) ?? 0 }
-        guard count == size else { return nil }
-        return bytes.withUnsafeBytes { decode($0, at: offset) }
+        guard count == footprint else { return nil }
+        return bytes.withUnsafeBytes { decode($0, at: offset, sealing: sealing) }
     }
 
-    /// The run header whose `size` bytes are `bytes`, found at `offset` of the file.
-    private static func decode(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) -> RunHeader? {
+    /// The run header whose footprint is `bytes`, found at `offset` of the file.
+    private static func decode(_ bytes: UnsafeRawBufferPointer, at offset: UInt64, sealing: NodeSealing) -> RunHeader? {
+        if sealing.isAuthenticated,
+           !sealing.matches(bytes.baseAddress!, length: size, offset: offset, available: UInt64(bytes.count)) { return nil }
         func field(_ i: Int) -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
         let version = NodeLayout.version(of: bytes.baseAddress!)
         guard bytes[0] == NodeKind.runHeader.rawValue, UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) == UInt32(size),

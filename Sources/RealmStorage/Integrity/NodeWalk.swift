@@ -33,7 +33,7 @@ extension ReadTransaction {
         // Decoding the free space reads its chain through the same checks.
         let free = try FreeSpace.decode(head: slot.freeListRef, mapping: context.base, logicalSize: slot.logicalSize, check: context.check)
         for node in free.chain {
-            walk.count(Int(node.length))
+            walk.count(Int(node.length))  // footprints already
             visiting?(node.ref, node.kind, Int(node.length))
         }
         if !top.schemaBlob.isNone { try walk.visit(top.schemaBlob, .blob) }
@@ -71,7 +71,7 @@ struct NodeWalk {
 
     mutating func visit(_ ref: Ref, _ kind: NodeKind) throws(StorageError) {
         let length = try context.node(ref, kind).length
-        count(length)
+        count(context.check.sealing.footprint(length))
         visiting?(ref, kind, length)
     }
 
@@ -80,7 +80,7 @@ struct NodeWalk {
                                       _ leaf: (NodeView, inout NodeWalk) throws(StorageError) -> Void) throws(StorageError) {
         guard depth <= 64 else { throw StorageError(.fileCorrupted, "tree deeper than 64 levels at \(ref)") }
         let (node, kind) = try context.node(ref, F.innerKind, orLeaf: F.leafKind)
-        count(node.length)
+        count(context.check.sealing.footprint(node.length))
         visiting?(ref, kind, node.length)
         if kind == F.leafKind { return try leaf(node, &self) }
         let inner = try InnerView<F>(node)

@@ -123,12 +123,12 @@ struct Verifier {
     @discardableResult
     mutating func claim(_ ref: Ref, _ kind: NodeKind) throws(StorageError) -> NodeView {
         let node = try context.node(ref, kind)
-        extents.append((ref.offset, UInt64(node.length)))
+        extents.append((ref.offset, UInt64(context.check.sealing.footprint(node.length))))
         return node
     }
 
     mutating func claim(_ node: NodeView) {
-        extents.append((node.ref.offset, UInt64(node.length)))
+        extents.append((node.ref.offset, UInt64(context.check.sealing.footprint(node.length))))
     }
 
     func checkCoverage(free: FreeSpace) throws(StorageError) {

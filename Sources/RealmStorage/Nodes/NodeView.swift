@@ -25,7 +25,7 @@ package struct NodeView {
         guard node.load(as: UInt8.self) == kind.rawValue else {
             throw StorageError(.fileCorrupted, "node \(ref) is not a \(kind) node (kind byte \(node.load(as: UInt8.self)))")
         }
-        try check.verify(node, offset: offset, length: length, kind: kind)
+        try check.verify(node, offset: offset, length: length, kind: kind, limit: limit)
         self.ref = ref
         self.base = node
         self.length = length

@@ -5,8 +5,8 @@ import Darwin
 #endif
 import CStorageSupport
 
-// Which nodes this process has verified: their checksums (NodeFormat.swift) are checked once
-// per node per process, not at every read.
+// Which nodes this process has verified: their checksums (NodeFormat.swift), or their tags
+// (NodeSealing.swift), are checked once per node per process, not at every read.
 //
 // One bit per 16 bytes of the file, set once the node starting there has matched its checksum
 // (no two nodes start within 16 bytes of each other: a node is at least its 16-byte header).
@@ -33,7 +33,7 @@ import CStorageSupport
 // Clearing every bit costs the next reads of other processes' commits their verification
 // again (a few GB/s); commits of this process, the common case, keep what was verified.
 
-/// How a `NodeView` verifies the checksum of the node it opens.
+/// How a `NodeView` verifies the seal (checksum or tag: NodeSealing.swift) of the node it opens.
 package struct NodeCheck {
     @usableFromInline let words: UnsafeMutablePointer<UInt64>?
     @usableFromInline let bitCount: UInt64
@@ -41,42 +41,55 @@ package struct NodeCheck {
     /// The bitmap's owner, for the file's path in errors; unretained: whoever reads through the
     /// check retains the mapping, which retains it.
     @usableFromInline let owner: Unmanaged<VerifiedNodes>?
+    /// How the file's nodes are sealed: what `verifyNow` checks, and what footprint a node
+    /// read through this check takes (freeing it, walking the file). Read only off the hot
+    /// path (a set bit returns before it), so the checksum path pays no dispatch per node.
+    package let sealing: NodeSealing
 
-    @usableFromInline init(words: UnsafeMutablePointer<UInt64>?, bitCount: UInt64, enabled: Bool, owner: Unmanaged<VerifiedNodes>?) {
+    @usableFromInline init(words: UnsafeMutablePointer<UInt64>?, bitCount: UInt64, enabled: Bool, owner: Unmanaged<VerifiedNodes>?,
+                           sealing: NodeSealing) {
         self.words = words
         self.bitCount = bitCount
         self.enabled = enabled
         self.owner = owner
+        self.sealing = sealing
     }
 
     /// Verifies every time (nodes read outside any store: tests, tools).
-    package static var always: NodeCheck { NodeCheck(words: nil, bitCount: 0, enabled: true, owner: nil) }
+    package static var always: NodeCheck { .always(.checksum) }
+    /// Verifies every time, for nodes sealed by `sealing`.
+    package static func always(_ sealing: NodeSealing) -> NodeCheck {
+        NodeCheck(words: nil, bitCount: 0, enabled: true, owner: nil, sealing: sealing)
+    }
     /// Never verifies: files of formats 1-3, whose nodes carry no checksum.
-    package static var never: NodeCheck { NodeCheck(words: nil, bitCount: 0, enabled: false, owner: nil) }
+    package static var never: NodeCheck { NodeCheck(words: nil, bitCount: 0, enabled: false, owner: nil, sealing: .checksum) }
 
     /// The same check without the bitmap: every node verified at every read.
-    package var uncached: NodeCheck { NodeCheck(words: nil, bitCount: 0, enabled: enabled, owner: owner) }
+    package var uncached: NodeCheck { NodeCheck(words: nil, bitCount: 0, enabled: enabled, owner: owner, sealing: sealing) }
 
     /// Throws `fileCorrupted` unless the node of `length` bytes at `node` (file offset
-    /// `offset`) was verified before or matches its checksum now.
+    /// `offset`) was verified before or matches its seal now; `limit` bounds the bytes of the
+    /// version (a tag must lie inside them).
     @inline(__always)
-    func verify(_ node: UnsafeRawPointer, offset: UInt64, length: Int, kind: NodeKind) throws(StorageError) {
+    func verify(_ node: UnsafeRawPointer, offset: UInt64, length: Int, kind: NodeKind, limit: UInt64) throws(StorageError) {
         guard enabled else { return }
         let bit = offset >> 4
         guard let words, bit < bitCount else {
-            try verifyNow(node, offset: offset, length: length, kind: kind)
+            try verifyNow(node, offset: offset, length: length, kind: kind, limit: limit)
             return
         }
         // The bitmap outlives the check: its mapping is retained by whoever reads through it.
         if openrealm_bit_test(words, bit) != 0 { return }
-        try verifyNow(node, offset: offset, length: length, kind: kind)
+        try verifyNow(node, offset: offset, length: length, kind: kind, limit: limit)
         openrealm_bit_set(words, bit)
     }
 
     @inline(never)
-    func verifyNow(_ node: UnsafeRawPointer, offset: UInt64, length: Int, kind: NodeKind) throws(StorageError) {
-        guard NodeChecksum.matches(node, length: length, offset: offset) else {
-            throw StorageError(.fileCorrupted, "the \(kind) node at offset \(offset) (\(length) bytes) does not match its checksum: the file is damaged there",
+    func verifyNow(_ node: UnsafeRawPointer, offset: UInt64, length: Int, kind: NodeKind, limit: UInt64) throws(StorageError) {
+        // NodeView checked offset <= limit.
+        guard sealing.matches(node, length: length, offset: offset, available: limit - offset) else {
+            let seal = sealing.isAuthenticated ? "its authentication tag" : "its checksum"
+            throw StorageError(.fileCorrupted, "the \(kind) node at offset \(offset) (\(length) bytes) does not match \(seal): the file is damaged there",
                                path: owner?.takeUnretainedValue().path)
         }
     }
@@ -117,8 +130,8 @@ package final class VerifiedNodes: @unchecked Sendable {
     }
 
     /// The check for reads through this mapping; `enabled` false for files without checksums.
-    package func check(enabled: Bool) -> NodeCheck {
-        NodeCheck(words: words, bitCount: bitCount, enabled: enabled, owner: Unmanaged.passUnretained(self))
+    package func check(enabled: Bool, sealing: NodeSealing) -> NodeCheck {
+        NodeCheck(words: words, bitCount: bitCount, enabled: enabled, owner: Unmanaged.passUnretained(self), sealing: sealing)
     }
 
     /// For the version recovery chose in a mapping just made: the bits set so far are for the

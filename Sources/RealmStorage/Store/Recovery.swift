@@ -27,7 +27,9 @@ enum Recovery {
 
     /// `checkExtents` false: the bytes the commit wrote are vouched for otherwise (the blocks
     /// of a compressed copy, each verified when decompressed); its record is still checked.
-    static func open(file: StorageFile, path: String, minimumMapping: Int = 1 << 30, checkExtents: Bool = true) throws(StorageError) -> Result {
+    /// `sealing`: how the file's nodes are sealed (NodeSealing.swift).
+    static func open(file: StorageFile, path: String, minimumMapping: Int = 1 << 30, checkExtents: Bool = true,
+                     sealing: NodeSealing = .checksum) throws(StorageError) -> Result {
         let size = try file.size()
         guard size >= UInt64(FileHeader.size) else {
             throw StorageError(.invalidDatabase, size == 0 ? "the file is empty; it is not a realm file"
@@ -50,7 +52,7 @@ enum Recovery {
         }
 
         let mapping = try file.map(length: reservation(for: size, minimum: minimumMapping))
-        let check = format >= FileHeader.nodeChecksumFormat ? mapping.verified.check(enabled: true) : .never
+        let check = format >= FileHeader.nodeChecksumFormat ? mapping.verified.check(enabled: true, sealing: sealing) : .never
         var slots: [(index: Int, slot: RootSlot)] = []
         for index in 0..<2 {
             let offset = FileHeader.slotOffsets[index]
@@ -62,7 +64,7 @@ enum Recovery {
         var roots: [(root: RootSlot, slotIndex: Int, head: (version: UInt64, slotIndex: Int))] = []
         for (index, slot) in slots {
             roots.append((slot, index, (slot.version.value, index)))
-            for root in chain(after: slot, file: file, limit: min(size, UInt64(mapping.length))) {
+            for root in chain(after: slot, file: file, limit: min(size, UInt64(mapping.length)), sealing: check.sealing) {
                 roots.append((root, -1, (slot.version.value, index)))
             }
         }
@@ -88,7 +90,7 @@ enum Recovery {
                 // is now (VerifiedNodes.swift).
                 mapping.verified.begin(at: candidate.root)
                 let next = candidate.root.nextRun
-                let refusedRunHeader = next != 0 && RunHeader.read(at: next, from: file, limit: min(size, UInt64(mapping.length)))
+                let refusedRunHeader = next != 0 && RunHeader.read(at: next, from: file, limit: min(size, UInt64(mapping.length)), sealing: check.sealing)
                     .map { $0.root.version.value > version } == true ? next : nil
                 return Result(slot: candidate.root, slotIndex: candidate.slotIndex, top: top, free: free, mapping: mapping,
                               physicalSize: size, refusedSlot: refusedSlot, refusedRunHeader: refusedRunHeader,
@@ -104,15 +106,15 @@ enum Recovery {
     /// The roots of the versions that follow `head` through run headers, in order, as far as
     /// each names the next and links to it (FileHeader.swift, invariant 4); their commits are
     /// not checked here. `limit`: the mapped bytes that hold file data.
-    static func chain(after head: RootSlot, base: UnsafeRawPointer, limit: UInt64) -> [RootSlot] {
-        chain(after: head) { RunHeader.decode(at: $0, base: base, limit: limit) }
+    static func chain(after head: RootSlot, base: UnsafeRawPointer, limit: UInt64, sealing: NodeSealing = .checksum) -> [RootSlot] {
+        chain(after: head) { RunHeader.decode(at: $0, base: base, limit: limit, sealing: sealing) }
     }
 
     /// The same walk through `file`'s reads (pread), never its mapping: the run headers of
     /// versions nobody pins may lie in a tail another process cuts off meanwhile (online
     /// shrinking, OnlineShrink.swift point 5), where a mapped read would be a SIGBUS.
-    static func chain(after head: RootSlot, file: StorageFile, limit: UInt64) -> [RootSlot] {
-        chain(after: head) { RunHeader.read(at: $0, from: file, limit: limit) }
+    static func chain(after head: RootSlot, file: StorageFile, limit: UInt64, sealing: NodeSealing) -> [RootSlot] {
+        chain(after: head) { RunHeader.read(at: $0, from: file, limit: limit, sealing: sealing) }
     }
 
     private static func chain(after head: RootSlot, header decode: (UInt64) -> RunHeader?) -> [RootSlot] {

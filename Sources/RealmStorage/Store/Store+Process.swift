@@ -205,7 +205,8 @@ extension Store {
             stale.append((UInt64(FileHeader.slotOffsets[index]), FileHeader.slotSize))
         }
         let next = base.root.nextRun
-        if next != 0, let header = RunHeader.decode(at: next, base: mapping.base, limit: min(physicalSize, UInt64(mapping.length))),
+        if next != 0, let header = RunHeader.decode(at: next, base: mapping.base, limit: min(physicalSize, UInt64(mapping.length)),
+                                                        sealing: sealing),
            header.root.version.value > version {
             stale.append((next, RunHeader.size))
         }
@@ -360,7 +361,7 @@ extension Store {
         var found: [FoundRoot] = []
         for (slot, index) in Self.slots(in: mapping) {
             found.append(FoundRoot(root: slot, slotIndex: index, head: (slot.version.value, index)))
-            for root in Recovery.chain(after: slot, file: file, limit: min(size, UInt64(mapping.length))) {
+            for root in Recovery.chain(after: slot, file: file, limit: min(size, UInt64(mapping.length)), sealing: sealing) {
                 found.append(FoundRoot(root: root, slotIndex: -1, head: (slot.version.value, index)))
             }
         }

@@ -70,7 +70,7 @@ extension Store {
     /// logical sizes recovery checks (below).
     func cutFreeTail(before commit: RootSlot) throws(StorageError) {
         guard physicalSize >= ShrinkState.minimumFileSize else { return }
-        let needed = max(commit.logicalSize, commit.nextRun == 0 ? 0 : commit.nextRun + UInt64(RunHeader.size))
+        let needed = max(commit.logicalSize, commit.nextRun == 0 ? 0 : commit.nextRun + UInt64(RunHeader.footprint(sealing)))
         guard needed < physicalSize - physicalSize / 4 else { return }
         // Recovery refuses a root whose logical size exceeds the file, whatever it reaches: the
         // durable version, and each written since (one of which a crash may leave the newest

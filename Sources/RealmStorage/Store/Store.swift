@@ -91,6 +91,11 @@ package final class Store: @unchecked Sendable {
     /// Whether the file's nodes carry checksums (format 4 on): files of older formats keep
     /// their format and are read unverified (NodeFormat.swift).
     let verifiesNodes: Bool
+    /// How the file's nodes are sealed (Nodes/NodeSealing.swift): what every commit stamps,
+    /// every read verifies, and what each node takes in the file. The one place the store keeps
+    /// it: an encrypted file's tags under its key, else `options.sealing` (checksums, or tags on a
+    /// plain file in tests).
+    let sealing: NodeSealing
     /// Writes the nodes of async commits and grows the file: blocking I/O kept off the
     /// caller's executor (the cooperative pool, for a task).
     let writeQueue: DispatchQueue
@@ -108,11 +113,11 @@ package final class Store: @unchecked Sendable {
     /// How reads through `mapping` verify node checksums (VerifiedNodes.swift).
     @inline(__always)
     func nodeCheck(_ mapping: Mapping) -> NodeCheck {
-        mapping.verified.check(enabled: verifiesNodes)
+        mapping.verified.check(enabled: verifiesNodes, sealing: sealing)
     }
 
     /// Verifying every time, for a version not yet accounted for in any bitmap.
-    var uncachedCheck: NodeCheck { verifiesNodes ? .always : .never }
+    var uncachedCheck: NodeCheck { verifiesNodes ? .always(sealing) : .never }
 
     // MARK: Opening
 
@@ -131,6 +136,8 @@ package final class Store: @unchecked Sendable {
     init(path: String, options: StoreOptions) throws(StorageError) {
         self.path = path
         self.options = options
+        // An encrypted file's nodes carry tags under its key (EncryptionHeader.swift, E4).
+        var sealing = options.sealing
         writeQueue = DispatchQueue(label: "openrealm.write")
         syncQueue = DispatchQueue(label: "openrealm.sync")
         let file: StorageFile
@@ -139,7 +146,7 @@ package final class Store: @unchecked Sendable {
         if let key = options.encryptionKey { try EncryptionHeader.validate(key) }
         if options.durability == .memOnly {
             let memory = try MemoryFile(name: path)
-            try Store.writeGenesis(memory)
+            try Store.writeGenesis(memory, sealing: options.sealing)
             file = options.fileWrapper?(memory) ?? memory
             coordination = nil
         } else if CompressedFormat.isCompressedFile(at: path) {
@@ -160,7 +167,7 @@ package final class Store: @unchecked Sendable {
                 guard options.create, !options.readOnly else {
                     throw StorageError(.fileNotFound, "no realm file exists at this path", path: path, errno: ENOENT)
                 }
-                created = try Store.create(path: path, key: options.encryptionKey)
+                created = try Store.create(path: path, key: options.encryptionKey, sealing: options.sealing)
             }
             let posix = try PosixFile(path: path, mode: options.readOnly ? .readOnly : .openExisting)
             let disk = options.fileWrapper?(posix) ?? posix
@@ -168,6 +175,7 @@ package final class Store: @unchecked Sendable {
             // layer goes under the cipher: its tears and losses hit the ciphertext.
             if let keys = try EncryptionHeader.keys(of: posix, key: options.encryptionKey, path: path) {
                 file = EncryptedFile(inner: disk, cipher: keys.pages, path: path)
+                sealing = .authenticated(keys.nodes)
             } else {
                 file = disk
             }
@@ -177,6 +185,7 @@ package final class Store: @unchecked Sendable {
         }
         self.coordination = coordination
         self.file = file
+        self.sealing = sealing
         registry = VersionRegistry(coordination: coordination)
         let alone = coordination?.openedAlone ?? true
         // With other processes writing, every version counts as pinned while this one reads
@@ -186,7 +195,7 @@ package final class Store: @unchecked Sendable {
         // A compressed copy's blocks are verified as they are decompressed: checking the commit's
         // extents would decompress the whole image at open.
         let recovered = try Recovery.open(file: file, path: path, minimumMapping: options.minimumMapping,
-                                          checkExtents: !(file is CompressedFile))
+                                          checkExtents: !(file is CompressedFile), sealing: sealing)
         // Known on the disk: created just now, or what the processes before named synced in
         // the lock file. Else synced here (`settle`), when this store syncs at all.
         var synced = created || coordination?.previousSynced == recovered.slot.version.value
@@ -229,16 +238,16 @@ package final class Store: @unchecked Sendable {
     /// Creates an empty realm atomically: written and synced under a temporary name, then
     /// linked into place, so a crash never leaves a half-written file at `path`.
     /// Returns false when another opener created it first (then that file is the one to open).
-    private static func create(path: String, key: [UInt8]?) throws(StorageError) -> Bool {
+    private static func create(path: String, key: [UInt8]?, sealing: NodeSealing) throws(StorageError) -> Bool {
         // An encrypted file's salt is new with the file (EncryptionHeader.swift).
         let salt = try key.map { _ throws(StorageError) in try SecureRandom.bytes(EncryptionKeys.saltLength) }
         return try PosixFile.createAtomically(at: path, suffix: ".creating", allowExisting: true) { (file) throws(StorageError) in
             if let key, let salt {
                 let keys = EncryptionKeys(userKey: key, salt: salt)
                 try writeGenesis(EncryptedFile(inner: file, cipher: keys.pages, path: path),
-                                 header: EncryptionHeader.initial(salt: salt, keys: keys))
+                                 header: EncryptionHeader.initial(salt: salt, keys: keys), sealing: .authenticated(keys.nodes))
             } else {
-                try writeGenesis(file)
+                try writeGenesis(file, sealing: sealing)
             }
         }
     }
@@ -265,8 +274,9 @@ package final class Store: @unchecked Sendable {
     }
 
     /// Writes the header and version 1 (no tables) into an empty file.
-    static func writeGenesis(_ file: StorageFile, header: [UInt8] = FileHeader.initial()) throws(StorageError) {
-        let writer = CommitWriter(version: VersionID(1), free: FreeSpace(extents: [], logicalSize: UInt64(FileHeader.size)))
+    static func writeGenesis(_ file: StorageFile, header: [UInt8] = FileHeader.initial(), sealing: NodeSealing) throws(StorageError) {
+        let writer = CommitWriter(version: VersionID(1), free: FreeSpace(extents: [], logicalSize: UInt64(FileHeader.size), alignment: UInt64(sealing.alignment)),
+                                  sealing: sealing)
         let topRef = try writer.place(TopState.empty(version: VersionID(1)).encoded())
         let commit = writer.finish(topRef: topRef)
         try file.setSize(max(commit.slot.logicalSize, UInt64(FileHeader.size)))

@@ -45,6 +45,13 @@ package struct StoreOptions: Sendable {
     package var compressedCacheSize = 4 << 20
     /// How an LZ4-compressed copy is read: on demand, or (tests of the fallback) inflated whole.
     package var compressedReading = CompressedReading.onDemand
+    /// How nodes are sealed (Nodes/NodeSealing.swift): checksums (format 4, every plain file),
+    /// or keyed tags with 16-byte footprints, which encrypted files (format 5) will use. An
+    /// engine and test option for now, so that MACs, footprints and 16-byte allocation run on
+    /// plain files before any cipher exists. Nothing in the file says which: a file must be
+    /// opened with the sealing it was created with (else every node fails as `fileCorrupted`),
+    /// and so must its copies and compactions, which keep the store's.
+    package var sealing: NodeSealing = .checksum
     /// The 64-byte key of an encrypted file (File/EncryptionHeader.swift); nil for a plain
     /// file. A file in memory needs none: one given is checked for its length and unused.
     package var encryptionKey: [UInt8]?

@@ -11,7 +11,7 @@ extension WriteTransaction {
         defer { store.shrink = shrink }
         if !top.schemaBlob.isNone, newSchemaBlob == nil {
             let blob = try context.node(top.schemaBlob, .blob)
-            if top.schemaBlob.offset + UInt64(blob.length) > limit { newSchemaBlob = try schemaBlob() }
+            if top.schemaBlob.offset + UInt64(context.check.sealing.footprint(blob.length)) > limit { newSchemaBlob = try schemaBlob() }
         }
         guard !top.tables.isEmpty, shrink.walks else { return }
         // Nodes are moved only into room below the limit, half of it at most: with none (a

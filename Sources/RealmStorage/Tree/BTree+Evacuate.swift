@@ -49,14 +49,14 @@ extension BTree {
         return .stopped(at: resume)
     }
 
-    /// The node's kind and length as its header states them, without verifying it (a leaf the
-    /// walk only passes by), or nil when it lies outside the version.
+    /// The node's kind and footprint (NodeSealing.swift) as its header states them, without
+    /// verifying it (a leaf the walk only passes by), or nil when it lies outside the version.
     private static func peek(_ ref: Ref, _ context: TreeContext) -> (kind: UInt8, length: UInt64)? {
         let offset = ref.offset
         guard offset >= UInt64(FileHeader.size), offset & 7 == 0, context.limit >= 16, offset <= context.limit - 16 else { return nil }
         let kind = context.base.load(fromByteOffset: Int(offset), as: UInt8.self)
         let length = UInt32(littleEndian: context.base.loadUnaligned(fromByteOffset: Int(offset) + 4, as: UInt32.self))
-        return (kind, UInt64(length))
+        return (kind, context.check.sealing.footprint(UInt64(length)))
     }
 
     /// Walks `node` from `start` on. Returns true when its subtree was walked to the end; false

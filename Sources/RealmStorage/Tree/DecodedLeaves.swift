@@ -238,7 +238,7 @@ extension TreeFormat {
         }
         precondition(inner.total == inner.counts.reduce(0, +), "a kept inner node's total drifted from its counts")
         var encoded = BTree<Self>.encodeInner(inner, refs: refs, version: VersionID(node.version))
-        NodeChecksum.stamp(&encoded, offset: node.ref.offset)
+        context.check.sealing.stampHeader(&encoded, offset: node.ref.offset)
         precondition(encoded.elementsEqual(UnsafeRawBufferPointer(start: node.base, count: node.length)),
                      "a kept inner node differs from its node \(node.ref)")
         #endif
@@ -266,7 +266,7 @@ extension TreeFormat {
         let sink = ScratchSink(version: VersionID(node.version))
         _ = try encodeLeafInFull(leaf, context, sink)
         var encoded = sink.bytes
-        NodeChecksum.stamp(&encoded, offset: node.ref.offset)
+        context.check.sealing.stampHeader(&encoded, offset: node.ref.offset)
         precondition(encoded.elementsEqual(UnsafeRawBufferPointer(start: node.base, count: node.length)),
                      "a kept leaf buffer differs from its node \(node.ref)")
     }

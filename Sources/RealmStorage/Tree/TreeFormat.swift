@@ -136,9 +136,10 @@ package final class TreeContext {
         try NodeView(ref: ref, mapping: base, limit: limit, expecting: kind, check: check)
     }
 
-    /// Records that `node` is no longer reachable from the version being written.
+    /// Records that `node` is no longer reachable from the version being written: its
+    /// footprint (NodeSealing.swift).
     package func free(_ node: NodeView) {
-        freed?.add(ref: node.ref, length: UInt64(node.length), version: node.version)
+        freed?.add(ref: node.ref, length: UInt64(check.sealing.footprint(node.length)), version: node.version)
     }
 
     /// Frees a committed node given only its ref (lists and blobs dropped with their object).
