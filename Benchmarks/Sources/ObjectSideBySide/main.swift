@@ -211,10 +211,11 @@ if !encrypted {
     // second), encrypted / GRDB above 1 is encrypted OpenRealm ahead of plain SQLite.
     func ratio(_ a: Double, _ b: Double) -> String { a > 0 && b > 0 && a.isFinite && b.isFinite ? String(format: "%.2f×", a / b) : "-" }
     func rate(_ x: Double) -> String { x > 0 ? String(Int(x)) : "-" }
+    /// The median of the repeats' ratios, and their range.
     func seen(_ ratios: [Double]) -> String {
-        ratios.isEmpty ? "-" : String(format: "%.2f–%.2f×", ratios.min()!, ratios.max()!)
+        ratios.isEmpty ? "-" : String(format: "%.2f (%.2f–%.2f)×", ratios.sorted()[ratios.count / 2], ratios.min()!, ratios.max()!)
     }
-    print("| workload | OpenRealm | OpenRealm encrypted | GRDB | encrypted / plain | encrypted / plain, each repeat | encrypted / GRDB | plain / GRDB |")
+    print("| workload | OpenRealm | OpenRealm encrypted | GRDB | encrypted / plain | encrypted / plain, each repeat: median (range) | encrypted / GRDB | plain / GRDB |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     print("| W1 insert \(rows) objects, 10,000/write (objects/s) | \(rate(realm.insert)) | \(rate(sealed.insert)) | \(rate(grdb.insert)) | "
           + "\(ratio(sealed.insert, realm.insert)) | \(seen(insertRatios)) | \(ratio(sealed.insert, grdb.insert)) | \(ratio(realm.insert, grdb.insert)) |")

@@ -166,10 +166,10 @@ let workloads = [
 print("\(rows) objects; queries per second, " + (repeats == 1 ? "one timed second each\n" : "median of \(repeats) timed seconds each, the engines in turn\n"))
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 func range(_ ratios: [Double]) -> String {
-    ratios.isEmpty ? "-" : String(format: ratios.allSatisfy { $0 < 10 } ? "%.2f–%.2f×" : "%.1f–%.1f×", ratios.min()!, ratios.max()!)
+    ratios.isEmpty ? "-" : String(format: "%.2f (%.2f–%.2f)×", median(ratios), ratios.min()!, ratios.max()!)
 }
 if encryptedRealm != nil {
-    print("| workload | OpenRealm (/s) | OpenRealm encrypted (/s) | GRDB (/s) | encrypted / plain | encrypted / plain, each repeat | encrypted / GRDB | plain / GRDB |")
+    print("| workload | OpenRealm (/s) | OpenRealm encrypted (/s) | GRDB (/s) | encrypted / plain | encrypted / plain, each repeat: median (range) | encrypted / GRDB | plain / GRDB |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
 } else {
     print("| workload | OpenRealm (/s) | GRDB (/s) | ratio | ratios seen |")
