@@ -46,19 +46,6 @@ struct Measurement {
     var checksum: LookupChecksum
 }
 
-/// CPU time of the whole process (every thread: GRDB writes on its own queue), in seconds.
-/// Printed beside the wall clock so that a run on a busy machine can be told apart.
-func processCPUSeconds() -> Double {
-    var usage = rusage()
-    #if os(Linux)
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    #else
-    getrusage(RUSAGE_SELF, &usage)
-    #endif
-    func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) * 1e-6 }
-    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
-}
-
 /// Bytes in the files of `path` after the inserts (SQLite's WAL and shared memory included).
 func directoryBytes(_ path: String) -> Int {
     let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []

@@ -16,6 +16,19 @@ public func monotonicSeconds() -> Double {
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
+/// CPU time of the whole process (every thread: GRDB writes on its own queue), in seconds.
+/// Printed beside the wall clock so that a run on a busy machine can be told apart.
+public func processCPUSeconds() -> Double {
+    var usage = rusage()
+    #if os(Linux)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
+    func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) * 1e-6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
 extension PersonRecord {
     /// The record the concurrency benchmarks write for `id`, as they write their `Person`.
     public static func numbered(_ id: Int) -> PersonRecord {
