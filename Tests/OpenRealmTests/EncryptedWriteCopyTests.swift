@@ -2,6 +2,7 @@ import Foundation
 import OpenRealm
 @testable import RealmStorage
 import Testing
+import TestSupport
 
 /// `writeCopy(toFile:encryptionKey:)` and compaction with keys: a copy with a key is encrypted
 /// under a salt of its own whatever the realm is (encrypt, re-key), one without is plain
@@ -51,7 +52,7 @@ import Testing
         #expect(try Self.format(copy) == EncryptionHeader.formatVersion)
         let raw = [UInt8](try Data(contentsOf: copy))
         for needle in [Self.marker, "Unmistakable", "example.org", "Person", "email"] {
-            #expect(!EncryptionKeyTests.contains(raw[EncryptionHeader.plaintextLength...], Array(needle.utf8)), "found \(needle) in the copy")
+            #expect(!containsRun(raw[EncryptionHeader.plaintextLength...], Array(needle.utf8)), "found \(needle) in the copy")
         }
         #expect(EncryptionKeyTests.code { _ = try Realm(configuration: Self.configuration(copy, key: nil)) } == .decryptionFailed)
         #expect(EncryptionKeyTests.code { _ = try Realm(configuration: Self.configuration(copy, key: Self.otherKey)) } == .decryptionFailed)
@@ -82,7 +83,7 @@ import Testing
         try source.writeCopy(toFile: copy)
         #expect(try Self.format(copy) == FileHeader.formatVersion)
         #expect(try Self.salt(copy) == nil)
-        #expect(EncryptionKeyTests.contains([UInt8](try Data(contentsOf: copy)), Array(Self.marker.utf8)))
+        #expect(containsRun([UInt8](try Data(contentsOf: copy)), Array(Self.marker.utf8)))
         #expect(EncryptionKeyTests.code { _ = try Realm(configuration: Self.configuration(copy, key: Self.key)) } == .decryptionFailed)
         #expect(try Self.contents(copy, key: nil) == WriteCopyTests.snapshot(source))
         try RoundTripTests.verify(Self.configuration(copy, key: nil))
@@ -163,7 +164,7 @@ import Testing
         #expect(try Self.salt(url) != nil)
         #expect(try Self.salt(url) != saltBefore)
         #expect(try Data(contentsOf: url).count < sizeBefore / 2)
-        #expect(!EncryptionKeyTests.contains([UInt8](try Data(contentsOf: url))[EncryptionHeader.plaintextLength...], Array(Self.marker.utf8)))
+        #expect(!containsRun([UInt8](try Data(contentsOf: url))[EncryptionHeader.plaintextLength...], Array(Self.marker.utf8)))
         #expect(EncryptionKeyTests.code { _ = try Realm(configuration: Self.configuration(url, key: nil)) } == .decryptionFailed)
         #expect(try Self.contents(url, key: Self.key) == expected)
         // On launch too, and the realm goes on taking writes.

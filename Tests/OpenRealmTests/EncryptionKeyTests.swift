@@ -2,6 +2,7 @@ import Foundation
 import OpenRealm
 @testable import RealmStorage
 import Testing
+import TestSupport
 
 /// `Realm.Configuration.encryptionKey`: a key is checked for its length and against the file's
 /// header, and the errors say what does not fit; a realm in memory needs none; an encrypted
@@ -87,18 +88,9 @@ import Testing
         let raw = [UInt8](try Data(contentsOf: configuration.fileURL!))
         for needle in [Array("Sir Barksalot".utf8), Array("Plaintext Hound".utf8), Array("Dog".utf8), Array("breed".utf8),
                        withUnsafeBytes(of: Int64(0x1234_5678).littleEndian, Array.init)] {
-            #expect(!Self.contains(raw[EncryptionHeader.plaintextLength...], needle), "found \(needle) in the file")
+            #expect(!containsRun(raw[EncryptionHeader.plaintextLength...], needle), "found \(needle) in the file")
         }
         let realm = try Realm(configuration: configuration)
         #expect(realm.objects(Dog.self).filter("age == %@", 0x1234_5678 + 5).first?.name == "\(name) 5")
-    }
-
-    static func contains(_ haystack: some Collection<UInt8>, _ needle: [UInt8]) -> Bool {
-        let bytes = Array(haystack)
-        guard bytes.count >= needle.count else { return false }
-        for start in 0...(bytes.count - needle.count) where bytes[start] == needle[0] {
-            if Array(bytes[start..<(start + needle.count)]) == needle { return true }
-        }
-        return false
     }
 }

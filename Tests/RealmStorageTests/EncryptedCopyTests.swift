@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import RealmStorage
 
 /// Copies with an encryption key (Copy/CompactCopy.swift, `CopySource.seal`): a copy is
@@ -70,7 +71,7 @@ import Testing
         #expect(size % PageCipher.pageSize == 0, "an encrypted file is whole pages: \(size) bytes")
         let raw = [UInt8](try Data(contentsOf: URL(fileURLWithPath: copy)))
         for needle in ["name123", "p124@x.org", "tag140", "Person", "tags"] {
-            #expect(!EncryptedFileTests.contains(raw[EncryptionHeader.plaintextLength...], Array(needle.utf8)), "found \(needle) in the copy")
+            #expect(!containsRun(raw[EncryptionHeader.plaintextLength...], Array(needle.utf8)), "found \(needle) in the copy")
         }
         #expect(Self.code { _ = try Store(path: copy, options: Self.options(key: nil, create: false)) } == .decryptionFailed)
         #expect(Self.code { _ = try Store(path: copy, options: Self.options(key: Self.otherKey, create: false)) } == .decryptionFailed)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import RealmStorage
 
 /// `EncryptedFile` (File/EncryptedFile.swift) on its own: what it writes is ciphertext bound to
@@ -66,9 +67,9 @@ import Testing
         let raw = [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory.path())))
         #expect(Array(raw[0..<8]) == FileHeader.magic)
         #expect(Array(raw[0..<EncryptionHeader.plaintextLength]) == Array(header[0..<EncryptionHeader.plaintextLength]))
-        #expect(!Self.contains(raw, Array(secret[0..<8])))
+        #expect(!containsRun(raw, Array(secret[0..<8])))
         // Zeros are not left as zeros either: growth and a page of zeros are ciphertext.
-        #expect(!Self.contains(raw[4096...], [UInt8](repeating: 0, count: 32)))
+        #expect(!containsRun(raw[4096...], [UInt8](repeating: 0, count: 32)))
         // The same plaintext on another page is another ciphertext (the tweak is the page).
         #expect(raw[(4096 + 1024)..<(4096 + 1056)] != raw[(8192 + 4096 + 1024)..<(8192 + 4096 + 1056)])
     }
@@ -135,14 +136,5 @@ import Testing
         try subject.setSize(64 << 10)
         #expect(try subject.read(8192, at: 40_960) == [UInt8](repeating: 0, count: 8192))
         #expect(Array(UnsafeRawBufferPointer(start: image.base + 40_960, count: 8192)) == [UInt8](repeating: 0, count: 8192))
-    }
-
-    static func contains(_ haystack: some Collection<UInt8>, _ needle: [UInt8]) -> Bool {
-        let bytes = Array(haystack)
-        guard bytes.count >= needle.count else { return false }
-        for start in 0...(bytes.count - needle.count) where bytes[start] == needle[0] {
-            if Array(bytes[start..<(start + needle.count)]) == needle { return true }
-        }
-        return false
     }
 }

@@ -140,7 +140,7 @@ import Darwin
         #expect(objects >= Self.batch * rounds / 2)
         if encrypted {
             let raw = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-            #expect(!EncryptedFileTests.contains(raw[EncryptionHeader.plaintextLength...], Array("object 1 x".utf8)))
+            #expect(!containsRun(raw[EncryptionHeader.plaintextLength...], Array("object 1 x".utf8)))
         }
     }
 }
