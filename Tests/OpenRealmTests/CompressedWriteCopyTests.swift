@@ -127,14 +127,30 @@ import RealmStorage
         #expect { try Realm(configuration: compressed) } throws: { ($0 as? Realm.Error)?.code == .fileCorrupted }
     }
 
-    /// `openrealm copy <file> <copy> --lz4` writes a compressed copy; `openrealm copy` of that
-    /// without `--lz4` writes a writable realm again.
-    @Test func theCommandLineToolWritesAndUndoesCompressedCopies() throws {
+    /// Runs the `openrealm` tool built beside the tests with the arguments it is given, and
+    /// returns its exit status (its output discarded).
+    static func commandLineTool() throws -> ([String]) throws -> Int32 {
         let tool = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("openrealm")
         let executable = FileManager.default.isExecutableFile(atPath: tool.path)
             ? tool
             : URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("openrealm")
         try #require(FileManager.default.isExecutableFile(atPath: executable.path), "build the openrealm tool first (swift build)")
+        return { arguments in
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+    }
+
+    /// `openrealm copy <file> <copy> --lz4` writes a compressed copy; `openrealm copy` of that
+    /// without `--lz4` writes a writable realm again.
+    @Test func theCommandLineToolWritesAndUndoesCompressedCopies() throws {
+        let run = try Self.commandLineTool()
         let folder = TestFolder()
         let configuration = folder.configuration([Person.self])
         do {
@@ -143,15 +159,6 @@ import RealmStorage
         }
         let archive = folder.url.appendingPathComponent("archive.realmz")
         let restored = folder.url.appendingPathComponent("restored.realm")
-        func run(_ arguments: [String]) throws -> Int32 {
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = arguments
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
         #expect(try run(["copy", configuration.fileURL!.path, archive.path, "--lz4"]) == 0)
         #expect(CompressedFormat.isCompressedFile(at: archive.path))
         #expect(try run(["copy", archive.path, restored.path]) == 0)

@@ -9,7 +9,7 @@ import Testing
 @Suite struct EncryptionKeyTests {
     static let key = Data(repeating: 0xA5, count: 64)
 
-    private func code(_ body: () throws -> Void) -> Realm.Error.Code? {
+    static func code(_ body: () throws -> Void) -> Realm.Error.Code? {
         do {
             try body()
             return nil
@@ -23,10 +23,10 @@ import Testing
         let folder = TestFolder()
         var configuration = folder.configuration()
         configuration.encryptionKey = Data(repeating: 1, count: length)
-        #expect(code { _ = try Realm(configuration: configuration) } == .invalidArgument)
+        #expect(Self.code { _ = try Realm(configuration: configuration) } == .invalidArgument)
         #expect(!FileManager.default.fileExists(atPath: configuration.fileURL!.path))
         configuration.inMemoryIdentifier = "memory-\(UUID().uuidString)"
-        #expect(code { _ = try Realm(configuration: configuration) } == .invalidArgument)
+        #expect(Self.code { _ = try Realm(configuration: configuration) } == .invalidArgument)
     }
 
     @Test func aRealmInMemoryNeedsNoKeyAndTakesOne() throws {
@@ -46,7 +46,7 @@ import Testing
         }
         let before = try Data(contentsOf: configuration.fileURL!)
         configuration.encryptionKey = Self.key
-        #expect(code { _ = try Realm(configuration: configuration) } == .decryptionFailed)
+        #expect(Self.code { _ = try Realm(configuration: configuration) } == .decryptionFailed)
         #expect(try Data(contentsOf: configuration.fileURL!) == before)
         configuration.encryptionKey = nil
         #expect(try Realm(configuration: configuration).objects(Dog.self).count == 1)
@@ -62,12 +62,12 @@ import Testing
         }
         var without = configuration
         without.encryptionKey = nil
-        #expect(code { _ = try Realm(configuration: without) } == .decryptionFailed)
+        #expect(Self.code { _ = try Realm(configuration: without) } == .decryptionFailed)
         without.readOnly = true
-        #expect(code { _ = try Realm(configuration: without) } == .decryptionFailed)
+        #expect(Self.code { _ = try Realm(configuration: without) } == .decryptionFailed)
         var wrong = configuration
         wrong.encryptionKey = Data(repeating: 0xA6, count: 64)
-        #expect(code { _ = try Realm(configuration: wrong) } == .decryptionFailed)
+        #expect(Self.code { _ = try Realm(configuration: wrong) } == .decryptionFailed)
         let realm = try Realm(configuration: configuration)
         #expect(realm.objects(Dog.self).first?.name == "Rex")
         #expect(realm.objects(Dog.self).first?.age == 7)

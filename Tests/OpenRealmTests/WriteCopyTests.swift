@@ -96,16 +96,6 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter { $0.hasSuffix(".copying") }.isEmpty)
     }
 
-    @Test func anEncryptionKeyIsRefusedWithATypedErrorAndNoFile() throws {
-        let folder = TestFolder()
-        let realm = try Realm(configuration: folder.configuration([Person.self]))
-        let copy = Self.copyURL(folder)
-        #expect { try realm.writeCopy(toFile: copy, encryptionKey: Data(repeating: 1, count: 64)) } throws: {
-            ($0 as? Realm.Error)?.code == .unsupported
-        }
-        #expect(!FileManager.default.fileExists(atPath: copy.path))
-    }
-
     @Test func aFrozenRealmCopiesItsOwnVersion() throws {
         let folder = TestFolder()
         var configuration = folder.configuration([Person.self])

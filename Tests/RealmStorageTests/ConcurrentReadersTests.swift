@@ -5,11 +5,16 @@ import TestSupport
 
 /// Readers on other threads never wait for the writer and always see a whole version: while
 /// one thread commits transfers between accounts, reader threads pin snapshots and sum every
-/// balance; every snapshot must hold the same total, and verify.
+/// balance; every snapshot must hold the same total, and verify. On a plain file, and on an
+/// encrypted one, whose image the writer writes through while the readers read it
+/// (EncryptedFile.swift).
 @Suite struct ConcurrentReadersTests {
-    @Test func snapshotsStayConsistentWhileTheWriterCommits() async throws {
+    @Test(arguments: [false, true])
+    func snapshotsStayConsistentWhileTheWriterCommits(encrypted: Bool) async throws {
         let dir = TemporaryDirectory()
-        let store = try Store.open(path: dir.path(), options: StoreOptions(durability: .unsafe, limits: TreeLimits(leafCapacity: 16, innerCapacity: 8)))
+        var options = StoreOptions(durability: .unsafe, limits: TreeLimits(leafCapacity: 16, innerCapacity: 8))
+        if encrypted { options.encryptionKey = SealingMode.encryptionKey }
+        let store = try Store.open(path: dir.path(), options: options)
         let accounts = 500
         let table: TableKey = try {
             let tx = try store.beginWrite()

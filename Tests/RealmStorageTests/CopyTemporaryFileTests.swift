@@ -3,9 +3,11 @@ import Testing
 @testable import RealmStorage
 
 /// What a crashed copy leaves (its temporary file) is removed by the next copy to the same
-/// path, unless a copy is still writing it (CopyFile.swift, invariant 4).
+/// path, unless a copy is still writing it (CopyFile.swift, invariant 4). Plain and encrypted
+/// copies alike.
 @Suite struct CopyTemporaryFileTests {
-    @Test func aCopyRemovesTheTemporaryFilesOfCopiesThatDidNotFinish() throws {
+    @Test(arguments: [false, true])
+    func aCopyRemovesTheTemporaryFilesOfCopiesThatDidNotFinish(encrypted: Bool) throws {
         let dir = TemporaryDirectory()
         let source = try CompressedCopyTests.makeSource(dir.path("source.realm"), count: 50)
         let destination = dir.path("copy.realm")
@@ -26,7 +28,7 @@ import Testing
         #expect(flock(fd, LOCK_EX) == 0)
         defer { close(fd) }
 
-        try source.writeCompactedCopy(to: destination)
+        try source.writeCompactedCopy(to: destination, encryptionKey: encrypted ? EncryptedCopyTests.key : nil)
 
         let exists = { (path: String) in FileManager.default.fileExists(atPath: path) }
         #expect(!exists(stale), "a stale temporary file stayed")

@@ -36,13 +36,14 @@ extension RealmActor {
     ///   realm throws.
     public nonisolated func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil, compression: Realm.Compression,
                                       progress: (@Sendable (Realm.CopyProgress) -> Void)? = nil) async throws {
-        let path = try Realm.copyDestination(fileURL, encryptionKey: encryptionKey)
+        let path = try Realm.copyDestination(fileURL)
+        let key = encryptionKey.map { [UInt8]($0) }
         let version = try await newestVersion()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Swift.Error>) in
             DispatchQueue.global().async {
                 continuation.resume(with: Result { () throws(Realm.Error) in
                     try engine { () throws(StorageError) in
-                        try version.writeCompactedCopy(to: path, compression: compression.engine,
+                        try version.writeCompactedCopy(to: path, compression: compression.engine, encryptionKey: key,
                                                        progress: progress.map { progress in { progress(Realm.CopyProgress($0)) } })
                     }
                 })

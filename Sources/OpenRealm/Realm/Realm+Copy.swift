@@ -29,11 +29,21 @@ extension Realm {
     /// let restored = try Realm(fileURL: backup)
     /// ```
     ///
+    /// With `encryptionKey` the copy is encrypted with it, whether this realm is or not, under
+    /// a new random salt of its own: so a plain realm gets an encrypted copy, and an encrypted
+    /// one a copy under another key (a change of key: open the copy with the new key). Without
+    /// one the copy is written in the clear, also when this realm is encrypted.
+    ///
+    /// ```swift
+    /// try realm.writeCopy(toFile: rekeyedURL, encryptionKey: newKey)
+    /// let rekeyed = try Realm(configuration: Realm.Configuration(fileURL: rekeyedURL, encryptionKey: newKey))
+    /// ```
+    ///
     /// - Parameters:
     ///   - fileURL: Where to write the copy. No file may exist there.
-    ///   - encryptionKey: Must be nil: encrypted realms are not available yet.
-    /// - Throws: `Realm.Error` with code `fileExists` (a file is at `fileURL`),
-    ///   `unsupported` (an encryption key), `outOfDiskSpace`, `filePermissionDenied`,
+    ///   - encryptionKey: The 64-byte key to encrypt the copy with; nil: a plain copy.
+    /// - Throws: `Realm.Error` with code `invalidArgument` (a key that is not 64 bytes),
+    ///   `fileExists` (a file is at `fileURL`), `outOfDiskSpace`, `filePermissionDenied`,
     ///   `fileNotFound` (no such folder), `fileAccess` (another I/O failure), `fileCorrupted`
     ///   (the source is damaged); inside a write, the write's recorded data error. A copy that
     ///   fails leaves no file at `fileURL`.
@@ -76,6 +86,9 @@ extension Realm {
     /// let order = archive.object(ofType: Order.self, forPrimaryKey: orderID)
     /// ```
     ///
+    /// A copy cannot be both compressed and encrypted yet: `.lz4` with an encryption key
+    /// throws `unsupported` before anything is written.
+    ///
     /// `progress`, when given, is called on this thread as the copy goes: first with nothing
     /// copied, then about every hundredth of the objects, last once the copy is on disk
     /// (`CopyProgress.isFinished`).
@@ -86,21 +99,25 @@ extension Realm {
     /// }
     /// ```
     ///
-    /// - Throws: what `writeCopy(toFile:encryptionKey:)` throws.
+    /// - Throws: what `writeCopy(toFile:encryptionKey:)` throws; `unsupported` for `.lz4`
+    ///   with an encryption key.
     public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil, compression: Compression,
                           progress: ((CopyProgress) -> Void)? = nil) throws {
         if !isFrozen { confinement.verify() }
-        let path = try Self.copyDestination(fileURL, encryptionKey: encryptionKey)
+        let path = try Self.copyDestination(fileURL)
+        let key = encryptionKey.map { [UInt8]($0) }
         let report = progress.map { progress in { (engine: RealmStorage.CopyProgress) in progress(CopyProgress(engine)) } }
         if let writeTransaction {
             // A write that met a data error is discarded at its end: so would its copy be.
             if let writeFailure { throw writeFailure }
             try engine { () throws(StorageError) in
-                try writeTransaction.writeCompactedCopy(to: path, compression: compression.engine, progress: report)
+                try writeTransaction.writeCompactedCopy(to: path, compression: compression.engine, encryptionKey: key, progress: report)
             }
         } else {
             let read = readTransaction
-            try engine { () throws(StorageError) in try read.writeCompactedCopy(to: path, compression: compression.engine, progress: report) }
+            try engine { () throws(StorageError) in
+                try read.writeCompactedCopy(to: path, compression: compression.engine, encryptionKey: key, progress: report)
+            }
         }
     }
 
@@ -132,12 +149,8 @@ extension Realm {
         }
     }
 
-    /// The path to write a copy to; refuses an encryption key and what is not a file URL.
-    static func copyDestination(_ fileURL: URL, encryptionKey: Data?) throws(Realm.Error) -> String {
-        guard encryptionKey == nil else {
-            throw Realm.Error(.unsupported, "encrypted realms are not available yet; write the copy without an encryption key",
-                              path: fileURL.path)
-        }
+    /// The path to write a copy to; refuses what is not a file URL.
+    static func copyDestination(_ fileURL: URL) throws(Realm.Error) -> String {
         guard fileURL.isFileURL else {
             throw Realm.Error(.invalidArgument, "a copy is written to a file: \(fileURL) is not a file URL")
         }
@@ -151,7 +164,9 @@ extension Realm {
     /// any `Realm` in this process (live, frozen, or a `RealmActor`'s) or any other process has
     /// the file open, or is opening it. Release them first (a `RealmActor` with `close()`).
     /// The new file is written beside the old one, synced, renamed over it, and the folder
-    /// synced: a crash at any instant leaves the old file or the new one, whole.
+    /// synced: a crash at any instant leaves the old file or the new one, whole. An encrypted
+    /// realm (the configuration's `encryptionKey`) stays encrypted with the same key, under a
+    /// new random salt.
     ///
     /// ```swift
     /// if try Realm.compact(configuration: config) {
@@ -162,7 +177,8 @@ extension Realm {
     /// - Returns: true when the file was replaced; false when it is open somewhere, or when
     ///   there is no file (or the configuration is of an in-memory realm).
     /// - Throws: `Realm.Error`: `readOnly` for a read-only configuration; what opening the
-    ///   file throws (`invalidDatabase`, `fileCorrupted`, `incompatibleLockFile`, …);
+    ///   file throws (`invalidDatabase`, `fileCorrupted`, `incompatibleLockFile`,
+    ///   `decryptionFailed` and `invalidArgument` for a key that does not fit, …);
     ///   `outOfDiskSpace` or `fileAccess` when the copy cannot be written (the file is left as
     ///   it was), or when the folder cannot be synced after the rename (the file is then the
     ///   compacted one, which a power loss may turn back into the old one: both are whole).
@@ -181,10 +197,6 @@ extension Realm {
         guard configuration.inMemoryIdentifier == nil else { return false }
         guard !configuration.readOnly else {
             throw Realm.Error(.readOnly, "a read-only configuration cannot compact the file; compact with a writable one",
-                              path: configuration.path)
-        }
-        guard configuration.encryptionKey == nil else {
-            throw Realm.Error(.unsupported, "encrypted realms are not available yet; compact without an encryption key",
                               path: configuration.path)
         }
         let result: CompactionResult

@@ -81,7 +81,7 @@ extension Realm {
             /// A write was asked of a realm opened read-only, or a file that can only be read
             /// (an LZ4-compressed copy) was opened for writing.
             public static let readOnly = Code(rawValue: "readOnly")
-            /// The operation is not available in this build (an encryption key).
+            /// The operation is not available in this build (an encrypted LZ4-compressed copy).
             public static let unsupported = Code(rawValue: "unsupported")
             /// More versions are pinned than
             /// `Configuration.maximumNumberOfActiveVersions` allows: release frozen snapshots or
@@ -152,6 +152,7 @@ extension Realm {
             case .mergedWriteFailed: code = .mergedWriteFailed
             case .readOnlyFile: code = .readOnly
             case .decryptionFailed: code = .decryptionFailed
+            case .unsupported: code = .unsupported
             }
             self.init(code, error.message, path: error.path, errno: error.errno)
         }

@@ -49,6 +49,8 @@ package struct StorageError: Error, Sendable, CustomStringConvertible, Equatable
         /// The encryption key does not fit the file: another key than the file's, no key for
         /// an encrypted file, or a key for a plain one (File/EncryptionHeader.swift).
         case decryptionFailed
+        /// A combination the engine does not offer yet (an encrypted LZ4-compressed copy).
+        case unsupported
     }
 
     package var code: Code

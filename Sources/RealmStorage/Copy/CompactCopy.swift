@@ -39,9 +39,11 @@ struct CopySource {
     let context: TreeContext
     /// Told of the objects copied (CopyProgress.swift).
     var progress: CopyProgressHandler?
-    /// How the copy's nodes are sealed: the source's, but a plain copy of an encrypted file
-    /// has checksums, as every plain file (`plain`).
+    /// How the copy's nodes are sealed: the source's; a plain copy of an encrypted file has
+    /// checksums, as every plain file, and an encrypted copy tags under its own keys (`seal`).
     var sealing: NodeSealing
+    /// The copy's salt and keys when it is written encrypted (`seal`); nil: in the clear.
+    var encryption: CopyEncryption?
 
     init(top: TopState, schemaBlob: [UInt8]?, reading context: TreeContext) {
         self.top = top
@@ -67,7 +69,7 @@ struct CopySource {
             }
             counter = CopyProgressCounter(total: total, handler: progress)
         }
-        let writer = CopyWriter(version: version, to: image, sealing: sealing)
+        let writer = CopyWriter(version: version, to: image, sealing: sealing, header: encryption?.header ?? FileHeader.initial())
         var copy = top
         copy.version = version
         copy.history = []
@@ -195,37 +197,80 @@ extension IndexFormat: CopiedFormat {
 }
 
 extension Store {
-    /// Writes the newest version, compacted, to a new file at `path`.
+    /// Writes the newest version, compacted, to a new file at `path`; encrypted with
+    /// `encryptionKey` when one is given (`ReadTransaction.writeCompactedCopy`).
     ///
     /// - Throws: `fileExists` when `path` exists, I/O errors.
-    package func writeCompactedCopy(to path: String, compression: CopyCompression = .none,
+    package func writeCompactedCopy(to path: String, compression: CopyCompression = .none, encryptionKey: [UInt8]? = nil,
                                     progress: CopyProgressHandler? = nil) throws(StorageError) {
-        try beginRead().writeCompactedCopy(to: path, compression: compression, progress: progress)
+        try beginRead().writeCompactedCopy(to: path, compression: compression, encryptionKey: encryptionKey, progress: progress)
     }
 }
 
 extension ReadTransaction {
     /// Writes this version, compacted, to a new file at `path`, synced with its folder;
     /// `compression` .lz4 writes an LZ4-compressed copy (Compressed/CompressedFormat.swift).
+    /// With `encryptionKey` (64 bytes) the copy is an encrypted file (format 5) with a salt of
+    /// its own, whatever the source is; without one it is written in the clear, also when the
+    /// source is encrypted (`CopySource.seal`).
     ///
-    /// - Throws: `fileExists` when `path` exists, `outOfDiskSpace`, `ioFailure`,
-    ///   `fileCorrupted` for a damaged source.
-    package func writeCompactedCopy(to path: String, compression: CopyCompression = .none,
+    /// - Throws: `invalidArgument` for a key that is not 64 bytes and `unsupported` for a key
+    ///   with `.lz4`, both before anything is written; `fileExists` when `path` exists,
+    ///   `outOfDiskSpace`, `ioFailure`, `fileCorrupted` for a damaged source.
+    package func writeCompactedCopy(to path: String, compression: CopyCompression = .none, encryptionKey: [UInt8]? = nil,
                                     progress: CopyProgressHandler? = nil) throws(StorageError) {
+        try CopySource.check(encryptionKey, compression: compression, path: path)
         try CopyFile.refuseExisting(path)
         var source = CopySource(top: top, schemaBlob: try schemaBlob(), reading: context)
         source.progress = progress
-        source.plain(from: store)
+        try source.seal(for: store, encryptionKey: encryptionKey)
         let counter = try CopyFile.create(at: path, source, compression: compression, hooks: store.options.copyHooks)
         counter?.finish()
     }
 }
 
+/// An encrypted copy's salt, new for the copy, and the keys it gives with the user's key
+/// (File/EncryptionHeader.swift): every copy, compaction or change of key gets a salt of its own.
+struct CopyEncryption {
+    let salt: [UInt8]
+    let keys: EncryptionKeys
+
+    /// A new random salt and the keys of `key` (64 bytes, checked before) with it.
+    init(key: [UInt8]) throws(StorageError) {
+        salt = try SecureRandom.bytes(EncryptionKeys.saltLength)
+        keys = EncryptionKeys(userKey: key, salt: salt)
+    }
+
+    /// The copy's header page before its root slot is set: format 5, the salt and the key check.
+    var header: [UInt8] { EncryptionHeader.initial(salt: salt, keys: keys) }
+}
+
 extension CopySource {
-    /// Copies are written in the clear: a copy of an encrypted file gets checksums, as every
-    /// plain file has (encrypted copies: docs/EncryptionProposal.md, step 8).
-    mutating func plain(from store: Store) {
-        if store.file is EncryptedFile { sealing = .checksum }
+    /// Refuses, before anything is read or written, a copy's key that is not 64 bytes
+    /// (`invalidArgument`), and a key with LZ4 compression (`unsupported`: an encrypted
+    /// compressed copy, compressed then encrypted per block, is not built yet).
+    static func check(_ encryptionKey: [UInt8]?, compression: CopyCompression, path: String) throws(StorageError) {
+        guard let encryptionKey else { return }
+        try EncryptionHeader.validate(encryptionKey)
+        guard compression == .none else {
+            throw StorageError(.unsupported, "an LZ4-compressed copy cannot be encrypted yet: write an encrypted copy without compression, or a compressed one without a key",
+                               path: path)
+        }
+    }
+
+    /// How the copy is sealed and whether it is encrypted. With `encryptionKey` (checked by
+    /// `check`): encrypted under a new salt, its nodes tagged with the copy's own node key.
+    /// Without: in the clear, and a copy of an encrypted file gets checksums, as every plain
+    /// file has; a plain source keeps its sealing (tags on a plain file are a test option).
+    mutating func seal(for store: Store, encryptionKey: [UInt8]?) throws(StorageError) {
+        if let encryptionKey {
+            let encryption = try CopyEncryption(key: encryptionKey)
+            self.encryption = encryption
+            sealing = .authenticated(encryption.keys.nodes)
+        } else {
+            encryption = nil
+            if store.file is EncryptedFile { sealing = .checksum }
+        }
     }
 }
 
@@ -235,9 +280,10 @@ extension WriteTransaction {
     ///
     /// - Throws: `transactionEnded` after the commit or rollback, and what
     ///   `ReadTransaction.writeCompactedCopy` throws.
-    package func writeCompactedCopy(to path: String, compression: CopyCompression = .none,
+    package func writeCompactedCopy(to path: String, compression: CopyCompression = .none, encryptionKey: [UInt8]? = nil,
                                     progress: CopyProgressHandler? = nil) throws(StorageError) {
         try ensureActive()
+        try CopySource.check(encryptionKey, compression: compression, path: path)
         try CopyFile.refuseExisting(path)
         // What a commit would do first, and what reads do when they need it: the copy then
         // holds no link to an object deleted here, and every index has its pending entries.
@@ -249,7 +295,7 @@ extension WriteTransaction {
             source.indexes[key] = state.indexes.map { $0?.root }
         }
         source.progress = progress
-        source.plain(from: store)
+        try source.seal(for: store, encryptionKey: encryptionKey)
         let counter = try CopyFile.create(at: path, source, compression: compression, hooks: store.options.copyHooks)
         counter?.finish()
     }

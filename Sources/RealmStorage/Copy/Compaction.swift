@@ -21,7 +21,8 @@ import Darwin
 //      process too, wait for the byte).
 //   4. With the byte held, check that nobody else is present in the lock file (someone may
 //      have joined between 1 and 3); if someone is, refuse.
-//   5. Write the compacted copy to `<path>.compacting` and sync it (CopyFile.swift).
+//   5. Write the compacted copy to `<path>.compacting` and sync it (CopyFile.swift). An
+//      encrypted file's copy is encrypted with the same key under a new salt.
 //   6. Close the store: the next opener must find itself alone and read the new file, not
 //      join a table that describes the old one.
 //   7. Rename the copy over the file, sync the folder, release the opening byte.
@@ -73,10 +74,6 @@ extension Store {
             var opening = options
             opening.create = false
             let store = try Store(path: path, options: opening)
-            // Its copy would be written in the clear (docs/EncryptionProposal.md, step 8).
-            guard !(store.file is EncryptedFile) else {
-                throw StorageError(.invalidArgument, "encrypted realms cannot be compacted yet", path: path)
-            }
             guard try shouldCompact(store) else { return .notNeeded }
             guard let held = try holdOffOpeners(path: path) else { return .inUse("another process is opening the realm") }
             hold = held
@@ -85,6 +82,9 @@ extension Store {
             let read = store.beginRead()
             var source = CopySource(top: read.top, schemaBlob: try read.schemaBlob(), reading: read.context)
             source.progress = progress
+            // An encrypted file stays encrypted under its key, with a new salt (opening checked
+            // the key against the file: EncryptionHeader.swift, E8).
+            try source.seal(for: store, encryptionKey: store.file is EncryptedFile ? options.encryptionKey : nil)
             let copy = try CopyFile.write(source, to: temporary, hooks: options.copyHooks)
             counter = copy.counter
             // The file keeps its permissions: a realm kept private must not become readable

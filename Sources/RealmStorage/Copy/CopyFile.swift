@@ -99,14 +99,23 @@ enum CopyFile {
         return counter
     }
 
-    /// Writes the copy of `source` into a new file at `path` and syncs it (step 1). On failure
-    /// the file is removed.
+    /// Writes the copy of `source` into a new file at `path` and syncs it (step 1), through an
+    /// `EncryptedFile` when the source says the copy is encrypted. On failure the file is removed.
     @discardableResult
     static func write(_ source: CopySource, to path: String, compression: CopyCompression = .none,
                       hooks: CopyHooks) throws(StorageError) -> (slot: RootSlot, counter: CopyProgressCounter?) {
         var written: (slot: RootSlot, counter: CopyProgressCounter?)?
         try write(to: path, hooks: hooks) { (file) throws(StorageError) in
-            let image: CopyImage = compression == .lz4 ? CompressedCopyImage(file) : PlainCopyImage(file)
+            let image: CopyImage
+            if let encryption = source.encryption {
+                // Encrypted as it is written; a test's layer stays under the cipher, so that its
+                // tears and losses hit the ciphertext. (LZ4 with a key is refused before this:
+                // CopySource.check.)
+                precondition(compression == .none, "an encrypted copy is not compressed")
+                image = PlainCopyImage(EncryptedFile(inner: file, cipher: encryption.keys.pages, path: path))
+            } else {
+                image = compression == .lz4 ? CompressedCopyImage(file) : PlainCopyImage(file)
+            }
             written = try source.write(to: image)
         }
         return written!

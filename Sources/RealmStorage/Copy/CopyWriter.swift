@@ -11,7 +11,8 @@
 // Either way the image is the same realm file byte for byte:
 //
 //   0      the file header, with the version in root slot 0: written last (`finish`), once
-//          the top node's place is known
+//          the top node's place is known; an encrypted copy's names format 5, its salt and
+//          key check (File/EncryptionHeader.swift)
 //   4096   the nodes, children before their parent, each sealed with its checksum or tag
 //          (which covers its place; a tagged node takes its footprint: NodeSealing.swift); then
 //          the top node, an empty free list and the commit record
@@ -20,6 +21,11 @@
 // a crash may have torn; a copy's bytes are synced before the file gets its name (CopyFile.swift),
 // so no open ever sees a torn copy, and each node's own checksum still guards every byte. So a
 // copy of any size opens without reading it whole.
+//
+// An encrypted copy is this same image written through an `EncryptedFile` over the new file
+// (CopyFile.swift): its nodes carry tags under the copy's keys, each a whole number of 16-byte
+// blocks from offset 4096 on, so every append covers whole blocks (E1) and is encrypted as it
+// goes; the file is then rounded up to whole pages (invariant I4 of EncryptedFile).
 
 /// Where a copy's logical image goes (see the header).
 protocol CopyImage: AnyObject {
@@ -42,6 +48,9 @@ final class PlainCopyImage: CopyImage {
     }
 
     func finish(header: [UInt8], size: UInt64) throws(StorageError) {
+        // An encrypted file is a whole number of pages (EncryptedFile, I4): its last page is
+        // completed with encrypted zeros.
+        if file is EncryptedFile { try file.setSize(size) }
         try file.write(header, at: 0)
         // One sync for nodes and header: the file has no name a reader could open until it
         // is synced (CopyFile.swift, invariant 1).
@@ -55,16 +64,21 @@ final class CopyWriter: NodeSink {
     static let flushSize = 1 << 20
 
     let version: VersionID
-    /// How the copy's nodes are sealed: the source store's (NodeSealing.swift).
+    /// How the copy's nodes are sealed: the source store's, or the copy's own keys' for an
+    /// encrypted copy (NodeSealing.swift, CopySource.seal).
     let sealing: NodeSealing
+    /// The header page the root slot is set into: a plain file's, or an encrypted one's.
+    private let header: [UInt8]
     private let image: CopyImage
     private var buffer: [UInt8] = []
     /// Where `buffer` starts in the image.
     private var bufferOffset = UInt64(FileHeader.size)
 
-    init(version: VersionID, to image: CopyImage, sealing: NodeSealing = .checksum) {
+    init(version: VersionID, to image: CopyImage, sealing: NodeSealing = .checksum, header: [UInt8] = FileHeader.initial()) {
+        precondition(header.count == FileHeader.size, "a copy's header is one page")
         self.version = version
         self.sealing = sealing
+        self.header = header
         self.image = image
         buffer.reserveCapacity(Self.flushSize + (64 << 10))
     }
@@ -116,7 +130,7 @@ final class CopyWriter: NodeSink {
         try flush()
         let slot = RootSlot(version: version, topRef: topRef, freeListRef: freeListRef, logicalSize: bufferOffset,
                             commitRecordRef: recordRef, commitRecordChecksum: Checksum.of(recordBytes), nextRun: 0, runHeader: .none)
-        var header = FileHeader.initial()
+        var header = header
         let slotOffset = FileHeader.slotOffsets[0]
         header.replaceSubrange(slotOffset..<(slotOffset + FileHeader.slotSize), with: slot.encoded())
         header[FileHeader.selectorOffset] = 0

@@ -52,6 +52,8 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
         var images: [WeakMapping] = []
         /// The newest image, kept while the file is open (as MemoryFile keeps its region).
         var current: Mapping?
+        /// Where writes are encrypted, kept from one to the next.
+        var buffer: [UInt8] = []
     }
 
     private struct WeakMapping {
@@ -123,7 +125,7 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) {
         guard bytes.count > 0 else { return }
         try state.withLock { (state) throws(StorageError) in
-            try writeEncrypted(bytes, at: offset)
+            try writeEncrypted(bytes, at: offset, buffer: &state.buffer)
             state.images.removeAll { $0.mapping == nil }
             for image in state.images {
                 guard let mapping = image.mapping, offset < UInt64(mapping.length) else { continue }
@@ -134,51 +136,67 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
         }
     }
 
-    /// Encrypts `bytes` for `offset` and writes them, page by page.
-    private func writeEncrypted(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) {
-        let end = offset + UInt64(bytes.count)
-        var position = offset
-        var page = [UInt8](repeating: 0, count: Self.pageSize)
-        while position < end {
-            let index = position / UInt64(Self.pageSize)
-            let pageStart = index * UInt64(Self.pageSize)
-            let from = Int(position - pageStart)
-            let to = Int(min(end, pageStart + UInt64(Self.pageSize)) - pageStart)
-            let source = UnsafeRawBufferPointer(rebasing: bytes[Int(position - offset)..<(Int(position - offset) + to - from)])
-            try writePage(index, from: from, to: to, source, scratch: &page)
-            position = pageStart + UInt64(to)
+    /// Encrypts `bytes` for `offset` and writes them with one call: the blocks they cover,
+    /// each page's encrypted in the buffer in place (XTS numbers the blocks from the page's
+    /// start, so a first page entered mid-way is encrypted in a scratch page).
+    private func writeEncrypted(_ bytes: UnsafeRawBufferPointer, at offset: UInt64, buffer: inout [UInt8]) throws(StorageError) {
+        var bytes = bytes
+        var offset = offset
+        // The header's clear bytes are written as they are.
+        if offset < UInt64(Self.plaintext) {
+            let clear = min(bytes.count, Self.plaintext - Int(offset))
+            try inner.write(UnsafeRawBufferPointer(rebasing: bytes[0..<clear]), at: offset)
+            bytes = UnsafeRawBufferPointer(rebasing: bytes[clear...])
+            offset += UInt64(clear)
+            guard bytes.count > 0 else { return }
         }
+        let end = offset + UInt64(bytes.count)
+        let start = offset / UInt64(Self.block) * UInt64(Self.block)
+        let stop = (end + UInt64(Self.block) - 1) / UInt64(Self.block) * UInt64(Self.block)
+        let count = Int(stop - start)
+        if buffer.count < count { buffer = [UInt8](repeating: 0, count: max(count, buffer.count * 2)) }
+        // I3: the rest of a partial first or last block, as the disk holds it.
+        if start != offset { try readBlock(at: start, into: &buffer, at: 0) }
+        if stop != end, stop - UInt64(Self.block) != start || start == offset {
+            try readBlock(at: stop - UInt64(Self.block), into: &buffer, at: count - Self.block)
+        }
+        let pageSize = UInt64(Self.pageSize)
+        buffer.withUnsafeMutableBytes { plain in
+            (plain.baseAddress! + Int(offset - start)).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            var position = start
+            while position < stop {
+                let index = position / pageSize
+                let pageStart = index * pageSize
+                let segmentEnd = min(stop, pageStart + pageSize)
+                let segment = UnsafeMutableRawBufferPointer(rebasing: plain[Int(position - start)..<Int(segmentEnd - start)])
+                if position == pageStart {
+                    cipher.encrypt(page: index, segment)
+                } else {
+                    var page = [UInt8](repeating: 0, count: Int(segmentEnd - pageStart))
+                    page.withUnsafeMutableBytes { scratch in
+                        let at = Int(position - pageStart)
+                        (scratch.baseAddress! + at).copyMemory(from: segment.baseAddress!, byteCount: segment.count)
+                        cipher.encrypt(page: index, scratch)
+                        segment.copyMemory(from: UnsafeRawBufferPointer(rebasing: scratch[at...]))
+                    }
+                }
+                position = segmentEnd
+            }
+        }
+        try buffer.withUnsafeBytes { cipherText in
+            Result { () throws(StorageError) in try inner.write(UnsafeRawBufferPointer(rebasing: cipherText[0..<count]), at: start) }
+        }.get()
     }
 
-    /// Writes `source`, the plaintext of bytes `from..<to` of page `index`.
-    private func writePage(_ index: UInt64, from: Int, to: Int, _ source: UnsafeRawBufferPointer, scratch page: inout [UInt8]) throws(StorageError) {
-        let pageStart = index * UInt64(Self.pageSize)
-        var from = from
-        var source = source
-        // The header's clear bytes are written as they are.
-        if index == 0, from < Self.plaintext {
-            let clear = min(to, Self.plaintext) - from
-            try inner.write(UnsafeRawBufferPointer(rebasing: source[0..<clear]), at: UInt64(from))
-            from += clear
-            source = UnsafeRawBufferPointer(rebasing: source[clear...])
-            guard from < to else { return }
-        }
-        let blockFrom = from / Self.block * Self.block
-        let blockTo = (to + Self.block - 1) / Self.block * Self.block
-        if blockFrom != from || blockTo != to {
-            // I3: the rest of a partial block as the disk holds it.
-            let got = try decryptedPage(index, into: &page)
-            if got < blockTo { for i in max(got, blockFrom)..<blockTo { page[i] = 0 } }
-        }
-        page.withUnsafeMutableBytes { buffer in
-            (buffer.baseAddress! + from).copyMemory(from: source.baseAddress!, byteCount: to - from)
-            cipher.encrypt(page: index, UnsafeMutableRawBufferPointer(rebasing: buffer[0..<blockTo]))
-        }
-        try page.withUnsafeBytes { buffer in
-            Result { () throws(StorageError) in
-                try inner.write(UnsafeRawBufferPointer(rebasing: buffer[blockFrom..<blockTo]), at: pageStart + UInt64(blockFrom))
-            }
+    /// The plaintext of the 16-byte block at `offset` (zeros past the end of the file) into
+    /// `buffer` at `at`.
+    private func readBlock(at offset: UInt64, into buffer: inout [UInt8], at: Int) throws(StorageError) {
+        var block = [UInt8](repeating: 0, count: Self.block)
+        let got = try block.withUnsafeMutableBytes { bytes in
+            Result { () throws(StorageError) in try read(into: bytes, at: offset) }
         }.get()
+        for i in got..<Self.block { block[i] = 0 }
+        buffer.replaceSubrange(at..<(at + Self.block), with: block)
     }
 
     /// I4: sizes go up to a whole page; growth is encrypted zeros, and the images forget

@@ -181,7 +181,7 @@ package struct RunHeader: Equatable, Sendable {
         // Its own checksum leaves out the node's (which is stamped last, over the whole node).
         let sum = Self.ownChecksum(bytes)
         withUnsafeBytes(of: sum.littleEndian) { bytes.replaceSubrange(72..<80, with: $0) }
-        return sealing.sealed(bytes, offset: root.runHeader.offset)
+        return sealing.sealed(consume bytes, offset: root.runHeader.offset)
     }
 
     /// The checksum at 72: of bytes 0..<72 with the node checksum (12..<16) taken as zero, as

@@ -33,7 +33,8 @@ extension ReadTransaction {
         // Decoding the free space reads its chain through the same checks.
         let free = try FreeSpace.decode(head: slot.freeListRef, mapping: context.base, logicalSize: slot.logicalSize, check: context.check)
         for node in free.chain {
-            walk.count(Int(node.length))  // footprints already
+            // A chain node's length here is its footprint (FreeListNode), the same under checksums.
+            walk.count(Int(node.length))
             visiting?(node.ref, node.kind, Int(node.length))
         }
         if !top.schemaBlob.isNone { try walk.visit(top.schemaBlob, .blob) }

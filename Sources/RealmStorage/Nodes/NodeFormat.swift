@@ -21,6 +21,10 @@
 // 2^32 those bytes read the same in this layout, apart from the checksum, which their nodes do
 // not have: their nodes are read unverified (`NodeCheck.never`).
 //
+// Nodes sealed with authentication tags instead of checksums (NodeSealing.swift: encrypted
+// files, and plain files under a test option) keep this header with the checksum field 0, are
+// 16-byte aligned, and take `align16(length) + 16` bytes: the node, zero padding, the tag.
+//
 // Multi-byte integers are little-endian everywhere. Readers never trust a node: the checksum is
 // verified before a node's bytes are used (once per node per process: VerifiedNodes.swift),
 // and every offset and count is checked against the node's length, and the length against the
