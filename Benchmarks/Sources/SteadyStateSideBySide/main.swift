@@ -16,7 +16,10 @@
 //
 //   swift run -c release --package-path Benchmarks SteadyStateSideBySide \
 //       [--only commits|size|shrink] [--objects 10000,1000000] [--commits 100000] [--window 10000] \
-//       [--updates 20000] [--openrealm-only] [--keep]
+//       [--updates 20000] [--openrealm-only] [--encrypted] [--keep]
+//
+// --encrypted: OpenRealm's file is encrypted (`Realm.Configuration.encryptionKey`), in every
+// workload and in the other processes of `size` too.
 //
 // Both engines' files are loaded first; then their windows are taken in turn (see
 // `commitWindows`), so that a drift of the machine over minutes lands in both, and the median
@@ -43,7 +46,7 @@ enum Settings {
             switch argument {
             case "--only", "--objects", "--commits", "--window", "--updates", "--child", "--path", "--count":
                 options[argument] = arguments.next()!
-            case "--openrealm-only", "--keep": options[argument] = "yes"
+            case "--openrealm-only", "--keep", "--encrypted": options[argument] = "yes"
             default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
             }
         }
@@ -55,6 +58,7 @@ enum Settings {
     static let window = Int(options["--window"] ?? "10000")!
     static let updates = Int(options["--updates"] ?? "20000")!
     static let openRealmOnly = options["--openrealm-only"] != nil
+    static let encrypted = options["--encrypted"] != nil
 }
 
 func folder() -> URL { benchmarkFolder("steady-bench") }
@@ -72,7 +76,8 @@ func person(_ id: Int) -> Person {
 func record(_ id: Int) -> PersonRecord { .numbered(id) }
 
 func realmConfiguration(_ path: String) -> Realm.Configuration {
-    Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Person.self])
+    Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Person.self],
+                        encryptionKey: Settings.encrypted ? Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }) : nil)
 }
 
 func grdbPool(_ dir: URL) throws -> DatabasePool {
@@ -215,7 +220,7 @@ func updates(_ realm: Realm, count: Int, seed: UInt64, report: ((Int) -> Void)?)
 func spawnChild(_ role: String, path: String, count: Int) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    process.arguments = ["--child", role, "--path", path, "--count", String(count)]
+    process.arguments = ["--child", role, "--path", path, "--count", String(count)] + (Settings.encrypted ? ["--encrypted"] : [])
     try process.run()
     while !FileManager.default.fileExists(atPath: path + ".ready") { usleep(1_000) }
     return process
