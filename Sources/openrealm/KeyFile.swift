@@ -39,14 +39,23 @@ enum KeyFile {
 
     /// The key `bytes` (a key file's contents) hold.
     static func parse(_ bytes: [UInt8], path: String) throws(Failure) -> [UInt8] {
-        if bytes.count == keyLength { return bytes }
+        let isHex = { (byte: UInt8) in byte < 0x80 && Character(Unicode.Scalar(byte)).isHexDigit }
+        if bytes.count == keyLength {
+            // 64 hexadecimal digits are a 32-byte key written out, not a raw 64-byte key (which
+            // is all digits with a chance of about 10^-68): taken raw, it would encrypt with the
+            // text's bytes.
+            guard !bytes.allSatisfy(isHex) else {
+                throw Failure(description: "the key file \(path) holds 64 hexadecimal digits, a 32-byte key: \(expected)")
+            }
+            return bytes
+        }
         let isSpace = { (byte: UInt8) in byte == 0x20 || (0x09...0x0D).contains(byte) }
         let digits = bytes.drop { isSpace($0) }.reversed().drop { isSpace($0) }.reversed()
         guard digits.count == 2 * keyLength else {
             throw Failure(description: "the key file \(path) holds \(bytes.count) bytes (\(digits.count) without the whitespace around them): \(expected)")
         }
         // Checked byte by byte first: `UInt8(_:radix:)` alone would take a sign ("+f").
-        guard digits.allSatisfy({ $0 < 0x80 && Character(Unicode.Scalar($0)).isHexDigit }) else {
+        guard digits.allSatisfy(isHex) else {
             throw Failure(description: "the key file \(path) holds 128 characters that are not all hexadecimal digits: \(expected)")
         }
         let text = Array(digits)

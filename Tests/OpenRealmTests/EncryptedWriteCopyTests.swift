@@ -207,7 +207,9 @@ import TestSupport
         let rawKey = try file("key.raw", [UInt8](Self.key))
         let otherKey = try file("other.raw", [UInt8](Self.otherKey))
         let notKeys = try [file("short", [1, 2, 3]), file("long", [UInt8](repeating: 0x61, count: 65)),
-                           file("not-hex", Array(String(repeating: "g", count: 128).utf8)), file("empty", [])]
+                           file("not-hex", Array(String(repeating: "g", count: 128).utf8)), file("empty", []),
+                           // A 32-byte key in hexadecimal: 64 bytes, but not a raw key.
+                           file("hex-32", Array(String(repeating: "a5", count: 32).utf8))]
 
         // Encrypt a plain file, then read it with the key in either form.
         #expect(try run(["copy", plain.path, url("enc.realm").path, "--new-key-file", hexKey]) == 0)
