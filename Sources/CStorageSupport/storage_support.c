@@ -43,7 +43,8 @@ int openrealm_start_writeback(int fd, int64_t start, int64_t length) {
 #endif
 }
 
-// userfaultfd: the region behind an LZ4-compressed copy opened in place (FaultRegion.swift).
+// userfaultfd: the regions LZ4-compressed copies and encrypted files are read through in place
+// (File/FaultRegion.swift).
 // Thin wrappers only: ioctl is variadic, which Swift cannot call, and the structs are easier
 // to fill here. Every function returns 0 or an errno; nothing here allocates.
 #ifdef __linux__

@@ -493,7 +493,7 @@ public struct EngineTableReader {
 
 // MARK: - Compressed copies
 
-/// What the cache of an LZ4-compressed copy has done (Compressed/FaultRegion.swift).
+/// What the cache of an LZ4-compressed copy has done (File/FaultRegion.swift).
 public struct EngineCompressedCounts: Sendable, Equatable {
     /// Whether blocks are decompressed on demand (false: the copy was inflated at open, and
     /// `fallbackReason` says why).

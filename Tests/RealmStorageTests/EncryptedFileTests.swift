@@ -13,9 +13,9 @@ import TestSupport
     final class Subject {
         let file: EncryptedFile
         var model: [UInt8] = []
-        init(path: String, create: Bool = true) throws {
+        init(path: String, create: Bool = true, reading: EncryptedReading = .onDemand, cacheSize: Int = EncryptedFile.defaultCacheSize) throws {
             let inner = try PosixFile(path: path, mode: create ? .createNew : .openExisting)
-            file = EncryptedFile(inner: inner, cipher: EncryptedFileTests.keys.pages, path: path)
+            file = EncryptedFile(inner: inner, cipher: EncryptedFileTests.keys.pages, path: path, reading: reading, cacheSize: cacheSize)
             if !create { model = [UInt8](repeating: 0, count: Int(try inner.size())) }
         }
         func setSize(_ size: Int) throws {
@@ -32,9 +32,11 @@ import TestSupport
 
     static func pattern(_ count: Int, seed: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ seed &* 17 &+ ($0 >> 8)) } }
 
-    @Test func whatIsWrittenReadsBackAndMapsAsPlaintext() throws {
+    static let readings: [EncryptedReading] = [.onDemand, .whole]
+
+    @Test(arguments: readings) func whatIsWrittenReadsBackAndMapsAsPlaintext(reading: EncryptedReading) throws {
         let directory = TemporaryDirectory()
-        let subject = try Subject(path: directory.path())
+        let subject = try Subject(path: directory.path(), reading: reading)
         try subject.setSize(40_000)
         #expect(try subject.file.size() == 40_960)
         let mapping = try subject.file.map(length: 1 << 20)
@@ -47,7 +49,7 @@ import TestSupport
             #expect(Array(UnsafeRawBufferPointer(start: mapping.base, count: subject.model.count)) == subject.model)
         }
         // A new image of the same file decrypts what the disk holds.
-        let again = try Subject(path: directory.path(), create: false)
+        let again = try Subject(path: directory.path(), create: false, reading: reading)
         #expect(try again.read(subject.model.count, at: 0) == subject.model)
         let image = try again.file.map(length: 1 << 16)
         #expect(Array(UnsafeRawBufferPointer(start: image.base, count: subject.model.count)) == subject.model)
@@ -91,12 +93,14 @@ import TestSupport
         #expect((0..<256).allSatisfy { moved[($0 * 16)..<($0 * 16 + 16)] != original[($0 * 16)..<($0 * 16 + 16)] })
     }
 
-    @Test func imagesFollowAnotherWritersBytesWhenAsked() throws {
+    @Test(arguments: readings) func imagesFollowAnotherWritersBytesWhenAsked(reading: EncryptedReading) throws {
         let directory = TemporaryDirectory()
-        let reader = try Subject(path: directory.path())
+        let reader = try Subject(path: directory.path(), reading: reading)
         try reader.setSize(16 << 10)
         try reader.write(Self.pattern(4096, seed: 1), at: 4096)
         let image = try reader.file.map(length: 1 << 16)
+        // Read once, so that the page is in memory (decrypted on demand, or all of it).
+        #expect(Array(UnsafeRawBufferPointer(start: image.base + 4096, count: 4096)) == Self.pattern(4096, seed: 1))
         // Another process's view of the file.
         let writer = try Subject(path: directory.path(), create: false)
         try writer.write(Self.pattern(100, seed: 2), at: 8192 + 48)
@@ -112,29 +116,114 @@ import TestSupport
         #expect(try reader.read(100, at: 8192 + 48) == Self.pattern(100, seed: 2))
     }
 
-    @Test func everyImageStillMappedTakesTheWrites() throws {
+    @Test(arguments: readings) func everyImageStillMappedTakesTheWrites(reading: EncryptedReading) throws {
         let directory = TemporaryDirectory()
-        let subject = try Subject(path: directory.path())
+        let subject = try Subject(path: directory.path(), reading: reading)
         try subject.setSize(8 << 10)
         let small = try subject.file.map(length: 8 << 10)
         let large = try subject.file.map(length: 1 << 20)
         #expect(small.base != large.base)
         #expect(try subject.file.map(length: 4096).base == large.base)
+        // One image has the page in memory, the other not yet (on demand).
+        #expect(Array(UnsafeRawBufferPointer(start: small.base + 4096 + 64, count: 64)) == [UInt8](repeating: 0, count: 64))
         try subject.write(Self.pattern(64, seed: 4), at: 4096 + 64)
         #expect(Array(UnsafeRawBufferPointer(start: small.base + 4096 + 64, count: 64)) == Self.pattern(64, seed: 4))
         #expect(Array(UnsafeRawBufferPointer(start: large.base + 4096 + 64, count: 64)) == Self.pattern(64, seed: 4))
     }
 
-    @Test func aCutAndRegrownFileReadsAsZerosPastTheCut() throws {
+    @Test(arguments: readings) func aCutAndRegrownFileReadsAsZerosPastTheCut(reading: EncryptedReading) throws {
         let directory = TemporaryDirectory()
-        let subject = try Subject(path: directory.path())
+        let subject = try Subject(path: directory.path(), reading: reading)
         try subject.setSize(64 << 10)
         let image = try subject.file.map(length: 1 << 20)
         try subject.write(Self.pattern(8192, seed: 5), at: 40_960)
+        #expect(Array(UnsafeRawBufferPointer(start: image.base + 40_960, count: 8192)) == Self.pattern(8192, seed: 5))
         try subject.setSize(32 << 10)
         #expect(try subject.file.size() == 32 << 10)
         try subject.setSize(64 << 10)
         #expect(try subject.read(8192, at: 40_960) == [UInt8](repeating: 0, count: 8192))
         #expect(Array(UnsafeRawBufferPointer(start: image.base + 40_960, count: 8192)) == [UInt8](repeating: 0, count: 8192))
+    }
+
+    /// A file of 2 MiB read through an image with room for four 16 KiB units: every byte reads
+    /// right, twice over, with never more than four units in memory, and writes to units in
+    /// memory and out of it both show.
+    @Test func aFileLargerThanTheBudgetIsReadAndWrittenWithinIt() throws {
+        let directory = TemporaryDirectory()
+        let subject = try Subject(path: directory.path(), cacheSize: 64 << 10)
+        let size = 2 << 20
+        try subject.setSize(size)
+        // From 0: growth encrypts the header's clear bytes too, which a store writes over.
+        try subject.write(Self.pattern(size, seed: 6), at: 0)
+        let image = try subject.file.map(length: 4 << 20)
+        let counts = subject.file.counts
+        try #require(counts.onDemand, "userfaultfd refused here: \(counts.fallbackReason ?? "")")
+        for _ in 0..<2 {
+            #expect(Array(UnsafeRawBufferPointer(start: image.base, count: size)) == subject.model, "(not printed)")
+        }
+        var random = SystemRandomNumberGenerator()
+        for round in 0..<200 {
+            let offset = Int.random(in: 4096..<(size - 300), using: &random)
+            try subject.write(Self.pattern(Int.random(in: 1...300, using: &random), seed: round), at: offset)
+            let look = Int.random(in: 0..<(size - 4096), using: &random) / 16 * 16
+            let seen = Array(UnsafeRawBufferPointer(start: image.base + look, count: 4096)) == Array(subject.model[look..<(look + 4096)])
+            #expect(seen, "round \(round): 4 KiB at \(look)")
+            if round % 50 == 0 { try subject.file.showOtherProcessesWrites() }
+        }
+        let whole = Array(UnsafeRawBufferPointer(start: image.base, count: size)) == subject.model
+        #expect(whole)
+        let after = subject.file.counts
+        #expect(after.budget == 4)
+        #expect(after.peakResident <= 4)
+        #expect(after.installs > 2 * size / EncryptedPageSource.unitSize)
+    }
+
+    /// Readers in other threads read bytes no write changes (as readers of pinned versions
+    /// do) while one thread writes the rest of the same units and other processes' writes are
+    /// taken in over and over, through an image with room for few units: every read is right
+    /// (FaultRegion.swift, invariants 2 and 3).
+    @Test func readersReadRightWhileUnitsAreWrittenDroppedAndDecryptedAgain() async throws {
+        let directory = TemporaryDirectory()
+        let subject = try Subject(path: directory.path(), cacheSize: 96 << 10)
+        let units = 64
+        let unit = EncryptedPageSource.unitSize
+        try subject.setSize(units * unit)
+        // The first half of every unit is stable; the writer writes the second halves.
+        for index in 0..<units { try subject.write(Self.pattern(unit, seed: index), at: index * unit) }
+        let image = try subject.file.map(length: units * unit)
+        try #require(subject.file.counts.onDemand)
+        let base = UInt(bitPattern: image.base)
+        let stable = (0..<units).map { Array(Self.pattern(unit, seed: $0)[0..<(unit / 2)]) }
+        let failures = try await withThrowingTaskGroup(of: Int.self) { group in
+            for reader in 0..<3 {
+                group.addTask {
+                    var wrong = 0
+                    var random = SystemRandomNumberGenerator()
+                    for _ in 0..<2_000 {
+                        let index = Int.random(in: 0..<units, using: &random)
+                        let bytes = Array(UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: base + UInt(index * unit)), count: unit / 2))
+                        if bytes != stable[index] { wrong += 1 }
+                    }
+                    _ = reader
+                    return wrong
+                }
+            }
+            var random = SystemRandomNumberGenerator()
+            for round in 0..<400 {
+                let index = Int.random(in: 0..<units, using: &random)
+                let count = Int.random(in: 1...(unit / 2), using: &random)
+                let offset = index * unit + unit / 2 + Int.random(in: 0...(unit / 2 - count), using: &random)
+                try subject.write(Self.pattern(count, seed: round + 100), at: offset)
+                #expect(Array(UnsafeRawBufferPointer(start: image.base + offset, count: count)) == Self.pattern(count, seed: round + 100))
+                if round % 7 == 0 { try subject.file.showOtherProcessesWrites() }
+            }
+            var wrong = 0
+            for try await count in group { wrong += count }
+            return wrong
+        }
+        #expect(failures == 0)
+        let whole = Array(UnsafeRawBufferPointer(start: image.base, count: units * unit)) == subject.model
+        #expect(whole)
+        #expect(subject.file.counts.peakResident <= subject.file.counts.budget)
     }
 }

@@ -53,8 +53,9 @@ int openrealm_range_is_locked(int fd, int64_t start, int64_t length);
 /// A hint: durability still needs fdatasync. Returns 0 or the errno.
 int openrealm_start_writeback(int fd, int64_t start, int64_t length);
 
-/// userfaultfd (Linux), for the region an LZ4-compressed copy is read through in place
-/// (Compressed/FaultRegion.swift). Each returns 0 or an errno (ENOSYS where there is none).
+/// userfaultfd (Linux), for the regions LZ4-compressed copies and encrypted files are read
+/// through in place (File/FaultRegion.swift). Each returns 0 or an errno (ENOSYS where there
+/// is none).
 ///
 /// Opens a userfaultfd, non-blocking and close-on-exec, with `user_mode_only` asking for
 /// UFFD_USER_MODE_ONLY (faults from user code only, which unprivileged processes may ask for

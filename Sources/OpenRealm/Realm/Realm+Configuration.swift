@@ -80,6 +80,21 @@ extension Realm {
         /// config.compressedCacheSize = 64 << 20
         /// ```
         public var compressedCacheSize = 4 << 20
+        /// The most bytes of decrypted pages an encrypted realm file (`encryptionKey`) keeps in
+        /// memory for each mapping of it; at least four 16 KiB units. Reads decrypt the pages
+        /// they touch and the least wanted are dropped beyond this, to be decrypted again when
+        /// touched again, so a file of any size opens, queries and writes in bounded memory; a
+        /// budget larger than the part of the file a workload touches decrypts each page once.
+        /// Where the system refuses the page-fault handling this needs (Linux userfaultfd), each
+        /// mapping holds the whole file decrypted instead. The first `Realm` of a file in the
+        /// process fixes it for the file. Default 256 MiB. Realm Swift has no such option
+        /// (<doc:ComingFromRealmSwift>).
+        ///
+        /// ```swift
+        /// var config = Realm.Configuration(fileURL: url, encryptionKey: key)
+        /// config.encryptedCacheSize = 64 << 20
+        /// ```
+        public var encryptedCacheSize = 256 << 20
         /// Where this configuration's realms log (`Logger`); nil: `Logger.shared`. Not in Realm
         /// Swift, whose logger is global only: a server with several realms can label each.
         ///
@@ -97,6 +112,8 @@ extension Realm {
         public var slowCommitThreshold: Duration? = .milliseconds(250)
         /// Tests: how a compressed copy is read (the fallback forced).
         var compressedReading = CompressedReading.onDemand
+        /// Tests: how an encrypted file is read (the fallback forced).
+        var encryptedReading = EncryptedReading.onDemand
         /// The 64-byte key of an encrypted realm file; any other length is an `invalidArgument`
         /// error when the realm opens. A new file is created encrypted with it; an existing one
         /// opens only with the key it was created with (`decryptionFailed` otherwise, and for a
@@ -166,6 +183,8 @@ extension Realm {
                                        fileWrapper: fileWrapper)
             options.compressedCacheSize = compressedCacheSize
             options.compressedReading = compressedReading
+            options.encryptedCacheSize = encryptedCacheSize
+            options.encryptedReading = encryptedReading
             options.encryptionKey = encryptionKey.map { [UInt8]($0) }
             return options
         }

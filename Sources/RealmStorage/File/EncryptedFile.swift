@@ -15,25 +15,35 @@ import Darwin
 /// argues as for a plain file (E1: no block holds bytes of two nodes).
 ///
 /// Reading. The engine reads through raw pointers into a `Mapping` that live as long as the
-/// mapping, so the mapping must hold plaintext that stays put. Here it is an image: anonymous
-/// memory holding the whole file decrypted, filled when mapped, written through by this
-/// process's writes, and brought up to date with the file when the store catches up with
-/// another process's commits (`showOtherProcessesWrites`), before any of their versions is
-/// read. Memory grows with the file: a bounded view that decrypts pages on demand is the next
-/// step (docs/EncryptionProposal.md, step 5).
+/// mapping, so the mapping must hold plaintext that stays put. Here it is an image of the file
+/// decrypted: a FaultRegion (FaultRegion.swift) whose 16 KiB units are decrypted from the disk
+/// when first touched, at most `cacheSize` bytes of them resident (the oldest dropped and
+/// decrypted again when touched again), written through by this process's writes, and whose
+/// units are dropped when another process has written the file (`showOtherProcessesWrites`),
+/// before any of its versions is read. Where userfaultfd is not allowed, each image is the
+/// whole file decrypted into anonymous memory when mapped, and brought up to date by
+/// decrypting it again (`EncryptedReading.whole`, which tests force): memory then grows with
+/// the file.
 ///
 /// Invariants, beside E1-E8 (EncryptionHeader.swift):
 ///   I1. Every live image holds, for every byte of the file that a version this process may
-///       read reaches, the plaintext of the file's bytes: written through by `write` to every
-///       image still mapped (a version may be read through an older mapping than the newest),
-///       and refreshed from the disk by `showOtherProcessesWrites` for other processes' writes.
-///   I2. A refresh changes only the 16-byte blocks that differ from the disk, never a block a
-///       pinned version reaches (those are the same on the disk: copy-on-write across
-///       processes, ProcessCoordination.swift), so readers in other threads read on unhindered.
+///       read reaches, the plaintext of the file's bytes, or (a region) nothing resident yet:
+///       written through by `write` to every image still mapped (a version may be read through
+///       an older mapping than the newest), and dropped (a region) or refreshed from the disk
+///       (a whole image) by `showOtherProcessesWrites` for other processes' writes. A region's
+///       units are filled under its lock after every disk change its writer follows
+///       (FaultRegion.swift, invariant 3), so none is left behind the disk.
+///   I2. A whole image's refresh changes only the 16-byte blocks that differ from the disk,
+///       never a block a pinned version reaches (those are the same on the disk: copy-on-write
+///       across processes, ProcessCoordination.swift), so readers in other threads read on
+///       unhindered; a region's dropped units decrypt again to the same bytes.
 ///   I3. Partial blocks (a write that does not start or end on a block) are completed from the
 ///       disk, decrypted, never from an image, which may be behind the file.
 ///   I4. The file's size is always a whole number of pages, and growth writes encrypted zeros:
 ///       its plaintext reads as zeros, as a plain file's growth does.
+///   I5. What is written is first copied into the file's own buffer: the bytes given may lie in
+///       a region, whose lock `writeThrough` holds, and must not fault there (FaultRegion.swift,
+///       invariant 2).
 package final class EncryptedFile: StorageFile, @unchecked Sendable {
     // @unchecked: the images are written only under `state`'s lock; readers reach them only
     // through mappings, at bytes no write changes while they are readable (I2).
@@ -47,23 +57,41 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
     private static let block = 16
     private static let plaintext = EncryptionHeader.plaintextLength
 
+    private let reading: EncryptedReading
+    private let cacheSize: Int
+
+    /// The default budget of decrypted pages a mapping keeps resident.
+    package static let defaultCacheSize = 256 << 20
+
     private struct State {
         /// The image mappings made so far, newest last; released ones drop out.
-        var images: [WeakMapping] = []
+        var images: [Image] = []
         /// The newest image, kept while the file is open (as MemoryFile keeps its region).
         var current: Mapping?
         /// Where writes are encrypted, kept from one to the next.
         var buffer: [UInt8] = []
+        /// Where the plaintext of a write is copied first (I5).
+        var plain: [UInt8] = []
+        /// Why images are whole, when they are.
+        var fallbackReason: String?
     }
 
-    private struct WeakMapping {
+    /// An image: its mapping, and its region unless it is whole.
+    private struct Image {
         weak var mapping: Mapping?
+        weak var region: FaultRegionHandle?
     }
 
-    package init(inner: StorageFile, cipher: PageCipher, path: String) {
+    /// - Parameters:
+    ///   - reading: whether mappings decrypt on demand (bounded by `cacheSize` bytes each) or
+    ///     whole (the fallback, which tests force).
+    package init(inner: StorageFile, cipher: PageCipher, path: String, reading: EncryptedReading = .onDemand,
+                 cacheSize: Int = EncryptedFile.defaultCacheSize) {
         self.inner = inner
         self.cipher = cipher
         self.path = path
+        self.reading = reading
+        self.cacheSize = cacheSize
     }
 
     package func size() throws(StorageError) -> UInt64 { try inner.size() }
@@ -125,14 +153,34 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) {
         guard bytes.count > 0 else { return }
         try state.withLock { (state) throws(StorageError) in
-            try writeEncrypted(bytes, at: offset, buffer: &state.buffer)
-            state.images.removeAll { $0.mapping == nil }
-            for image in state.images {
-                guard let mapping = image.mapping, offset < UInt64(mapping.length) else { continue }
-                let count = min(bytes.count, mapping.length - Int(offset))
-                // The image is this file's own memory (`map`); no reader reaches these bytes.
-                UnsafeMutableRawPointer(mutating: mapping.base + Int(offset)).copyMemory(from: bytes.baseAddress!, byteCount: count)
+            // The buffers, out of the state while they are borrowed (swapped: no copy).
+            var plain: [UInt8] = [], buffer: [UInt8] = []
+            swap(&plain, &state.plain)
+            swap(&buffer, &state.buffer)
+            defer {
+                swap(&plain, &state.plain)
+                swap(&buffer, &state.buffer)
             }
+            state.images.removeAll { $0.mapping == nil }
+            // I5: the bytes may lie in an image; copied here, touching them may fault.
+            if plain.count < bytes.count { plain = [UInt8](repeating: 0, count: max(bytes.count, plain.count * 2)) }
+            try plain.withUnsafeMutableBytes { plain in
+                plain.baseAddress!.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+                let bytes = UnsafeRawBufferPointer(rebasing: plain[0..<bytes.count])
+                let written = Result { () throws(StorageError) in try writeEncrypted(bytes, at: offset, buffer: &buffer) }
+                guard case .success = written else { return written }
+                for image in state.images {
+                    if let region = image.region {
+                        region.region.writeThrough(bytes, at: Int(offset))
+                        continue
+                    }
+                    guard let mapping = image.mapping, offset < UInt64(mapping.length) else { continue }
+                    let count = min(bytes.count, mapping.length - Int(offset))
+                    // The image is this file's own memory (`map`); no reader reaches these bytes.
+                    UnsafeMutableRawPointer(mutating: mapping.base + Int(offset)).copyMemory(from: bytes.baseAddress!, byteCount: count)
+                }
+                return written
+            }.get()
         }
     }
 
@@ -208,6 +256,10 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
             if size < current {
                 try inner.setSize(size)
                 for image in state.images {
+                    if let region = image.region {
+                        region.region.forget(Int(size)..<region.region.length)
+                        continue
+                    }
                     guard let mapping = image.mapping, size < UInt64(mapping.length) else { continue }
                     // Zero pages in place of what lay past the cut, which no version reaches.
                     let start = UnsafeMutableRawPointer(mutating: mapping.base + Int(size))
@@ -219,6 +271,10 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
             // The images may hold what lay there before another process cut the file.
             let grown = (current + UInt64(Self.pageSize) - 1) / UInt64(Self.pageSize) * UInt64(Self.pageSize)
             for image in state.images {
+                if let region = image.region {
+                    region.region.forget(Int(grown)..<Int(size))
+                    continue
+                }
                 guard let mapping = image.mapping, grown < min(size, UInt64(mapping.length)) else { continue }
                 let end = min(Int(size), mapping.length)
                 _ = madvise(UnsafeMutableRawPointer(mutating: mapping.base + Int(grown)), end - Int(grown), MADV_DONTNEED)
@@ -255,29 +311,66 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
 
     // MARK: The images
 
-    /// An image of `length` bytes (at least): the newest when it is as long, else a new one
-    /// holding the whole file decrypted.
+    /// An image of `length` bytes (at least): the newest when it is as long, else a new one, a
+    /// region decrypted on demand or (the fallback) the whole file decrypted.
     package func map(length: Int) throws(StorageError) -> Mapping {
         try state.withLock { (state) throws(StorageError) -> Mapping in
             if let current = state.current, current.length >= length { return current }
-            let mapping = try Self.allocate(length: length, path: path)
-            try fill(mapping, refreshing: false)
+            let unit = EncryptedPageSource.unitSize
+            let length = (length + unit - 1) / unit * unit
+            var made: (mapping: Mapping, region: FaultRegionHandle?)?
+            if reading == .onDemand, state.fallbackReason == nil {
+                let source = EncryptedPageSource(inner: inner, cipher: cipher)
+                let attempt = FaultRegion.make(length: length, source: source, cacheSize: cacheSize, writable: true)
+                if let handle = attempt.region {
+                    let mapping = Mapping(base: UnsafeRawPointer(handle.region.base), length: handle.region.length, path: path) {
+                        withExtendedLifetime(handle) {}
+                    }
+                    made = (mapping, handle)
+                } else {
+                    state.fallbackReason = attempt.reason
+                }
+            } else if state.fallbackReason == nil {
+                state.fallbackReason = "decrypting whole images was asked for"
+            }
+            if made == nil {
+                let mapping = try Self.allocate(length: length, path: path)
+                try fill(mapping, refreshing: false)
+                made = (mapping, nil)
+            }
             state.images.removeAll { $0.mapping == nil }
-            state.images.append(WeakMapping(mapping: mapping))
-            state.current = mapping
-            return mapping
+            state.images.append(Image(mapping: made!.mapping, region: made!.region))
+            state.current = made!.mapping
+            return made!.mapping
         }
     }
 
     /// Brings every image up to date with the file's bytes, which other processes write: before
-    /// the store reads anything they may have written (Store+Process.swift).
+    /// the store reads anything they may have written (Store+Process.swift). A region drops its
+    /// units (they decrypt again when touched); a whole image is decrypted again.
     package func showOtherProcessesWrites() throws(StorageError) {
         try state.withLock { (state) throws(StorageError) in
             state.images.removeAll { $0.mapping == nil }
             for image in state.images {
+                if let region = image.region {
+                    region.region.forgetAll()
+                    continue
+                }
                 guard let mapping = image.mapping else { continue }
                 try fill(mapping, refreshing: true)
             }
+        }
+    }
+
+    /// What the newest image's region has done; for a whole image, every page resident.
+    package var counts: FaultRegionCounts {
+        state.withLock { state in
+            if let image = state.images.last(where: { $0.mapping != nil }), let region = image.region {
+                return region.region.counts
+            }
+            let pages = state.current.map { $0.length / EncryptedPageSource.unitSize } ?? 0
+            return FaultRegionCounts(onDemand: false, fallbackReason: state.fallbackReason, resident: pages, peakResident: pages, budget: pages,
+                                     installs: pages, damaged: 0)
         }
     }
 
@@ -332,6 +425,16 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
         }
     }
 
+    fileprivate static func decryptInPlace(page index: UInt64, _ bytes: UnsafeMutableRawBufferPointer, cipher: PageCipher,
+                                           clear: UnsafeMutableRawBufferPointer) {
+        let blocks = bytes.count / block * block
+        let skip = index == 0 ? plaintext : 0
+        guard blocks > skip else { return }
+        if skip > 0 { clear.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[0..<skip])) }
+        cipher.decrypt(page: index, UnsafeMutableRawBufferPointer(rebasing: bytes[0..<blocks]))
+        if skip > 0 { UnsafeMutableRawBufferPointer(rebasing: bytes[0..<skip]).copyMemory(from: UnsafeRawBufferPointer(clear)) }
+    }
+
     private static func allocate(length: Int, path: String) throws(StorageError) -> Mapping {
         let length = (length + pageSize - 1) / pageSize * pageSize
         guard let base = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
@@ -345,5 +448,65 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
         _ = madvise(base, length, MADV_HUGEPAGE)
         #endif
         return Mapping(base: UnsafeRawPointer(base), length: length, path: path) { munmap(base, length) }
+    }
+}
+
+/// How an encrypted file is read through its mappings.
+package enum EncryptedReading: Sendable, Equatable {
+    /// Pages decrypted when first touched, through userfaultfd, at most the cache budget of
+    /// them resident per mapping; whole images where userfaultfd is not allowed.
+    case onDemand
+    /// The whole file decrypted into each image when mapped (the fallback; tests force it).
+    case whole
+}
+
+/// An encrypted file's pages as the units of a region: read from the disk and decrypted.
+final class EncryptedPageSource: FaultSource, @unchecked Sendable {
+    // @unchecked: `clear` is used by `fill` alone, which only the region's handler calls, one
+    // call at a time (FaultSource); the rest is immutable.
+    private let inner: StorageFile
+    private let cipher: PageCipher
+    /// The header's clear bytes, kept aside while page 0 is decrypted.
+    private let clear: UnsafeMutableRawBufferPointer
+
+    /// Four pages: a fault decrypts 16 KiB, which a scan would touch next anyway, and a random
+    /// lookup wastes little.
+    static let unitSize = 4 * PageCipher.pageSize
+
+    init(inner: StorageFile, cipher: PageCipher) {
+        self.inner = inner
+        self.cipher = cipher
+        clear = .allocate(byteCount: EncryptionHeader.plaintextLength, alignment: 16)
+    }
+
+    deinit { clear.deallocate() }
+
+    var unitSize: Int { Self.unitSize }
+
+    /// The unit's pages as the disk holds them, decrypted; zeros past the end of the file, and
+    /// in place of what cannot be read (a failed read: false; zeros never pass for a node).
+    func fill(_ index: Int, into buffer: UnsafeMutableRawPointer) -> Bool {
+        let offset = UInt64(index * Self.unitSize)
+        var got = 0
+        var good = true
+        while got < Self.unitSize {
+            let part = UnsafeMutableRawBufferPointer(start: buffer + got, count: Self.unitSize - got)
+            guard let n = try? inner.read(into: part, at: offset + UInt64(got)) else {
+                good = false
+                break
+            }
+            guard n > 0 else { break }
+            got += n
+        }
+        if got < Self.unitSize { memset(buffer + got, 0, Self.unitSize - got) }
+        let pageSize = PageCipher.pageSize
+        var at = 0
+        while at < got {
+            let count = min(pageSize, got - at)
+            EncryptedFile.decryptInPlace(page: (offset + UInt64(at)) / UInt64(pageSize), UnsafeMutableRawBufferPointer(start: buffer + at, count: count),
+                                         cipher: cipher, clear: clear)
+            at += pageSize
+        }
+        return good
     }
 }

@@ -174,7 +174,8 @@ package final class Store: @unchecked Sendable {
             // The key is checked against the header before anything else is read (E8). A test's
             // layer goes under the cipher: its tears and losses hit the ciphertext.
             if let keys = try EncryptionHeader.keys(of: posix, key: options.encryptionKey, path: path) {
-                file = EncryptedFile(inner: disk, cipher: keys.pages, path: path)
+                file = EncryptedFile(inner: disk, cipher: keys.pages, path: path, reading: options.encryptedReading,
+                                     cacheSize: options.encryptedCacheSize)
                 sealing = .authenticated(keys.nodes)
             } else {
                 file = disk

@@ -41,10 +41,15 @@ package struct StoreOptions: Sendable {
     /// the folder (CopyFile.swift).
     package var copyHooks = CopyHooks()
     /// The most bytes of decompressed blocks an LZ4-compressed copy keeps in memory while it
-    /// is read in place (Compressed/FaultRegion.swift; at least four blocks).
+    /// is read in place (File/FaultRegion.swift; at least four blocks).
     package var compressedCacheSize = 4 << 20
     /// How an LZ4-compressed copy is read: on demand, or (tests of the fallback) inflated whole.
     package var compressedReading = CompressedReading.onDemand
+    /// The most bytes of decrypted pages each mapping of an encrypted file keeps in memory
+    /// (File/EncryptedFile.swift; at least four 16 KiB units).
+    package var encryptedCacheSize = EncryptedFile.defaultCacheSize
+    /// How an encrypted file is read: on demand, or (tests of the fallback) decrypted whole.
+    package var encryptedReading = EncryptedReading.onDemand
     /// How nodes are sealed (Nodes/NodeSealing.swift): checksums (format 4, every plain file),
     /// or keyed tags with 16-byte footprints, which encrypted files (format 5) will use. An
     /// engine and test option for now, so that MACs, footprints and 16-byte allocation run on
