@@ -17,6 +17,17 @@
 import Foundation
 import RealmStorage
 
+extension Realm.Configuration {
+    /// Throws `invalidArgument` when `encryptionKey` is not 64 bytes: every entry point that
+    /// takes a configuration checks it first, before it looks at the file (or the lack of one).
+    func validateEncryptionKey() throws {
+        guard let key = encryptionKey else { return }
+        var bytes = [UInt8](key)
+        defer { wipe(&bytes) }
+        try engine { () throws(StorageError) in try EncryptionHeader.validate(bytes) }
+    }
+}
+
 extension Realm {
     /// Opens the default realm (`Realm.Configuration.defaultConfiguration`).
     public convenience init(isolation: isolated (any Actor)? = #isolation) throws {
@@ -64,9 +75,7 @@ extension Realm {
     private convenience init(opening configuration: Configuration, confinement: Confinement) throws {
         // A key of the wrong length is refused before anything, a compaction on launch included;
         // the store checks it against the file (EncryptionHeader.swift).
-        if let key = configuration.encryptionKey {
-            try engine { () throws(StorageError) in try EncryptionHeader.validate([UInt8](key)) }
-        }
+        try configuration.validateEncryptionKey()
         if let shouldCompact = configuration.shouldCompactOnLaunch {
             Realm.compactIfAsked(configuration, reason: "shouldCompactOnLaunch") { (store) throws(StorageError) in
                 let usage = try store.spaceUsage()
