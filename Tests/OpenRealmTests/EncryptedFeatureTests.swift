@@ -16,15 +16,7 @@ import TestSupport
         return configuration
     }
 
-    static func code(_ body: () throws -> Void) -> Realm.Error.Code? {
-        do {
-            try body()
-            return nil
-        } catch {
-            return (error as? Realm.Error)?.code
-        }
-    }
-
+    /// `EncryptionKeyTests.code` (the synchronous one) for async calls.
     static func code(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Void) async -> Realm.Error.Code? {
         do {
             try await body()
@@ -85,7 +77,7 @@ import TestSupport
         #expect(realm.objects(Dog.self).count == 32)
         var wrong = configuration
         wrong.encryptionKey = Self.otherKey
-        #expect(Self.code { _ = try Realm(configuration: wrong) } == .decryptionFailed)
+        #expect(EncryptionKeyTests.code { _ = try Realm(configuration: wrong) } == .decryptionFailed)
     }
 
     // MARK: (b) Frozen snapshots
@@ -197,7 +189,7 @@ import TestSupport
         #expect(realm.schemaVersionOfFile == 1)
         var plain = configuration
         plain.encryptionKey = nil
-        #expect(Self.code { _ = try Realm(configuration: plain) } == .decryptionFailed)
+        #expect(EncryptionKeyTests.code { _ = try Realm(configuration: plain) } == .decryptionFailed)
     }
 
     @Test @TestActor func aMigrationRunsWhenAnEncryptedFileIsOpenedAsynchronously() async throws {
@@ -246,14 +238,14 @@ import TestSupport
         wrong.encryptionKey = Self.otherKey
         var none = configuration
         none.encryptionKey = nil
-        #expect(Self.code { _ = try Realm(configuration: wrong) } == .decryptionFailed)
-        #expect(Self.code { _ = try Realm(configuration: none) } == .decryptionFailed)
+        #expect(EncryptionKeyTests.code { _ = try Realm(configuration: wrong) } == .decryptionFailed)
+        #expect(EncryptionKeyTests.code { _ = try Realm(configuration: none) } == .decryptionFailed)
         #expect(await Self.code { _ = try await Realm.open(configuration: wrong) } == .decryptionFailed)
         #expect(await Self.code { _ = try await Realm.open(configuration: none) } == .decryptionFailed)
         // And the other way round: a key for a plain file another realm has open.
         let plainFolder = TestFolder()
         let plain = try Realm(configuration: plainFolder.configuration([Dog.self]))
-        #expect(Self.code { _ = try Realm(configuration: Self.configuration(plainFolder, [Dog.self])) } == .decryptionFailed)
+        #expect(EncryptionKeyTests.code { _ = try Realm(configuration: Self.configuration(plainFolder, [Dog.self])) } == .decryptionFailed)
         #expect(try Realm(configuration: configuration).objects(Dog.self).count == 1)
         withExtendedLifetime((open, plain)) {}
     }
@@ -271,18 +263,18 @@ import TestSupport
         #expect(try Realm(configuration: configuration).objects(Dog.self).count == 1)
         var wrong = configuration
         wrong.encryptionKey = Self.otherKey
-        #expect(Self.code { _ = try Realm(configuration: wrong) } == .decryptionFailed)
+        #expect(EncryptionKeyTests.code { _ = try Realm(configuration: wrong) } == .decryptionFailed)
         #expect(await Self.code { _ = try await Realm.open(configuration: wrong) } == .decryptionFailed)
         var none = configuration
         none.encryptionKey = nil
-        #expect(Self.code { _ = try Realm(configuration: none) } == .decryptionFailed)
+        #expect(EncryptionKeyTests.code { _ = try Realm(configuration: none) } == .decryptionFailed)
         withExtendedLifetime(realm) {}
         // An identifier opened without a key refuses one.
         var plain = Realm.Configuration(inMemoryIdentifier: "memory-\(UUID().uuidString)")
         plain.objectTypes = [Dog.self]
         let plainRealm = try Realm(configuration: plain)
         plain.encryptionKey = Self.key
-        #expect(Self.code { _ = try Realm(configuration: plain) } == .decryptionFailed)
+        #expect(EncryptionKeyTests.code { _ = try Realm(configuration: plain) } == .decryptionFailed)
         withExtendedLifetime(plainRealm) {}
     }
 
@@ -293,16 +285,16 @@ import TestSupport
         let folder = TestFolder()
         let bad = Data(repeating: 7, count: length)
         let badConfiguration = Self.configuration(folder, [Dog.self], key: bad)
-        #expect(Self.code { _ = try Realm(configuration: badConfiguration) } == .invalidArgument)
+        #expect(EncryptionKeyTests.code { _ = try Realm(configuration: badConfiguration) } == .invalidArgument)
         #expect(await Self.code { _ = try await Realm.open(configuration: badConfiguration) } == .invalidArgument)
         #expect(await Self.code { _ = try await Realm(configuration: badConfiguration, actor: TestActor.shared) } == .invalidArgument)
         #expect(await Self.code { _ = try await RealmActor(configuration: badConfiguration).read { $0.objects(Dog.self).count } } == .invalidArgument)
-        #expect(Self.code { _ = try Realm.compact(configuration: badConfiguration) } == .invalidArgument)
+        #expect(EncryptionKeyTests.code { _ = try Realm.compact(configuration: badConfiguration) } == .invalidArgument)
         #expect(!FileManager.default.fileExists(atPath: badConfiguration.fileURL!.path))
         var memory = badConfiguration
         memory.inMemoryIdentifier = "memory-\(UUID().uuidString)"
         #expect(await Self.code { _ = try await Realm.open(configuration: memory) } == .invalidArgument)
-        #expect(Self.code { _ = try Realm.compact(configuration: memory) } == .invalidArgument)
+        #expect(EncryptionKeyTests.code { _ = try Realm.compact(configuration: memory) } == .invalidArgument)
         // Copies: from a plain and from an encrypted realm, on the realm and on a RealmActor,
         // inside a write transaction too.
         for key in [nil, Self.key] {
@@ -310,9 +302,9 @@ import TestSupport
             let realm = try Realm(configuration: Self.configuration(source, [Dog.self], key: key))
             try realm.write { realm.create(Dog.self, value: ["name": "Rex"]) }
             let copy = source.url.appendingPathComponent("copy.realm")
-            #expect(Self.code { try realm.writeCopy(toFile: copy, encryptionKey: bad) } == .invalidArgument)
-            #expect(Self.code { try realm.write { try realm.writeCopy(toFile: copy, encryptionKey: bad) } } == .invalidArgument)
-            #expect(Self.code { try realm.writeCopy(toFile: copy, encryptionKey: bad, compression: .none) } == .invalidArgument)
+            #expect(EncryptionKeyTests.code { try realm.writeCopy(toFile: copy, encryptionKey: bad) } == .invalidArgument)
+            #expect(EncryptionKeyTests.code { try realm.write { try realm.writeCopy(toFile: copy, encryptionKey: bad) } } == .invalidArgument)
+            #expect(EncryptionKeyTests.code { try realm.writeCopy(toFile: copy, encryptionKey: bad, compression: .none) } == .invalidArgument)
             let actor = RealmActor(configuration: realm.configuration)
             #expect(await Self.code { try await actor.writeCopy(toFile: copy, encryptionKey: bad) } == .invalidArgument)
             #expect(!FileManager.default.fileExists(atPath: copy.path))
@@ -320,7 +312,7 @@ import TestSupport
             // Compacting the file that now exists.
             var compacting = realm.configuration
             compacting.encryptionKey = bad
-            #expect(Self.code { _ = try Realm.compact(configuration: compacting) } == .invalidArgument)
+            #expect(EncryptionKeyTests.code { _ = try Realm.compact(configuration: compacting) } == .invalidArgument)
         }
     }
 }
