@@ -227,6 +227,29 @@ import TestSupport
         #expect(realm.objects(Dog.self).first?.name == "Rex")
     }
 
+    /// `Realm.open` opens the file (checking the key against the header, decrypting the
+    /// header page and recovering) on a dispatch queue, not on the task's thread, with a key
+    /// as without one, and with a migration block too.
+    @Test @TestActor func anEncryptedFileIsOpenedOffTheTasksThread() async throws {
+        for migrating in [false, true] {
+            let folder = TestFolder()
+            var configuration = Self.configuration(folder, [Dog.self])
+            let inTask = FaultSwitch()
+            inTask.set(true)
+            configuration.recordOpening(inTask: inTask)
+            if migrating {
+                _ = try Realm(configuration: configuration)
+                #expect(inTask.isOn, "the synchronous open ran in the test's task")
+                configuration.schemaVersion = 1
+                configuration.migrationBlock = { _, _ in }
+            }
+            let realm = try await Realm.open(configuration: configuration)
+            #expect(!inTask.isOn, "the file was opened in the task, migrating: \(migrating)")
+            try await realm.asyncWrite { realm.create(Dog.self, value: ["name": "Rex"]) }
+            #expect(realm.objects(Dog.self).count == 1)
+        }
+    }
+
     /// Another realm of this process having the file open must not let a wrong key, or none,
     /// share its store (it was checked against the header only once, with the right key).
     @Test @TestActor func aWrongKeyIsRefusedWhileTheFileIsOpenWithTheRightOne() async throws {
