@@ -55,7 +55,8 @@ extension Realm {
     ///   lock file layout, or has it open through a lock file deleted or replaced since),
     ///   `schemaMismatch`, `invalidSchema`,
     ///   `invalidArgument` (an encryption key that is not 64 bytes), `decryptionFailed` (a key
-    ///   that is not the file's, a key for a plain file, or none for an encrypted one),
+    ///   that is not the file's, a key for a plain file, or none for an encrypted one; or, while
+    ///   another realm of this process has the file or in-memory identifier open, not its key),
     ///   `readOnly` (an LZ4-compressed copy opened without `readOnly`).
     public convenience init(configuration: Configuration, isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(configuration: configuration, confinement: .of(isolation))
