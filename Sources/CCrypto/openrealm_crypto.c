@@ -266,6 +266,12 @@ int openrealm_hkdf_sha256(const uint8_t *inputKey, size_t inputKeyLength,
     return ok;
 }
 
+// MARK: - Wiping
+
+void openrealm_cleanse(void *bytes, size_t count) {
+    if (bytes != NULL && count != 0) OPENSSL_cleanse(bytes, count);
+}
+
 // MARK: - Randomness and errors
 
 int openrealm_random_bytes(uint8_t *output, size_t count) {

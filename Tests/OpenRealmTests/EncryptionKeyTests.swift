@@ -74,6 +74,35 @@ import TestSupport
         #expect(realm.objects(Dog.self).first?.age == 7)
     }
 
+    /// An encrypted file whose clear format byte (5 to 4, or to 1, which would ask for the
+    /// format upgrade) or cipher suite byte (to 0) was damaged is reported as a damaged
+    /// encrypted file (`fileCorrupted`), with its key, another or none, not as a plain file or
+    /// an old format; and it is left as it was.
+    @Test(arguments: zip([8, 8, EncryptionHeader.suiteOffset], [UInt8(4), 1, 0]))
+    func aDamagedClearHeaderIsReportedAsADamagedEncryptedFile(offset: Int, value: UInt8) throws {
+        let folder = TestFolder()
+        var configuration = folder.configuration([Dog.self])
+        configuration.encryptionKey = Self.key
+        do {
+            let realm = try Realm(configuration: configuration)
+            try realm.write { realm.create(Dog.self, value: ["name": "Rex"]) }
+        }
+        var bytes = try Data(contentsOf: configuration.fileURL!)
+        bytes[offset] = value
+        try bytes.write(to: configuration.fileURL!)
+        for key in [Self.key, Data(repeating: 0xA6, count: 64), nil] {
+            configuration.encryptionKey = key
+            do {
+                _ = try Realm(configuration: configuration)
+                Issue.record("opened a damaged header with key \(String(describing: key?.first))")
+            } catch let error as Realm.Error {
+                #expect(error.code == .fileCorrupted, "\(error)")
+                #expect(error.message.contains("header is damaged"), "\(error.message)")
+            }
+        }
+        #expect(try Data(contentsOf: configuration.fileURL!) == bytes)
+    }
+
     @Test func theFileHoldsNoneOfWhatWasWritten() throws {
         let folder = TestFolder()
         var configuration = folder.configuration([Dog.self])

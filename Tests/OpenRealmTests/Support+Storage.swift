@@ -30,6 +30,15 @@ func observedClassNames<T: Object>(_ results: Results<T>) -> Set<String> {
 }
 
 extension Realm.Configuration {
+    /// Sets `inTask` to whether the file was last opened inside a task (on the thread of the
+    /// task that opened the realm) rather than on a dispatch queue.
+    mutating func recordOpening(inTask: FaultSwitch) {
+        fileWrapper = { file in
+            inTask.set(withUnsafeCurrentTask { $0 != nil })
+            return file
+        }
+    }
+
     /// Makes every sync of the file fail while `fault` is on.
     mutating func failSyncs(when fault: FaultSwitch) {
         fileWrapper = { SyncHookFile(wrapping: $0) { (path) throws(StorageError) in

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import CCrypto
 import Testing
 @testable import RealmStorage
 
@@ -210,6 +211,32 @@ import Testing
         let nodes = NodeAuthenticator(key: HKDFSHA256.derive(inputKey: userKey, salt: salt, info: Array("OpenRealm/5/mac".utf8), count: 32))
         #expect(a.withUnsafeBytes { keys.nodes.tag(offset: 1, kind: 2, bytes: $0) }
             == a.withUnsafeBytes { nodes.tag(offset: 1, kind: 2, bytes: $0) })
+    }
+
+    /// `openrealm_cleanse` zeroes what it is given; `wipe` zeroes and empties an array it holds
+    /// alone, and leaves another holder's copy as it was (copy on write: it cannot reach it).
+    @Test func wipingZeroesKeyMaterialAndOnlyTheWipersOwn() {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 16)
+        defer { buffer.deallocate() }
+        buffer.initializeMemory(as: UInt8.self, repeating: 0xA5)
+        openrealm_cleanse(buffer.baseAddress, 48)
+        #expect(buffer[0..<48].allSatisfy { $0 == 0 } && buffer[48..<64].allSatisfy { $0 == 0xA5 })
+        openrealm_cleanse(nil, 0)
+
+        var key = (0..<64).map { UInt8($0 + 1) }
+        let other = key
+        wipe(&key)
+        #expect(key.isEmpty)
+        #expect(other == (0..<64).map { UInt8($0 + 1) })
+        var empty: [UInt8] = []
+        wipe(&empty)
+        #expect(empty.isEmpty)
+        // Keys made after their derived material was wiped still work (the contexts hold copies).
+        let keys = EncryptionKeys(userKey: other, salt: [UInt8](repeating: 3, count: 32))
+        var page = [UInt8](repeating: 0x5A, count: 64)
+        page.withUnsafeMutableBytes { keys.pages.encrypt(page: 1, $0) }
+        page.withUnsafeMutableBytes { keys.pages.decrypt(page: 1, $0) }
+        #expect(page == [UInt8](repeating: 0x5A, count: 64))
     }
 
     @Test func randomBytesDiffer() throws {

@@ -102,6 +102,116 @@ import Testing
         #expect { try Store.open(path: path) } throws: { ($0 as? StorageError)?.code == .unsupportedFormatVersion }
     }
 
+    // MARK: A damaged clear header (E9)
+
+    /// The header of an encrypted file whose first 128 bytes were changed by `damage`.
+    static func damagedHeaderFile(at path: String, _ damage: (inout [UInt8]) -> Void) throws {
+        try encryptedHeaderFile(at: path)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        damage(&bytes)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    static func setFormat(_ format: UInt32, _ bytes: inout [UInt8]) {
+        withUnsafeBytes(of: format.littleEndian) { bytes.replaceSubrange(8..<12, with: $0) }
+    }
+
+    /// What opening the file at `path` throws, with a key and without, through the header
+    /// check and through a store.
+    static func refusals(_ path: String, key: [UInt8]? = key) -> [(code: StorageError.Code?, message: String)] {
+        [outcome(path, key: key, store: false), outcome(path, key: key, store: true),
+         outcome(path, key: nil, store: false), outcome(path, key: nil, store: true)]
+    }
+
+    static func outcome(_ path: String, key: [UInt8]?, store: Bool) -> (code: StorageError.Code?, message: String) {
+        do throws(StorageError) {
+            if store {
+                var options = StoreOptions(create: false)
+                options.encryptionKey = key
+                _ = try Store.open(path: path, options: options)
+            } else {
+                _ = try EncryptionHeader.keys(ofFileAt: path, key: key)
+            }
+            return (nil, "opened")
+        } catch {
+            return (error.code, error.message)
+        }
+    }
+
+    /// Format 5 belongs to encrypted files only, and every one names its suite: suite 0 is a
+    /// damaged header, with the key, with another and without one, not "not encrypted".
+    @Test(arguments: [false, true])
+    func formatFiveWithNoSuiteIsADamagedHeader(clearingSaltAndCheck: Bool) throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        try Self.damagedHeaderFile(at: path) { bytes in
+            bytes[EncryptionHeader.suiteOffset] = 0
+            if clearingSaltAndCheck { bytes.replaceSubrange(EncryptionHeader.saltOffset..<72, with: [UInt8](repeating: 0, count: 48)) }
+        }
+        for key in [Self.key, [UInt8](repeating: 0x11, count: 64)] {
+            for (code, message) in Self.refusals(path, key: key) {
+                #expect(code == .fileCorrupted, "\(message)")
+                #expect(message.contains("header is damaged") && !message.contains("not encrypted"), "\(message)")
+            }
+        }
+    }
+
+    /// A format before 5 with the suite, the salt and the key check set: an encrypted file
+    /// whose format version was damaged (5 xor 1 is 4), refused as damaged with any key or none.
+    @Test(arguments: [UInt32(4), 1, 3])
+    func anEarlierFormatWithTheSuiteSaltAndKeyCheckIsADamagedHeader(format: UInt32) throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        try Self.damagedHeaderFile(at: path) { Self.setFormat(format, &$0) }
+        for key in [Self.key, [UInt8](repeating: 0x11, count: 64)] {
+            for (code, message) in Self.refusals(path, key: key) {
+                #expect(code == .fileCorrupted, "\(message)")
+                #expect(message.contains("header is damaged") && !message.contains("not encrypted,"), "\(message)")
+            }
+        }
+    }
+
+    /// An earlier format with the suite cleared too (two damaged fields) but a salt and key
+    /// check that fit the key given: damaged. With another key: no proof either way, so a
+    /// `decryptionFailed` that names both readings. Without a key it is read as a plain file,
+    /// whose slots (encrypted noise here) do not verify.
+    @Test func anEarlierFormatWhoseSaltAndKeyCheckFitTheKeyIsADamagedHeader() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        try Self.damagedHeaderFile(at: path) { bytes in
+            Self.setFormat(4, &bytes)
+            bytes[EncryptionHeader.suiteOffset] = 0
+        }
+        let results = Self.refusals(path)
+        #expect(results[0].code == .fileCorrupted && results[0].message.contains("fit the key given"), "\(results[0].message)")
+        #expect(results[1].code == .fileCorrupted, "\(results[1].message)")
+        let other = Self.refusals(path, key: [UInt8](repeating: 0x11, count: 64))
+        for (code, message) in other.prefix(2) {
+            #expect(code == .decryptionFailed && message.contains("header is damaged") && message.contains("plain file"), "\(message)")
+        }
+        #expect(results[2].code == nil, "the header check alone finds nothing to refuse without a key: \(results[2].message)")
+        #expect(results[3].code == .fileCorrupted, "\(results[3].message)")
+    }
+
+    /// A plain file never reads bytes 17..<128: one damaged there still opens without a key,
+    /// as before (DamagedFileTests), and a key given for it is told what the bytes may mean.
+    @Test(arguments: [EncryptionHeader.suiteOffset, EncryptionHeader.saltOffset + 5, EncryptionHeader.keyCheckOffset + 15, 100])
+    func aPlainFileWithOneReservedByteSetStillOpensWithoutAKey(offset: Int) throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        try Self.plainFile(at: path)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        bytes[offset] ^= 1
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        _ = try Store.open(path: path, options: StoreOptions(create: false))
+        var options = StoreOptions(create: false)
+        options.encryptionKey = Self.key
+        #expect { try Store.open(path: path, options: options) } throws: { error in
+            let error = error as? StorageError
+            return error?.code == .decryptionFailed && error?.message.contains("not encrypted") == true
+        }
+    }
+
     @Test func noFileMeansNoKeysAndNothingCreated() throws {
         let directory = TemporaryDirectory()
         #expect(try EncryptionHeader.keys(ofFileAt: directory.path(), key: Self.key) == nil)

@@ -59,6 +59,14 @@ int openrealm_hkdf_sha256(const uint8_t *inputKey, size_t inputKeyLength,
                           const uint8_t *info, size_t infoLength,
                           uint8_t *output, size_t count);
 
+/// Writes zeros over `count` bytes at `bytes` in a way the compiler may not remove as a dead
+/// store (OPENSSL_cleanse): for key material about to be released.
+///
+/// What needs no call: every OpenSSL context here is freed with EVP_CIPHER_CTX_free,
+/// EVP_MAC_CTX_free or EVP_KDF_CTX_free, and OpenSSL 3's providers clear their key schedules,
+/// HMAC keys and HKDF inputs as they free them (OPENSSL_clear_free).
+void openrealm_cleanse(void *bytes, size_t count);
+
 /// `count` bytes from OpenSSL's CSPRNG (RAND_bytes).
 int openrealm_random_bytes(uint8_t *output, size_t count);
 

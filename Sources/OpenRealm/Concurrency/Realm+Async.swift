@@ -49,7 +49,9 @@ extension Realm {
     /// may touch its actor's state, so it runs on the caller. With a compaction test, nothing
     /// is (the file must not be open when the caller's realm compacts it).
     private static func openStoreOffThread(_ configuration: Configuration) async throws -> Store? {
-        guard configuration.encryptionKey == nil, configuration.shouldCompactOnLaunch == nil else { return nil }
+        // A key is checked there as on the caller (its length, then the file's header, before
+        // anything is read), and its errors are thrown to the caller as they would be there.
+        guard configuration.shouldCompactOnLaunch == nil else { return nil }
         let callerClosures = configuration.migrationBlock != nil
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Store?, Swift.Error>) in
             DispatchQueue.global().async {

@@ -117,9 +117,12 @@ extension Realm {
         /// The 64-byte key of an encrypted realm file; any other length is an `invalidArgument`
         /// error when the realm opens. A new file is created encrypted with it; an existing one
         /// opens only with the key it was created with (`decryptionFailed` otherwise, and for a
-        /// key given for a plain file or none for an encrypted one). A realm in memory needs
-        /// none, and ignores one. Keep the key where the file is not: a secret store, or a file
-        /// only the service's user may read.
+        /// key given for a plain file or none for an encrypted one, and while another realm of
+        /// this process has the file open with another key or none). A realm in memory needs
+        /// none and encrypts nothing with one, but every realm of one identifier must give the
+        /// key it was first opened with. Keep the key where the file is not: a secret store, or
+        /// a file only the service's user may read. This copy of the key is not wiped from
+        /// memory (CopiesAndCompaction.md, Encryption).
         public var encryptionKey: Data?
 
         /// A configuration; every argument has the default a property of the same name has.

@@ -105,7 +105,9 @@ extension Realm {
                           progress: ((CopyProgress) -> Void)? = nil) throws {
         if !isFrozen { confinement.verify() }
         let path = try Self.copyDestination(fileURL)
-        let key = encryptionKey.map { [UInt8]($0) }
+        // This copy of the key is wiped once the copy is written (`wipe` says what cannot be).
+        var key = encryptionKey.map { [UInt8]($0) }
+        defer { if key != nil { wipe(&key!) } }
         let report = progress.map { progress in { (engine: RealmStorage.CopyProgress) in progress(CopyProgress(engine)) } }
         if let writeTransaction {
             // A write that met a data error is discarded at its end: so would its copy be.
@@ -194,6 +196,9 @@ extension Realm {
     /// - Throws: what `compact(configuration:)` throws.
     @discardableResult
     public static func compact(configuration: Configuration = .defaultConfiguration, progress: ((CopyProgress) -> Void)?) throws -> Bool {
+        // Before anything else: a missing file (or an in-memory realm) would return false and
+        // hide the key's mistake until the first open.
+        try configuration.validateEncryptionKey()
         guard configuration.inMemoryIdentifier == nil else { return false }
         guard !configuration.readOnly else {
             throw Realm.Error(.readOnly, "a read-only configuration cannot compact the file; compact with a writable one",

@@ -17,6 +17,17 @@
 import Foundation
 import RealmStorage
 
+extension Realm.Configuration {
+    /// Throws `invalidArgument` when `encryptionKey` is not 64 bytes: every entry point that
+    /// takes a configuration checks it first, before it looks at the file (or the lack of one).
+    func validateEncryptionKey() throws {
+        guard let key = encryptionKey else { return }
+        var bytes = [UInt8](key)
+        defer { wipe(&bytes) }
+        try engine { () throws(StorageError) in try EncryptionHeader.validate(bytes) }
+    }
+}
+
 extension Realm {
     /// Opens the default realm (`Realm.Configuration.defaultConfiguration`).
     public convenience init(isolation: isolated (any Actor)? = #isolation) throws {
@@ -44,7 +55,8 @@ extension Realm {
     ///   lock file layout, or has it open through a lock file deleted or replaced since),
     ///   `schemaMismatch`, `invalidSchema`,
     ///   `invalidArgument` (an encryption key that is not 64 bytes), `decryptionFailed` (a key
-    ///   that is not the file's, a key for a plain file, or none for an encrypted one),
+    ///   that is not the file's, a key for a plain file, or none for an encrypted one; or, while
+    ///   another realm of this process has the file or in-memory identifier open, not its key),
     ///   `readOnly` (an LZ4-compressed copy opened without `readOnly`).
     public convenience init(configuration: Configuration, isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(configuration: configuration, confinement: .of(isolation))
@@ -64,9 +76,7 @@ extension Realm {
     private convenience init(opening configuration: Configuration, confinement: Confinement) throws {
         // A key of the wrong length is refused before anything, a compaction on launch included;
         // the store checks it against the file (EncryptionHeader.swift).
-        if let key = configuration.encryptionKey {
-            try engine { () throws(StorageError) in try EncryptionHeader.validate([UInt8](key)) }
-        }
+        try configuration.validateEncryptionKey()
         if let shouldCompact = configuration.shouldCompactOnLaunch {
             Realm.compactIfAsked(configuration, reason: "shouldCompactOnLaunch") { (store) throws(StorageError) in
                 let usage = try store.spaceUsage()

@@ -65,6 +65,21 @@ package enum SecureRandom {
     }
 }
 
+/// Writes zeros over `bytes` (OPENSSL_cleanse, which the compiler may not drop as a dead
+/// store) and leaves it empty: for key material this code made and is done with.
+///
+/// What it can reach: the array's own buffer when `bytes` is its only holder, as the locals
+/// that hold derived keys here are. An array value whose buffer is shared is copied before it
+/// is written (Swift's copy on write), so the other holders' bytes stay as they were: the
+/// user's key in `Realm.Configuration.encryptionKey` (a `Data`), the `[UInt8]` copies of it in
+/// `StoreOptions` (kept by an open `Store` to compare later openers' keys) and in callers, and
+/// copies the optimizer or a reallocation left behind, are not wiped. The keys OpenSSL holds
+/// (PageCipher, NodeAuthenticator) are cleared by OpenSSL as it frees them.
+package func wipe(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { openrealm_cleanse($0.baseAddress, $0.count) }
+    bytes = []
+}
+
 /// The oldest error OpenSSL queued on this thread, as text, and clears the queue.
 func openSSLError() -> String {
     withUnsafeTemporaryAllocation(of: CChar.self, capacity: 256) { buffer in

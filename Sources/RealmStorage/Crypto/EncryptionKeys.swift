@@ -32,9 +32,17 @@ package struct EncryptionKeys: Sendable {
         func derive(_ info: String, _ count: Int) -> [UInt8] {
             HKDFSHA256.derive(inputKey: userKey, salt: salt, info: Array(info.utf8), count: count)
         }
-        pages = PageCipher(key: derive("OpenRealm/5/xts", 64))
-        nodes = NodeAuthenticator(key: derive("OpenRealm/5/mac", 32))
-        let check = HMACSHA256.authenticate(key: derive("OpenRealm/5/check", 32), message: Array("OpenRealm key check".utf8))
+        // Each derived key lives in one local array, wiped once OpenSSL holds its own copy
+        // (`wipe`: what is wiped and what cannot be).
+        var pageKey = derive("OpenRealm/5/xts", 64)
+        pages = PageCipher(key: pageKey)
+        wipe(&pageKey)
+        var nodeKey = derive("OpenRealm/5/mac", 32)
+        nodes = NodeAuthenticator(key: nodeKey)
+        wipe(&nodeKey)
+        var checkKey = derive("OpenRealm/5/check", 32)
+        let check = HMACSHA256.authenticate(key: checkKey, message: Array("OpenRealm key check".utf8))
+        wipe(&checkKey)
         keyCheck = Array(check[0..<16])
     }
 }

@@ -57,6 +57,7 @@ package final class NodeAuthenticator: @unchecked Sendable {
         self.hmac = hmac
     }
 
+    /// Frees the contexts, whose copies of the key OpenSSL clears as it frees them.
     deinit {
         openrealm_hmac_destroy(hmac)
     }

@@ -43,6 +43,7 @@ package final class PageCipher: @unchecked Sendable {
         self.xts = xts
     }
 
+    /// Frees the contexts, whose key schedules OpenSSL clears as it frees them.
     deinit {
         openrealm_xts_destroy(xts)
     }

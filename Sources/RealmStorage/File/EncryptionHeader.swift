@@ -35,6 +35,11 @@
 //   E8. The key is checked before anything else of the file is read: a wrong key, a key for a
 //       plain file and a plain open of an encrypted file each fail with `decryptionFailed`
 //       and a message that says which, before any slot is decoded.
+//   E9. A clear header no undamaged file holds is refused as damaged (`fileCorrupted`), not
+//       advised as a plain file or another format: format 5 with no suite, or a format before
+//       5 with the suite, salt and key check set (or with a salt and key check that fit the
+//       key given). A plain file's reserved bytes are not read, so damage there alone still
+//       opens it without a key (`kind(of:path:)`).
 
 /// What the first bytes of a realm file say about its encryption.
 package enum EncryptionHeader {
@@ -58,12 +63,35 @@ package enum EncryptionHeader {
     /// The kind of the file whose header begins with `header` (at least `plaintextLength`
     /// bytes, the magic already checked). An encrypted file names its suite; a suite this
     /// build does not know is refused here.
+    ///
+    /// The clear bytes are not authenticated, so a damaged one is told apart by what no
+    /// undamaged file holds (E9):
+    /// - format 5 with suite 0: only encrypted files are of format 5, and each names its
+    ///   suite: `fileCorrupted`, the header is damaged (an encrypted file's suite, or a plain
+    ///   file's format version: either way nothing says how to read the rest);
+    /// - a format before 5 with the known suite, a salt and a key check all set: an encrypted
+    ///   file whose format version was damaged (no single damaged byte of a plain file, whose
+    ///   bytes 17..<128 are 0, sets all three): `fileCorrupted`.
+    /// A plain file with some other reserved byte set is still plain: a plain file never reads
+    /// those bytes, and opens without a key as it did (`keys(for:key:path:)` says what a key
+    /// given for such a file meets).
     package static func kind(of header: [UInt8], path: String) throws(StorageError) -> Kind {
         guard header.count >= plaintextLength else {
             throw StorageError(.invalidDatabase, "the file is too short for a realm header", path: path)
         }
         let format = header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: FileHeader.formatVersionOffset, as: UInt32.self)) }
         let suite = header[suiteOffset]
+        let encryptionFields = EncryptionFields(header)
+        if format == formatVersion, suite == 0 {
+            throw damaged(encryptionFields.any
+                          ? "it names format \(format), which only encrypted files have, and cipher suite 0 (none)"
+                          : "it names format \(format), which only encrypted files have, but no cipher suite, salt or key check",
+                          path: path)
+        }
+        if format < formatVersion, suite == suiteXTSHMAC, encryptionFields.hasSalt, encryptionFields.hasKeyCheck {
+            throw damaged("it names cipher suite \(suite) with a salt and a key check, as only an encrypted file's does, but format \(format), "
+                          + "a plain file's", path: path)
+        }
         guard format >= formatVersion, suite != 0 else { return .plain }
         guard suite == suiteXTSHMAC else {
             throw StorageError(.unsupportedFormatVersion, "the file is encrypted with cipher suite \(suite), which this build does not know; open it with a newer OpenRealm", path: path)
@@ -76,16 +104,28 @@ package enum EncryptionHeader {
     /// without one). Nil for a plain file opened without a key.
     ///
     /// - Throws: `decryptionFailed` when the key does not fit the file: a key for a plain file,
-    ///   no key for an encrypted one, or a key whose check does not match (E8); `invalidArgument`
-    ///   for a key that is not 64 bytes.
+    ///   no key for an encrypted one, or a key whose check does not match (E8); `fileCorrupted`
+    ///   for a clear header no undamaged file holds (E9); `invalidArgument` for a key that is
+    ///   not 64 bytes.
     package static func keys(for header: [UInt8], key: [UInt8]?, path: String) throws(StorageError) -> EncryptionKeys? {
         if let key { try validate(key) }
         switch try kind(of: header, path: path) {
         case .plain:
-            guard key == nil else {
-                throw StorageError(.decryptionFailed, "the file is not encrypted, and an encryption key was given: open it without a key, or write an encrypted copy with writeCopy(toFile:encryptionKey:)", path: path)
+            guard let key else { return nil }
+            let fields = EncryptionFields(header)
+            // A plain header with encryption's fields set, and a key: the salt and the key
+            // check fitting the key prove an encrypted file whose format or suite was damaged.
+            if fields.hasSalt, fields.hasKeyCheck,
+               constantTimeEqual(EncryptionKeys(userKey: key, salt: fields.salt).keyCheck, fields.keyCheck) {
+                throw damaged("its salt and key check fit the key given, but its format version or cipher suite says the file is not encrypted",
+                              path: path)
             }
-            return nil
+            if fields.any || header[suiteOffset] != 0 {
+                throw StorageError(.decryptionFailed, "the header says the file is not encrypted, and an encryption key was given, but bytes "
+                                   + "only an encrypted header sets are not 0: either a plain file whose header is damaged (open it without "
+                                   + "a key) or an encrypted file whose header is damaged (restore it from a backup)", path: path)
+            }
+            throw StorageError(.decryptionFailed, "the file is not encrypted, and an encryption key was given: open it without a key, or write an encrypted copy with writeCopy(toFile:encryptionKey:)", path: path)
         case .encrypted(let salt, let keyCheck):
             guard let key else {
                 throw StorageError(.decryptionFailed, "the file is encrypted: open it with the 64-byte encryptionKey it was written with", path: path)
@@ -119,6 +159,25 @@ package enum EncryptionHeader {
         return try keys(for: header, key: key, path: path)
     }
 
+    /// The salt and key check of a header, as read, whatever its format says.
+    private struct EncryptionFields {
+        let salt: [UInt8]
+        let keyCheck: [UInt8]
+        init(_ header: [UInt8]) {
+            salt = Array(header[saltOffset..<(saltOffset + EncryptionKeys.saltLength)])
+            keyCheck = Array(header[keyCheckOffset..<(keyCheckOffset + keyCheckLength)])
+        }
+        var hasSalt: Bool { salt.contains { $0 != 0 } }
+        var hasKeyCheck: Bool { keyCheck.contains { $0 != 0 } }
+        var any: Bool { hasSalt || hasKeyCheck }
+    }
+
+    /// The error for a clear header that no undamaged file holds (E9).
+    private static func damaged(_ why: String, path: String) -> StorageError {
+        StorageError(.fileCorrupted, "the encrypted file's header is damaged: \(why). Its first 128 bytes are not authenticated, so "
+                     + "nothing of the file can be trusted to be read as it says; restore the file from a backup", path: path)
+    }
+
     /// Throws `invalidArgument` unless `key` is an encryption key's 64 bytes.
     package static func validate(_ key: [UInt8]) throws(StorageError) {
         guard key.count == EncryptionKeys.userKeyLength else {
@@ -137,8 +196,8 @@ package enum EncryptionHeader {
         return bytes
     }
 
-    /// Compares two checks in time that does not depend on where they differ.
-    private static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    /// Compares two checks (or keys) in time that does not depend on where they differ.
+    package static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         var difference: UInt8 = 0
         for i in a.indices { difference |= a[i] ^ b[i] }

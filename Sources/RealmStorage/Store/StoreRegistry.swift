@@ -10,14 +10,46 @@ final class StoreRegistry: Sendable {
     private final class WeakStore { weak var store: Store? ; init(_ s: Store) { store = s } }
     private let stores = Locked([String: WeakStore]())
 
+    /// The store already open for the file (or in-memory identifier) when there is one, else a
+    /// new one. An encryption key must be the one the open store was opened with: the header
+    /// was checked against that key only, and sharing the store would let any key (or none)
+    /// read an encrypted file another realm of this process has open.
     func open(path: String, options: StoreOptions) throws(StorageError) -> Store {
+        if let key = options.encryptionKey { try EncryptionHeader.validate(key) }
         let key = options.durability == .memOnly ? "memory:" + path : StoreRegistry.canonical(path)
         return try stores.withLock { (stores) throws(StorageError) -> Store in
-            if let existing = stores[key]?.store { return existing }
+            if let existing = stores[key]?.store {
+                try Self.checkKey(options.encryptionKey, fits: existing, path: path)
+                return existing
+            }
             let store = try Store(path: path, options: options)
             stores[key] = WeakStore(store)
             stores = stores.filter { $0.value.store != nil }
             return store
+        }
+    }
+
+    /// Throws `decryptionFailed` unless `key` is the key `store` was opened with (both nil
+    /// included), with the message opening the file itself would give.
+    private static func checkKey(_ key: [UInt8]?, fits store: Store, path: String) throws(StorageError) {
+        let opened = store.options.encryptionKey
+        switch (opened, key) {
+        case (nil, nil):
+            return
+        case (let opened?, let key?) where EncryptionHeader.constantTimeEqual(opened, key):
+            return
+        case (nil, _?):
+            throw StorageError(.decryptionFailed, store.options.durability == .memOnly
+                               ? "this in-memory realm is open without an encryption key, and one was given: open it as it was first opened"
+                               : "the file is not encrypted, and an encryption key was given: open it without a key, or write an encrypted copy with writeCopy(toFile:encryptionKey:)",
+                               path: path)
+        case (_?, nil):
+            throw StorageError(.decryptionFailed, store.options.durability == .memOnly
+                               ? "this in-memory realm is open with an encryption key, and none was given: open it with the same key"
+                               : "the file is encrypted: open it with the 64-byte encryptionKey it was written with", path: path)
+        case (_?, _?):
+            throw StorageError(.decryptionFailed, "the encryption key is not the one this realm is open with in this process: "
+                               + "open it with the key it was written with", path: path)
         }
     }
 
