@@ -138,7 +138,7 @@ package enum EncryptionHeader {
     }
 
     /// Compares two checks in time that does not depend on where they differ.
-    private static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         var difference: UInt8 = 0
         for i in a.indices { difference |= a[i] ^ b[i] }
