@@ -11,9 +11,21 @@ final class StoreRegistry: Sendable {
     private let stores = Locked([String: WeakStore]())
 
     func open(path: String, options: StoreOptions) throws(StorageError) -> Store {
+        if let key = options.encryptionKey { try EncryptionHeader.validate(key) }
         let key = options.durability == .memOnly ? "memory:" + path : StoreRegistry.canonical(path)
         return try stores.withLock { (stores) throws(StorageError) -> Store in
-            if let existing = stores[key]?.store { return existing }
+            if let existing = stores[key]?.store {
+                // A file has one key (or none), and the open store's passed the file's check:
+                // another is wrong, and must not be let in by the shared store (E8).
+                guard options.durability == .memOnly || existing.options.encryptionKey == options.encryptionKey else {
+                    throw StorageError(.decryptionFailed, options.encryptionKey == nil
+                                       ? "the file is encrypted (it is open in this process with its key): open it with the 64-byte encryptionKey it was written with"
+                                       : "the encryption key does not match the file: it is open in this process with "
+                                       + (existing.options.encryptionKey == nil ? "no key, being a plain file" : "another key, the one it was written with"),
+                                       path: path)
+                }
+                return existing
+            }
             let store = try Store(path: path, options: options)
             stores[key] = WeakStore(store)
             stores = stores.filter { $0.value.store != nil }
