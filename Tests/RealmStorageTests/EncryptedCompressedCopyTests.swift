@@ -13,13 +13,6 @@ import TestSupport
     static let otherKey = EncryptedCopyTests.otherKey
     static let damageCodes = CompressedCopyFuzzTests.damageCodes.union([.decryptionFailed])
 
-    static func openCompressed(_ path: String, key: [UInt8]?, reading: CompressedReading = .onDemand) throws(StorageError) -> Store {
-        var options = StoreOptions(create: false, readOnly: true)
-        options.encryptionKey = key
-        options.compressedReading = reading
-        return try Store(path: path, options: options)
-    }
-
     static func bytes(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
 
     /// A small source's encrypted compressed copy (a few blocks) and what the source holds.
@@ -60,26 +53,16 @@ import TestSupport
         return out.encodedHeader(tableOffset: offset, keys: keys) + stored + out.encodedTable()
     }
 
-    /// Opens `bytes` with `key` and reads everything; true when it read `contents`, false when
-    /// a typed error stopped it (any other error, or other data, is an issue).
+    /// Opens `bytes` with `key` and reads everything (CompressedCopyFuzzTests.expectDamageOrSame).
     @discardableResult
     static func expectDamageOrSame(_ bytes: [UInt8], _ contents: DatabaseDump, in dir: TemporaryDirectory, _ what: String,
                                    key: [UInt8]? = key, reading: CompressedReading = .onDemand) -> Bool {
-        let path = dir.path("damaged-\(UUID().uuidString.prefix(8)).realmz")
-        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-        defer { unlink(path) }
-        do {
-            let store = try openCompressed(path, key: key, reading: reading)
-            let read = try CompressedCopyTests.contents(store.beginRead())
-            #expect(read == contents, "\(what): read other data than the source holds")
-            return true
-        } catch let error as StorageError {
-            #expect(damageCodes.contains(error.code), "\(what): \(error)")
-            return false
-        } catch {
-            Issue.record("\(what): untyped \(error)")
-            return false
-        }
+        CompressedCopyFuzzTests.expectDamageOrSame(bytes, contents, in: dir, what, key: key, codes: damageCodes, reading: reading)
+    }
+
+    /// The compressed format version of the copy at `path`.
+    static func version(_ path: String) throws -> UInt32 {
+        try bytes(path).withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt32.self)) }
     }
 
     @Test(arguments: [(nil, key), (key, key), (key, otherKey)] as [([UInt8]?, [UInt8])], [CompressedReading.onDemand, .inflate])
@@ -90,9 +73,8 @@ import TestSupport
         let path = dir.path("copy.realmz")
         try source.writeCompactedCopy(to: path, compression: .lz4, encryptionKey: copyKey)
         #expect(CompressedFormat.isCompressedFile(at: path))
-        let bytes = try Self.bytes(path)
-        #expect(bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt32.self)) } == CompressedFormat.encryptedVersion)
-        let copy = try Self.openCompressed(path, key: copyKey, reading: reading)
+        #expect(try Self.version(path) == CompressedFormat.encryptedVersion)
+        let copy = try CompressedCopyTests.openCompressed(path, key: copyKey, reading: reading)
         try copy.verify()
         #expect(try CompressedCopyTests.contents(copy.beginRead()) == CompressedCopyTests.contents(source.beginRead()))
         let read = copy.beginRead()
@@ -104,7 +86,7 @@ import TestSupport
         // Still compressed: smaller than the encrypted realm copy.
         let plain = dir.path("copy.realm")
         try source.writeCompactedCopy(to: plain, encryptionKey: copyKey)
-        #expect(bytes.count < (try Self.bytes(plain)).count)
+        #expect(try Self.bytes(path).count < Self.bytes(plain).count)
     }
 
     @Test func theCopyHoldsNoneOfThePlaintext() throws {
@@ -119,7 +101,10 @@ import TestSupport
         for needle in needles {
             #expect(!containsRun(raw, needle), "found \(needle) in the encrypted copy")
         }
-        // The plain compressed copy holds them (the search itself finds what is there).
+        // Without a key, an encrypted realm's LZ4 copy is plain, in the format earlier builds
+        // read, and holds them (the search itself finds what is there).
+        #expect(try Self.version(encrypted) == CompressedFormat.encryptedVersion)
+        #expect(try Self.version(plain) == CompressedFormat.plainVersion)
         #expect(containsRun(try Self.bytes(plain), Array("Person".utf8)))
         #expect(containsRun(try Self.bytes(plain), Array("@x.org".utf8)))
     }
@@ -132,7 +117,7 @@ import TestSupport
         try source.writeCompactedCopy(to: plain, compression: .lz4)
         func error(_ path: String, _ key: [UInt8]?) -> StorageError? {
             do {
-                _ = try Self.openCompressed(path, key: key)
+                _ = try CompressedCopyTests.openCompressed(path, key: key)
                 return nil
             } catch {
                 return error
@@ -179,7 +164,7 @@ import TestSupport
         // A damaged block is zeros in the region, and reads of it throw fileCorrupted.
         let path = dir.path("one-damaged.realmz")
         _ = FileManager.default.createFile(atPath: path, contents: Data(damaged))
-        #expect(EncryptedCopyTests.code { _ = try CompressedCopyTests.contents(Self.openCompressed(path, key: Self.key).beginRead()) } == .fileCorrupted)
+        #expect(EncryptedCopyTests.code { _ = try CompressedCopyTests.contents(CompressedCopyTests.openCompressed(path, key: Self.key).beginRead()) } == .fileCorrupted)
     }
 
     /// Blocks swapped, or taken from another copy written under the same key, with the header

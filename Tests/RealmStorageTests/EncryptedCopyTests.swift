@@ -150,21 +150,6 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix("copy") }.isEmpty)
     }
 
-    /// With `.lz4` a key gives an encrypted compressed copy (EncryptedCompressedCopyTests),
-    /// without one a plain compressed copy, also of an encrypted source.
-    @Test func anEncryptedRealmsLZ4CopyIsEncryptedOnlyWithAKey() throws {
-        let dir = TemporaryDirectory()
-        let source = try Self.makeSource(dir.path("source.realm"), key: Self.key, count: 10)
-        let encrypted = dir.path("copy.realmz"), plain = dir.path("plain.realmz")
-        try source.writeCompactedCopy(to: encrypted, compression: .lz4, encryptionKey: Self.key)
-        try source.writeCompactedCopy(to: plain, compression: .lz4)
-        for (path, version) in [(encrypted, CompressedFormat.encryptedVersion), (plain, CompressedFormat.plainVersion)] {
-            #expect(CompressedFormat.isCompressedFile(at: path))
-            let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)).prefix(12))
-            #expect(header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt32.self)) } == version)
-        }
-    }
-
     /// A failing write or sync of an encrypted copy (the fault under the cipher) leaves no
     /// file at the destination and no temporary file (CopyFile.swift, invariant 3).
     @Test(arguments: [FaultInjectingFile.Call.write, .sync])
