@@ -200,14 +200,13 @@ import TestSupport
             entries[i] = otherLayout.blocks[i]
             #expect(!Self.expectDamageOrSame(Self.assemble(layout, keys, entries, blocks), contents, in: dir, "block \(i) from another copy"))
         }
-        // Another copy's header and table on this copy's blocks: its key check passes (same
-        // key), its tags do not.
+        // Another copy's header and table on this copy's blocks (the same source compresses to
+        // the same lengths): its key check passes (same key), its tags do not.
         let otherTableStart = other.count - otherLayout.tableSize
-        if other.count == bytes.count {
-            let mixed = Array(other[0..<CompressedFormat.encryptedHeaderSize]) + bytes[CompressedFormat.encryptedHeaderSize..<otherTableStart]
-                + other[otherTableStart...]
-            #expect(!Self.expectDamageOrSame(mixed, contents, in: dir, "another copy's header and table"))
-        }
+        try #require(other.count == bytes.count)
+        let mixed = Array(other[0..<CompressedFormat.encryptedHeaderSize]) + bytes[CompressedFormat.encryptedHeaderSize..<otherTableStart]
+            + other[otherTableStart...]
+        #expect(!Self.expectDamageOrSame(mixed, contents, in: dir, "another copy's header and table"))
         // A whole copy under another key opens only with that key.
         let (third, _) = try Self.sample(dir, name: "third.realmz", key: Self.otherKey)
         #expect(!Self.expectDamageOrSame(third, contents, in: dir, "another key's copy"))
