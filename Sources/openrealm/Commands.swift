@@ -52,7 +52,8 @@ enum Commands {
     /// Writes a compacted copy of the realm at `path` to `copy`, LZ4-compressed with `lz4`
     /// (a file that opens read-only only). A compressed source gives an ordinary writable
     /// realm without `lz4`: the way back from a compressed copy. The source opens with `key`;
-    /// the copy is encrypted with `copyKey` when there is one (not with `lz4`: refused).
+    /// the copy is encrypted with `copyKey` when there is one (with `lz4`: compressed, then
+    /// encrypted block by block).
     static func copy(_ path: String, to copy: String, lz4: Bool, key: [UInt8]?, copyKey: [UInt8]?) throws {
         let store = try Store.open(path: path, options: reading(key: key))
         try store.writeCompactedCopy(to: copy, compression: lz4 ? .lz4 : .none, encryptionKey: copyKey,

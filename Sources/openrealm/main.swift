@@ -14,7 +14,7 @@
 // Every command that opens a file takes `--key-file <path>` for an encrypted one (KeyFile.swift:
 // 64 raw bytes or 128 hex digits). A copy of an encrypted file is encrypted with the same key,
 // unless `--decrypt` (a plain copy) or `--new-key-file <path>` (another key; also encrypts a
-// plain file's copy) says otherwise. Issue 30 rebuilds this parsing on swift-argument-parser.
+// plain file's copy) says otherwise; an LZ4 copy with a key is compressed, then encrypted. Issue 30 rebuilds this parsing on swift-argument-parser.
 
 #if canImport(Glibc)
 import Glibc
@@ -43,7 +43,8 @@ let usage = """
     --decrypt              write the copy in the clear (a copy of an encrypted file is
                            encrypted with its key otherwise)
     --new-key-file <path>  write the copy encrypted with this key instead
-    LZ4-compressed copies cannot be encrypted yet: --lz4 with a key needs --decrypt.
+    --lz4                  write the copy LZ4-compressed (read-only); with a key, each block
+                           is compressed, then encrypted (verify and inspect take its key)
     """
 
 do {

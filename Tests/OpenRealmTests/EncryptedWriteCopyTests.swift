@@ -1,5 +1,5 @@
 import Foundation
-import OpenRealm
+@testable import OpenRealm
 @testable import RealmStorage
 import Testing
 import TestSupport
@@ -125,14 +125,38 @@ import TestSupport
         #expect(try Self.contents(WriteCopyTests.copyURL(folder, "actor-progress.realm"), key: Self.key).count == 20)
     }
 
-    @Test func anLZ4CopyWithAKeyIsUnsupportedAndWritesNothing() throws {
+    /// An LZ4 copy with a key: compressed, then encrypted; it opens read-only with that key
+    /// only and holds none of the plaintext. From a plain realm and from an encrypted one (its
+    /// key or another), on demand and through the inflate fallback.
+    @Test(arguments: [nil, key], [CompressedReading.onDemand, .inflate])
+    func anLZ4CopyWithAKeyOpensReadOnlyWithItAndHoldsNoPlaintext(sourceKey: Data?, reading: CompressedReading) throws {
         let folder = TestFolder()
-        let source = try Realm(configuration: folder.configuration([Person.self]))
-        try Self.fill(source, count: 10)
-        let copy = WriteCopyTests.copyURL(folder, "copy.realmz")
-        #expect(EncryptionKeyTests.code { try source.writeCopy(toFile: copy, encryptionKey: Self.key, compression: .lz4) } == .unsupported)
-        #expect(!FileManager.default.fileExists(atPath: copy.path))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter { $0.hasPrefix("copy") }.isEmpty)
+        let source = try Realm(configuration: Self.configuration(folder.url.appendingPathComponent("source.realm"), key: sourceKey))
+        try Self.fill(source, count: 2000)
+        for copyKey in [Self.key, Self.otherKey] {
+            let copy = WriteCopyTests.copyURL(folder, "copy-\(copyKey == Self.key ? "same" : "other").realmz")
+            try source.writeCopy(toFile: copy, encryptionKey: copyKey, compression: .lz4)
+            let raw = [UInt8](try Data(contentsOf: copy))
+            for needle in [Self.marker, "Unmistakable", "example.org", "Person", "email"] {
+                #expect(!containsRun(raw, Array(needle.utf8)), "found \(needle) in the copy")
+            }
+            var configuration = Self.configuration(copy, key: copyKey)
+            configuration.readOnly = true
+            configuration.compressedReading = reading
+            let reopened = try Realm(configuration: configuration)
+            #expect(WriteCopyTests.snapshot(reopened) == WriteCopyTests.snapshot(source))
+            #expect(reopened.object(ofType: Person.self, forPrimaryKey: 1234)?.name == "\(Self.marker) 1234")
+            for key in [nil, copyKey == Self.key ? Self.otherKey : Self.key] {
+                configuration.encryptionKey = key
+                #expect(EncryptionKeyTests.code { _ = try Realm(configuration: configuration) } == .decryptionFailed)
+            }
+        }
+        // A key given for a plain LZ4 copy.
+        let plain = WriteCopyTests.copyURL(folder, "plain.realmz")
+        try source.writeCopy(toFile: plain, compression: .lz4)
+        var configuration = Self.configuration(plain, key: Self.key)
+        configuration.readOnly = true
+        #expect(EncryptionKeyTests.code { _ = try Realm(configuration: configuration) } == .decryptionFailed)
     }
 
     @Test(arguments: [0, 32, 63, 65, 128])
@@ -233,8 +257,19 @@ import TestSupport
         #expect(try run(["compact", url("enc.realm").path, url("decrypted.realm").path, "--key-file", hexKey, "--decrypt"]) == 0)
         #expect(try Self.salt(url("decrypted.realm")) == nil)
         #expect(try Self.contents(url("decrypted.realm"), key: nil) == expected)
-        #expect(try run(["copy", url("enc.realm").path, url("archive.realmz").path, "--key-file", rawKey, "--lz4"]) == 1)
-        #expect(!FileManager.default.fileExists(atPath: url("archive.realmz").path))
+        // An LZ4 copy keeps the key (compressed, then encrypted); read with it, and back to a
+        // writable realm.
+        #expect(try run(["copy", url("enc.realm").path, url("archive.realmz").path, "--key-file", rawKey, "--lz4"]) == 0)
+        #expect(try !containsRun([UInt8](Data(contentsOf: url("archive.realmz"))), Array(Self.marker.utf8)))
+        for command in ["verify", "inspect"] {
+            #expect(try run([command, url("archive.realmz").path, "--key-file", hexKey]) == 0, "\(command) of the LZ4 copy")
+            #expect(try run([command, url("archive.realmz").path]) == 1, "\(command) of the LZ4 copy without a key")
+            #expect(try run([command, url("archive.realmz").path, "--key-file", otherKey]) == 1, "\(command) of the LZ4 copy with another key")
+        }
+        #expect(try run(["copy", url("archive.realmz").path, url("unpacked.realm").path, "--key-file", rawKey, "--new-key-file", otherKey]) == 0)
+        #expect(try Self.contents(url("unpacked.realm"), key: Self.otherKey) == expected)
+        #expect(try run(["copy", plain.path, url("plain-archive.realmz").path, "--lz4", "--new-key-file", otherKey]) == 0)
+        #expect(try run(["verify", url("plain-archive.realmz").path, "--key-file", otherKey]) == 0)
         #expect(try run(["copy", url("enc.realm").path, url("both.realm").path, "--key-file", rawKey, "--decrypt", "--new-key-file", otherKey]) == 1)
         #expect(!FileManager.default.fileExists(atPath: url("both.realm").path))
         // Compaction in place keeps the key, under a new salt.

@@ -17,21 +17,21 @@ import Testing
         return (Array(try Data(contentsOf: URL(fileURLWithPath: path))), try CompressedCopyTests.contents(source.beginRead()))
     }
 
-    /// Opens `bytes` as a compressed copy and reads everything; true when it read the source's
-    /// contents, false when a typed damage error stopped it.
+    /// Opens `bytes` as a compressed copy (with `key`) and reads everything; true when it read
+    /// the source's contents, false when a typed damage error (one of `codes`) stopped it.
     @discardableResult
     static func expectDamageOrSame(_ bytes: [UInt8], _ contents: DatabaseDump, in dir: TemporaryDirectory, _ what: String,
-                                   reading: CompressedReading = .onDemand) -> Bool {
+                                   key: [UInt8]? = nil, codes: Set<StorageError.Code> = damageCodes, reading: CompressedReading = .onDemand) -> Bool {
         let path = dir.path("damaged-\(UUID().uuidString.prefix(8)).realmz")
         _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         defer { unlink(path) }
         do {
-            let store = try CompressedCopyTests.openCompressed(path, reading: reading)
+            let store = try CompressedCopyTests.openCompressed(path, key: key, reading: reading)
             let read = try CompressedCopyTests.contents(store.beginRead())
             #expect(read == contents, "\(what): read other data than the source holds")
             return true
         } catch let error as StorageError {
-            #expect(damageCodes.contains(error.code), "\(what): \(error)")
+            #expect(codes.contains(error.code), "\(what): \(error)")
             return false
         } catch {
             Issue.record("\(what): untyped \(error)")

@@ -26,8 +26,9 @@ import Testing
         return dump
     }
 
-    static func openCompressed(_ path: String, cacheSize: Int = 4 << 20, reading: CompressedReading = .onDemand) throws(StorageError) -> Store {
+    static func openCompressed(_ path: String, key: [UInt8]? = nil, cacheSize: Int = 4 << 20, reading: CompressedReading = .onDemand) throws(StorageError) -> Store {
         var options = StoreOptions(create: false, readOnly: true)
+        options.encryptionKey = key
         options.compressedCacheSize = cacheSize
         options.compressedReading = reading
         return try Store(path: path, options: options)

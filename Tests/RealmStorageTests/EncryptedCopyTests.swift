@@ -150,17 +150,6 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix("copy") }.isEmpty)
     }
 
-    @Test func anLZ4CopyWithAKeyIsUnsupportedAndWritesNothing() throws {
-        let dir = TemporaryDirectory()
-        let source = try Self.makeSource(dir.path("source.realm"), key: Self.key, count: 10)
-        let copy = dir.path("copy.realmz")
-        #expect(Self.code { try source.writeCompactedCopy(to: copy, compression: .lz4, encryptionKey: Self.key) } == .unsupported)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix("copy") }.isEmpty)
-        // Without a key it is a plain compressed copy.
-        try source.writeCompactedCopy(to: copy, compression: .lz4)
-        #expect(CompressedFormat.isCompressedFile(at: copy))
-    }
-
     /// A failing write or sync of an encrypted copy (the fault under the cipher) leaves no
     /// file at the destination and no temporary file (CopyFile.swift, invariant 3).
     @Test(arguments: [FaultInjectingFile.Call.write, .sync])

@@ -217,4 +217,25 @@ import Testing
         #expect(try EncryptionHeader.keys(ofFileAt: directory.path(), key: Self.key) == nil)
         #expect(!FileManager.default.fileExists(atPath: directory.path()))
     }
+
+    /// A store already open in this process is shared only with openers of the same key: the
+    /// file's check passed for that key, so another (or none, or one for a plain file) is refused.
+    @Test func anOpenStoreIsNotSharedWithAnotherKey() throws {
+        let dir = TemporaryDirectory()
+        let encrypted = dir.path("encrypted.realm"), plain = dir.path("plain.realm")
+        var options = StoreOptions()
+        options.encryptionKey = Self.key
+        let open = try Store.open(path: encrypted, options: options)
+        let shared = try Store.open(path: encrypted, options: options)
+        #expect(open === shared)
+        options.encryptionKey = [UInt8](repeating: 0x33, count: 64)
+        #expect(EncryptedCopyTests.code { _ = try Store.open(path: encrypted, options: options) } == .decryptionFailed)
+        #expect(EncryptedCopyTests.code { _ = try Store.open(path: encrypted, options: StoreOptions()) } == .decryptionFailed)
+        options.encryptionKey = [UInt8](repeating: 0x33, count: 32)
+        #expect(EncryptedCopyTests.code { _ = try Store.open(path: encrypted, options: options) } == .invalidArgument)
+        let plainStore = try Store.open(path: plain)
+        options.encryptionKey = Self.key
+        #expect(EncryptedCopyTests.code { _ = try Store.open(path: plain, options: options) } == .decryptionFailed)
+        withExtendedLifetime((open, plainStore)) {}
+    }
 }

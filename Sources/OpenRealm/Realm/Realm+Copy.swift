@@ -86,8 +86,11 @@ extension Realm {
     /// let order = archive.object(ofType: Order.self, forPrimaryKey: orderID)
     /// ```
     ///
-    /// A copy cannot be both compressed and encrypted yet: `.lz4` with an encryption key
-    /// throws `unsupported` before anything is written.
+    /// With an `encryptionKey` too, each block is compressed, then encrypted and
+    /// authenticated under keys of the copy's own (a random salt with the key): nothing of the
+    /// data is in the file in the clear, and the copy opens read-only with that key
+    /// (`Realm.Configuration(fileURL:readOnly:encryptionKey:)`); without it, or with another,
+    /// opening throws `decryptionFailed`.
     ///
     /// `progress`, when given, is called on this thread as the copy goes: first with nothing
     /// copied, then about every hundredth of the objects, last once the copy is on disk
@@ -99,8 +102,7 @@ extension Realm {
     /// }
     /// ```
     ///
-    /// - Throws: what `writeCopy(toFile:encryptionKey:)` throws; `unsupported` for `.lz4`
-    ///   with an encryption key.
+    /// - Throws: what `writeCopy(toFile:encryptionKey:)` throws.
     public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil, compression: Compression,
                           progress: ((CopyProgress) -> Void)? = nil) throws {
         if !isFrozen { confinement.verify() }

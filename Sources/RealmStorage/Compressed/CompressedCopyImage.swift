@@ -5,10 +5,12 @@ import CLZ4
 /// holds two blocks whatever the size of the realm. Block 0 starts with the file header, which
 /// is known only at the end: it is kept and goes last, after the other blocks and before the
 /// table (format 2). The header and table of the compressed file are written last, then the
-/// one sync.
+/// one sync. With `keys`, each block is compressed, then padded, encrypted and tagged
+/// (format 3).
 final class CompressedCopyImage: CopyImage {
     private let file: StorageFile
     private let blockSize: Int
+    private let keys: CompressedCopyKeys?
     private let nonce = UInt64.random(in: .min ... .max)
     /// Block 0 and the block being filled.
     private var first: [UInt8]
@@ -17,12 +19,14 @@ final class CompressedCopyImage: CopyImage {
     private var currentIndex = 0
     private var entries: [CompressedBlock] = []
     /// Where the next stored block goes.
-    private var stored = UInt64(CompressedFormat.headerSize)
+    private var stored: UInt64
     private var packed: [UInt8]
 
-    init(_ file: StorageFile, blockSize: Int = CompressedFormat.defaultBlockSize) {
+    init(_ file: StorageFile, blockSize: Int = CompressedFormat.defaultBlockSize, keys: CompressedCopyKeys? = nil) {
         self.file = file
         self.blockSize = blockSize
+        self.keys = keys
+        stored = UInt64(keys == nil ? CompressedFormat.headerSize : CompressedFormat.encryptedHeaderSize)
         first = []
         first.reserveCapacity(blockSize)
         first.append(contentsOf: repeatElement(0, count: FileHeader.size))
@@ -63,10 +67,10 @@ final class CompressedCopyImage: CopyImage {
         if currentIndex > 0, !current.isEmpty { try store(current, index: currentIndex) }
         first.replaceSubrange(0..<FileHeader.size, with: header)
         try store(first, index: 0)
-        let layout = CompressedLayout(blockSize: blockSize, logicalSize: size, nonce: nonce, blocks: entries)
+        let layout = CompressedLayout(blockSize: blockSize, logicalSize: size, nonce: nonce, blocks: entries, encrypted: keys != nil)
         let tableOffset = stored
         try file.write(layout.encodedTable(), at: tableOffset)
-        try file.write(layout.encodedHeader(tableOffset: tableOffset), at: 0)
+        try file.write(layout.encodedHeader(tableOffset: tableOffset, keys: keys), at: 0)
         try file.sync()
     }
 
@@ -83,13 +87,22 @@ final class CompressedCopyImage: CopyImage {
         // Stored as it is when LZ4 does not shrink it (or fails, which it cannot with room for
         // its bound).
         let raw = n <= 0 || Int(n) >= block.count
-        let bytes = raw ? block : Array(packed[0..<Int(n)])
-        let checksum = bytes.withUnsafeBytes {
-            CompressedFormat.blockChecksum(nonce: nonce, index: index, offset: UInt64(index) * UInt64(blockSize), $0)
+        var bytes = raw ? block : Array(packed[0..<Int(n)])
+        var entry = CompressedBlock(offset: stored, length: UInt32(bytes.count), flags: raw ? CompressedFormat.storedFlag : 0, checksum: 0)
+        if let keys {
+            // Compress, then encrypt: padded to the cipher's blocks, one XTS unit per block.
+            bytes += repeatElement(0, count: CompressedCopyKeys.padded(bytes.count) - bytes.count)
+            entry.tag = bytes.withUnsafeMutableBytes { ciphertext in
+                keys.keys.pages.encrypt(unit: UInt64(index), ciphertext)
+                return keys.blockTag(index: index, length: entry.length, flags: entry.flags, ciphertext: UnsafeRawBufferPointer(ciphertext))
+            }
+        } else {
+            entry.checksum = bytes.withUnsafeBytes {
+                CompressedFormat.blockChecksum(nonce: nonce, index: index, offset: UInt64(index) * UInt64(blockSize), $0)
+            }
         }
         try file.write(bytes, at: stored)
-        let entry = CompressedBlock(offset: stored, length: UInt32(bytes.count), flags: raw ? CompressedFormat.storedFlag : 0, checksum: checksum)
-        stored += UInt64(entry.length)
+        stored += UInt64(bytes.count)
         if index == 0 { entries[0] = entry } else { entries.append(entry) }
     }
 }

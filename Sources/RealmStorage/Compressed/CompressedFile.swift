@@ -23,14 +23,17 @@ final class CompressedFile: StorageFile, Sendable {
         var fallbackReason: String?
     }
 
-    /// Opens the compressed copy at `path` and verifies its header and block table.
+    /// Opens the compressed copy at `path` with `key` (nil: without one; an encrypted copy
+    /// needs its key) and verifies its header and block table.
     ///
     /// - Throws: what `CompressedLayout.read` throws, and what opening the file throws.
-    init(path: String, cacheSize: Int, reading: CompressedReading, wrapper: (@Sendable (StorageFile) -> StorageFile)?) throws(StorageError) {
+    init(path: String, key: [UInt8]? = nil, cacheSize: Int, reading: CompressedReading,
+         wrapper: (@Sendable (StorageFile) -> StorageFile)?) throws(StorageError) {
         self.path = path
         let posix = try PosixFile(path: path, mode: .readOnly)
         let file = wrapper?(posix) ?? posix
-        blocks = CompressedBlocks(file: file, layout: try CompressedLayout.read(from: file, path: path))
+        let read = try CompressedLayout.read(from: file, path: path, key: key)
+        blocks = CompressedBlocks(file: file, layout: read.layout, keys: read.keys)
         self.cacheSize = cacheSize
         self.reading = reading
     }
@@ -53,7 +56,7 @@ final class CompressedFile: StorageFile, Sendable {
             let at = offset + UInt64(done)
             let index = Int(at / UInt64(layout.blockSize)), within = Int(at % UInt64(layout.blockSize))
             guard blocks.fill(index, into: block, scratch: scratch) else {
-                throw StorageError(.fileCorrupted, "block \(index) of the compressed copy does not match its checksum: the file is damaged", path: path)
+                throw StorageError(.fileCorrupted, "block \(index) of the compressed copy does not match its \(layout.encrypted ? "tag" : "checksum"): the file is damaged", path: path)
             }
             let count = min(n - done, layout.blockSize - within)
             buffer.baseAddress!.advanced(by: done).copyMemory(from: block + within, byteCount: count)

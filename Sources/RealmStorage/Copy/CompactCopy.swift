@@ -44,6 +44,9 @@ struct CopySource {
     var sealing: NodeSealing
     /// The copy's salt and keys when it is written encrypted (`seal`); nil: in the clear.
     var encryption: CopyEncryption?
+    /// An encrypted LZ4 copy's keys (`seal`): its image is plain, its blocks encrypted
+    /// (Compressed/CompressedFormat.swift, format 3).
+    var compressedEncryption: CompressedCopyKeys?
 
     init(top: TopState, schemaBlob: [UInt8]?, reading context: TreeContext) {
         self.top = top
@@ -214,16 +217,19 @@ extension ReadTransaction {
     /// its own, whatever the source is; without one it is written in the clear, also when the
     /// source is encrypted (`CopySource.seal`).
     ///
-    /// - Throws: `invalidArgument` for a key that is not 64 bytes and `unsupported` for a key
-    ///   with `.lz4`, both before anything is written; `fileExists` when `path` exists,
+    /// With `.lz4` and a key, the image is plain and its blocks are compressed, then encrypted
+    /// (an encrypted compressed copy, format 3).
+    ///
+    /// - Throws: `invalidArgument` for a key that is not 64 bytes, before anything is written;
+    ///   `fileExists` when `path` exists,
     ///   `outOfDiskSpace`, `ioFailure`, `fileCorrupted` for a damaged source.
     package func writeCompactedCopy(to path: String, compression: CopyCompression = .none, encryptionKey: [UInt8]? = nil,
                                     progress: CopyProgressHandler? = nil) throws(StorageError) {
-        try CopySource.check(encryptionKey, compression: compression, path: path)
+        try CopySource.check(encryptionKey)
         try CopyFile.refuseExisting(path)
         var source = CopySource(top: top, schemaBlob: try schemaBlob(), reading: context)
         source.progress = progress
-        try source.seal(for: store, encryptionKey: encryptionKey)
+        try source.seal(for: store, encryptionKey: encryptionKey, compression: compression)
         let counter = try CopyFile.create(at: path, source, compression: compression, hooks: store.options.copyHooks)
         counter?.finish()
     }
@@ -247,29 +253,31 @@ struct CopyEncryption {
 
 extension CopySource {
     /// Refuses, before anything is read or written, a copy's key that is not 64 bytes
-    /// (`invalidArgument`), and a key with LZ4 compression (`unsupported`: an encrypted
-    /// compressed copy, compressed then encrypted per block, is not built yet).
-    static func check(_ encryptionKey: [UInt8]?, compression: CopyCompression, path: String) throws(StorageError) {
+    /// (`invalidArgument`).
+    static func check(_ encryptionKey: [UInt8]?) throws(StorageError) {
         guard let encryptionKey else { return }
         try EncryptionHeader.validate(encryptionKey)
-        guard compression == .none else {
-            throw StorageError(.unsupported, "an LZ4-compressed copy cannot be encrypted yet: write an encrypted copy without compression, or a compressed one without a key",
-                               path: path)
-        }
     }
 
     /// How the copy is sealed and whether it is encrypted. With `encryptionKey` (checked by
-    /// `check`): encrypted under a new salt, its nodes tagged with the copy's own node key.
-    /// Without: in the clear, and a copy of an encrypted file gets checksums, as every plain
-    /// file has; a plain source keeps its sealing (tags on a plain file are a test option).
-    mutating func seal(for store: Store, encryptionKey: [UInt8]?) throws(StorageError) {
-        if let encryptionKey {
+    /// `check`): encrypted under a new salt, its nodes tagged with the copy's own node key;
+    /// with `.lz4` too, its image is plain, with checksums, and its blocks are compressed, then
+    /// encrypted and tagged under the copy's own keys (Compressed/CompressedFormat.swift,
+    /// format 3). Without: in the clear, and a copy of an encrypted file gets checksums, as
+    /// every plain file has; a plain source keeps its sealing (tags on a plain file are a test
+    /// option).
+    mutating func seal(for store: Store, encryptionKey: [UInt8]?, compression: CopyCompression = .none) throws(StorageError) {
+        encryption = nil
+        compressedEncryption = nil
+        if let encryptionKey, compression == .lz4 {
+            compressedEncryption = try CompressedCopyKeys(newCopyWith: encryptionKey)
+            sealing = .checksum
+        } else if let encryptionKey {
             let encryption = try CopyEncryption(key: encryptionKey)
             self.encryption = encryption
             sealing = .authenticated(encryption.keys.nodes)
-        } else {
-            encryption = nil
-            if store.file is EncryptedFile { sealing = .checksum }
+        } else if store.file is EncryptedFile {
+            sealing = .checksum
         }
     }
 }
@@ -283,7 +291,7 @@ extension WriteTransaction {
     package func writeCompactedCopy(to path: String, compression: CopyCompression = .none, encryptionKey: [UInt8]? = nil,
                                     progress: CopyProgressHandler? = nil) throws(StorageError) {
         try ensureActive()
-        try CopySource.check(encryptionKey, compression: compression, path: path)
+        try CopySource.check(encryptionKey)
         try CopyFile.refuseExisting(path)
         // What a commit would do first, and what reads do when they need it: the copy then
         // holds no link to an object deleted here, and every index has its pending entries.
@@ -295,7 +303,7 @@ extension WriteTransaction {
             source.indexes[key] = state.indexes.map { $0?.root }
         }
         source.progress = progress
-        try source.seal(for: store, encryptionKey: encryptionKey)
+        try source.seal(for: store, encryptionKey: encryptionKey, compression: compression)
         let counter = try CopyFile.create(at: path, source, compression: compression, hooks: store.options.copyHooks)
         counter?.finish()
     }

@@ -109,12 +109,11 @@ enum CopyFile {
             let image: CopyImage
             if let encryption = source.encryption {
                 // Encrypted as it is written; a test's layer stays under the cipher, so that its
-                // tears and losses hit the ciphertext. (LZ4 with a key is refused before this:
-                // CopySource.check.)
-                precondition(compression == .none, "an encrypted copy is not compressed")
+                // tears and losses hit the ciphertext. (LZ4 with a key is `compressedEncryption`.)
+                precondition(compression == .none, "an encrypted realm file is not compressed: its blocks are")
                 image = PlainCopyImage(EncryptedFile(inner: file, cipher: encryption.keys.pages, path: path))
             } else {
-                image = compression == .lz4 ? CompressedCopyImage(file) : PlainCopyImage(file)
+                image = compression == .lz4 ? CompressedCopyImage(file, keys: source.compressedEncryption) : PlainCopyImage(file)
             }
             written = try source.write(to: image)
         }

@@ -15,7 +15,16 @@
 /// The key check, HMAC(check key, "OpenRealm key check")[0..<16], is stored in the header so
 /// that a wrong key is told apart from a damaged file before any page is decrypted; it
 /// reveals nothing of the page or node keys, which come from other HKDF outputs.
+///
+/// An encrypted LZ4 copy (Compressed/CompressedFormat.swift, format 3) derives its keys the
+/// same way under the labels "OpenRealm/z3/…" (`lz4CopyLabels`): its blocks' XTS key, its
+/// blocks' tag key and its key check, never equal to a realm file's under the same user key.
 package struct EncryptionKeys: Sendable {
+    /// The HKDF labels of an encrypted realm file (format 5).
+    package static let fileLabels = "OpenRealm/5"
+    /// The HKDF labels of an encrypted LZ4 copy (compressed format 3).
+    package static let lz4CopyLabels = "OpenRealm/z3"
+
     package static let userKeyLength = 64
     package static let saltLength = 32
 
@@ -26,7 +35,10 @@ package struct EncryptionKeys: Sendable {
 
     /// The keys for `userKey` (64 bytes) and the file's `salt` (32 bytes). The caller checks
     /// the lengths first (a wrong user key length is the user's error, with a typed error).
-    package init(userKey: [UInt8], salt: [UInt8]) {
+    ///
+    /// `labels`: the prefix of the HKDF labels, "/xts", "/mac" and "/check" appended
+    /// (`fileLabels`, `lz4CopyLabels`).
+    package init(userKey: [UInt8], salt: [UInt8], labels: String = EncryptionKeys.fileLabels) {
         precondition(userKey.count == Self.userKeyLength, "an encryption key is 64 bytes, not \(userKey.count)")
         precondition(salt.count == Self.saltLength, "a file's salt is 32 bytes, not \(salt.count)")
         func derive(_ info: String, _ count: Int) -> [UInt8] {
@@ -34,13 +46,13 @@ package struct EncryptionKeys: Sendable {
         }
         // Each derived key lives in one local array, wiped once OpenSSL holds its own copy
         // (`wipe`: what is wiped and what cannot be).
-        var pageKey = derive("OpenRealm/5/xts", 64)
+        var pageKey = derive(labels + "/xts", 64)
         pages = PageCipher(key: pageKey)
         wipe(&pageKey)
-        var nodeKey = derive("OpenRealm/5/mac", 32)
+        var nodeKey = derive(labels + "/mac", 32)
         nodes = NodeAuthenticator(key: nodeKey)
         wipe(&nodeKey)
-        var checkKey = derive("OpenRealm/5/check", 32)
+        var checkKey = derive(labels + "/check", 32)
         let check = HMACSHA256.authenticate(key: checkKey, message: Array("OpenRealm key check".utf8))
         wipe(&checkKey)
         keyCheck = Array(check[0..<16])

@@ -74,11 +74,28 @@ package final class PageCipher: @unchecked Sendable {
         crypt(encrypt: false, page: page, from: source, into: destination)
     }
 
-    private func crypt(encrypt: Bool, page: UInt64, from source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) {
+    /// The largest data unit `encrypt(unit:)` takes: 2^20 AES blocks, the most IEEE 1619 allows
+    /// under one tweak (and OpenSSL enforces).
+    package static let largestUnit = 1 << 24
+
+    /// Encrypts `bytes`, the whole data unit `unit` (the tweak), in place: a unit other than a
+    /// page, such as a stored block of an encrypted LZ4 copy (Compressed/CompressedFormat.swift).
+    /// `bytes.count` is a multiple of 16, 16 to `largestUnit`.
+    package func encrypt(unit: UInt64, _ bytes: UnsafeMutableRawBufferPointer) {
+        crypt(encrypt: true, page: unit, from: UnsafeRawBufferPointer(bytes), into: bytes, limit: Self.largestUnit)
+    }
+
+    /// Decrypts `bytes`, the whole data unit `unit`, in place (`encrypt(unit:_:)`).
+    package func decrypt(unit: UInt64, _ bytes: UnsafeMutableRawBufferPointer) {
+        crypt(encrypt: false, page: unit, from: UnsafeRawBufferPointer(bytes), into: bytes, limit: Self.largestUnit)
+    }
+
+    private func crypt(encrypt: Bool, page: UInt64, from source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer,
+                       limit: Int = PageCipher.pageSize) {
         let count = source.count
         precondition(
-            count >= 16 && count <= Self.pageSize && count & 15 == 0,
-            "a page is encrypted in whole 16-byte blocks, 16 to 4,096 bytes, not \(count)")
+            count >= 16 && count <= limit && count & 15 == 0,
+            "a data unit is encrypted in whole 16-byte blocks, 16 to \(limit) bytes, not \(count)")
         precondition(destination.count == count, "source and destination differ in length")
         let from = UInt(bitPattern: source.baseAddress), to = UInt(bitPattern: destination.baseAddress)
         precondition(from == to || from + UInt(count) <= to || to + UInt(count) <= from,

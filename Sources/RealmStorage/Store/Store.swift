@@ -152,12 +152,11 @@ package final class Store: @unchecked Sendable {
         } else if CompressedFormat.isCompressedFile(at: path) {
             // Immutable: nothing to coordinate with other processes, and nothing created
             // beside it (no lock file).
+            // An encrypted copy's key is checked against its header before any block is read
+            // (CompressedFormat.swift, invariant 6); its image is a plain realm file.
             guard options.readOnly else { throw CompressedFile.readOnly(path) }
-            guard options.encryptionKey == nil else {
-                throw StorageError(.decryptionFailed, "the file is an LZ4-compressed copy, which is not encrypted, and an encryption key was given: open it without a key", path: path)
-            }
-            file = try CompressedFile(path: path, cacheSize: options.compressedCacheSize, reading: options.compressedReading,
-                                      wrapper: options.fileWrapper)
+            file = try CompressedFile(path: path, key: options.encryptionKey, cacheSize: options.compressedCacheSize,
+                                      reading: options.compressedReading, wrapper: options.fileWrapper)
             coordination = nil
         } else {
             // Joined before the realm file is created or read: the first process creates it
