@@ -3,7 +3,7 @@
 // field. Prints both figures and the ratio (OpenRealm / GRDB; above 1: OpenRealm is faster).
 //
 //   swift run -c release --package-path Benchmarks ObjectSideBySide [--rows N] [--repeat N] [--keep] [--openrealm-only] [--insert-only]
-//                                                                   [--encrypted | --encrypted-only]
+//                                                                   [--encrypted | --encrypted-only] [--encrypted-cache-size BYTES]
 //
 // With --repeat N each engine runs N times, in turn, and the best of each figure is kept.
 //
@@ -12,6 +12,8 @@
 // and the ratios encrypted / plain and encrypted / GRDB (issue 29), with the range of the
 // encrypted / plain ratios over the repeats (plain and encrypted alternate which goes first).
 // --encrypted-only runs the encrypted engine alone (for `perf record`).
+// --encrypted-cache-size sets `Realm.Configuration.encryptedCacheSize` (default 256 MiB), the
+// decrypted pages the encrypted file keeps: below the file's size, W3 decrypts pages again.
 // With --encrypted the table also has the process's CPU time (user + system, every thread) for
 // W1 and W3, the least of the repeats: on a loaded machine it moves less than the wall clock.
 // --keep leaves the files in the temporary directory (their paths are printed), for
@@ -37,6 +39,7 @@ var openRealmOnly = false
 var insertOnly = false
 var encrypted = false
 var plainOpenRealm = true
+var encryptedCacheSize: Int?
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
@@ -47,6 +50,7 @@ while let argument = arguments.next() {
     case "--insert-only": insertOnly = true
     case "--encrypted": encrypted = true
     case "--encrypted-only": encrypted = true; plainOpenRealm = false; openRealmOnly = true
+    case "--encrypted-cache-size": encryptedCacheSize = Int(arguments.next()!)!
     default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
     }
 }
@@ -94,8 +98,10 @@ let encryptionKey = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11
     defer { if keepFiles { print("kept \(dir.path)") } else { try? FileManager.default.removeItem(at: dir) } }
     var result = Result()
     try autoreleasepool {
-        let realm = try Realm(configuration: Realm.Configuration(fileURL: dir.appendingPathComponent("bench.realm"), objectTypes: [Person.self],
-                                                                 encryptionKey: encrypted ? encryptionKey : nil))
+        var configuration = Realm.Configuration(fileURL: dir.appendingPathComponent("bench.realm"), objectTypes: [Person.self],
+                                                encryptionKey: encrypted ? encryptionKey : nil)
+        if let encryptedCacheSize { configuration.encryptedCacheSize = encryptedCacheSize }
+        let realm = try Realm(configuration: configuration)
         let insert = try timed {
             for start in stride(from: 0, to: rows, by: 10_000) {
                 try realm.write {

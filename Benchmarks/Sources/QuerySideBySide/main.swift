@@ -13,12 +13,14 @@
 // the ratios), since one second of a query of a few milliseconds moves by a fifth here.
 //
 //   swift run -c release --package-path Benchmarks QuerySideBySide [--rows N] [--openrealm-only] [--only W4] [--repeat N] [--encrypted]
+//                                                                  [--encrypted-cache-size BYTES]
 //
 // `--encrypted` loads the same objects into a second, encrypted realm (`encryptionKey`, 64 bytes)
 // and runs every query on it too, in turn with the plain one (the two swap places every
 // repeat), and prints the ratios encrypted / plain and encrypted / GRDB (issue 29), the two
 // files' sizes and the time to open a copy of each (a new store: the encrypted one decrypts
-// the file then).
+// the file then). `--encrypted-cache-size` sets `Realm.Configuration.encryptedCacheSize`
+// (default 256 MiB): below the file's size, scans decrypt pages again.
 //
 // `--verify-open N`: before the workloads, opens copies of the OpenRealm file N times each with
 // and without `verifyIntegrityOnOpen` (a new store each time, which has verified nothing) and
@@ -43,6 +45,7 @@ var only: String?
 var repeats = 1
 var verifyOpens = 0
 var encrypted = false
+var encryptedCacheSize: Int?
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
@@ -52,6 +55,7 @@ while let argument = arguments.next() {
     case "--repeat": repeats = Int(arguments.next()!)!
     case "--verify-open": verifyOpens = Int(arguments.next()!)!
     case "--encrypted": encrypted = true
+    case "--encrypted-cache-size": encryptedCacheSize = Int(arguments.next()!)!
     default: preconditionFailure("unknown option \(argument); see the comment at the top of main.swift")
     }
 }
@@ -66,8 +70,13 @@ defer { try? FileManager.default.removeItem(at: folder) }
 /// The encrypted realm's key: any 64 bytes (the benchmark measures the cipher, not the key).
 let encryptionKey = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
 
+/// The budget of decrypted pages (`--encrypted-cache-size`), fixed before anything runs.
+let encryptedCacheBudget = encryptedCacheSize
+
 func realmConfiguration(_ file: URL, encrypted: Bool) -> Realm.Configuration {
-    Realm.Configuration(fileURL: file, objectTypes: [Person.self], encryptionKey: encrypted ? encryptionKey : nil)
+    var configuration = Realm.Configuration(fileURL: file, objectTypes: [Person.self], encryptionKey: encrypted ? encryptionKey : nil)
+    if encrypted, let encryptedCacheBudget { configuration.encryptedCacheSize = encryptedCacheBudget }
+    return configuration
 }
 
 let realmFile = folder.appendingPathComponent("bench.realm")

@@ -52,6 +52,8 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
     private let inner: StorageFile
     private let cipher: PageCipher
     private let state = Locked(State())
+    /// Where a page entered mid-way is encrypted (`writeEncrypted`): used under `state`'s lock.
+    private let scratchPage = UnsafeMutableRawBufferPointer.allocate(byteCount: PageCipher.pageSize, alignment: 16)
 
     private static let pageSize = PageCipher.pageSize
     private static let block = 16
@@ -93,6 +95,8 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
         self.reading = reading
         self.cacheSize = cacheSize
     }
+
+    deinit { scratchPage.deallocate() }
 
     package func size() throws(StorageError) -> UInt64 { try inner.size() }
 
@@ -220,13 +224,12 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
                 if position == pageStart {
                     cipher.encrypt(page: index, segment)
                 } else {
-                    var page = [UInt8](repeating: 0, count: Int(segmentEnd - pageStart))
-                    page.withUnsafeMutableBytes { scratch in
-                        let at = Int(position - pageStart)
-                        (scratch.baseAddress! + at).copyMemory(from: segment.baseAddress!, byteCount: segment.count)
-                        cipher.encrypt(page: index, scratch)
-                        segment.copyMemory(from: UnsafeRawBufferPointer(rebasing: scratch[at...]))
-                    }
+                    // The blocks before `at` are encrypted too, whatever they hold, and dropped.
+                    let scratch = UnsafeMutableRawBufferPointer(rebasing: scratchPage[0..<Int(segmentEnd - pageStart)])
+                    let at = Int(position - pageStart)
+                    (scratch.baseAddress! + at).copyMemory(from: segment.baseAddress!, byteCount: segment.count)
+                    cipher.encrypt(page: index, scratch)
+                    segment.copyMemory(from: UnsafeRawBufferPointer(rebasing: scratch[at...]))
                 }
                 position = segmentEnd
             }
