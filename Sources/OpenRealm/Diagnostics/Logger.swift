@@ -11,7 +11,8 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConve
     case fatal
     /// A failed open, migration or commit.
     case error
-    /// A commit slower than `Realm.Configuration.slowCommitThreshold`, a failed compaction.
+    /// A commit slower than `Realm.Configuration.slowCommitThreshold`, a failed compaction, an
+    /// encrypted file decrypted into memory whole (`Realm.Configuration.encryptedCacheSize`).
     case warn
     /// A file opened for the first time in the process, a migration, a compaction.
     case info

@@ -117,7 +117,15 @@ extension Realm {
                 CommitEventRelay(path: configuration.path, logger: logger, handler: configuration.eventHandler, slowCommitThreshold: slowThreshold)
             }
         }
-        let level: LogLevel = store.commitObservers.claimOpeningAnnouncement() ? .info : .debug
+        let first = store.commitObservers.claimOpeningAnnouncement()
+        if first, logger.isEnabled(.warn), let counts = store.decryptedPages {
+            // Once per file: the bound the configuration asks for does not hold.
+            if !counts.onDemand, let reason = counts.fallbackReason, !reason.hasSuffix("asked for") {
+                logger.log(level: .warn, message: "\(configuration.path) is decrypted into memory whole, not on demand (\(reason)): "
+                           + "its memory grows with the file and encryptedCacheSize does not bound it")
+            }
+        }
+        let level: LogLevel = first ? .info : .debug
         guard logger.isEnabled(level) else { return }
         let usage = try? store.spaceUsage()
         logger.log(level: level, message: "Opened \(configuration.path) at version \(readTransaction.version.value), "

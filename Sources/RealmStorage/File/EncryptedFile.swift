@@ -334,7 +334,7 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
                     state.fallbackReason = attempt.reason
                 }
             } else if state.fallbackReason == nil {
-                state.fallbackReason = "decrypting whole images was asked for"
+                state.fallbackReason = reading == .whole ? "decrypting whole images was asked for" : "userfaultfd is not available (a test)"
             }
             if made == nil {
                 let mapping = try Self.allocate(length: length, path: path)
@@ -461,6 +461,8 @@ package enum EncryptedReading: Sendable, Equatable {
     case onDemand
     /// The whole file decrypted into each image when mapped (the fallback; tests force it).
     case whole
+    /// Tests: as `whole`, with the reason a refusal of userfaultfd gives.
+    case wholeAsIfRefused
 }
 
 /// An encrypted file's pages as the units of a region: read from the disk and decrypted.

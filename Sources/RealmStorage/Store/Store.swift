@@ -25,6 +25,9 @@ package final class Store: @unchecked Sendable {
     package let path: String
     package let options: StoreOptions
     let file: StorageFile
+    /// What an encrypted file's decrypted pages have done (File/EncryptedFile.swift); nil for a
+    /// plain file.
+    package var decryptedPages: FaultRegionCounts? { (file as? EncryptedFile)?.counts }
     /// This process's part in the lock file; nil for in-memory realms.
     let coordination: ProcessCoordination?
     /// The newest published version and what is known with it, group commit's state and the
