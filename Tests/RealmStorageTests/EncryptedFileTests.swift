@@ -226,4 +226,30 @@ import TestSupport
         #expect(whole)
         #expect(subject.file.counts.peakResident <= subject.file.counts.budget)
     }
+
+    /// A write whose bytes lie in the image itself, six units of them where four fit in memory,
+    /// to units of which the first is in memory: the bytes are copied out before the region's
+    /// lock is taken (I5). Used in place, the first source units would be dropped by the time
+    /// the write reached the region, and reading them under its lock would wait for ever.
+    @Test func aWriteOfBytesFromTheImageItselfGoesThrough() throws {
+        let directory = TemporaryDirectory()
+        let subject = try Subject(path: directory.path(), cacheSize: 64 << 10)
+        let unit = EncryptedPageSource.unitSize
+        try subject.setSize(16 * unit)
+        try subject.write(Self.pattern(16 * unit, seed: 12), at: 0)
+        let image = try subject.file.map(length: 16 * unit)
+        try #require(subject.file.counts.onDemand)
+        // Unit 1 in memory and hot (dropped and wanted again: the protected list, which the
+        // source units passing through probation do not push out); units 8-13 not.
+        #expect(Array(UnsafeRawBufferPointer(start: image.base + unit, count: 64)) == Array(subject.model[unit..<(unit + 64)]))
+        try subject.file.showOtherProcessesWrites()
+        #expect(Array(UnsafeRawBufferPointer(start: image.base + unit, count: 64)) == Array(subject.model[unit..<(unit + 64)]))
+        let source = 8 * unit, count = 6 * unit
+        let moved = Array(subject.model[source..<(source + count)])
+        try subject.file.write(UnsafeRawBufferPointer(start: image.base + source, count: count), at: UInt64(unit))
+        subject.model.replaceSubrange(unit..<(unit + count), with: moved)
+        let seen = Array(UnsafeRawBufferPointer(start: image.base, count: 16 * unit)) == subject.model
+        #expect(seen)
+        #expect(try subject.read(16 * unit, at: 0) == subject.model)
+    }
 }

@@ -41,9 +41,9 @@ import Darwin
 ///       disk, decrypted, never from an image, which may be behind the file.
 ///   I4. The file's size is always a whole number of pages, and growth writes encrypted zeros:
 ///       its plaintext reads as zeros, as a plain file's growth does.
-///   I5. What is written is first copied into the file's own buffer: the bytes given may lie in
-///       a region, whose lock `writeThrough` holds, and must not fault there (FaultRegion.swift,
-///       invariant 2).
+///   I5. Bytes given to `write` that lie in a region are first copied into the file's own
+///       buffer: `writeThrough` holds the region's lock, under which nothing may fault
+///       (FaultRegion.swift, invariant 2).
 package final class EncryptedFile: StorageFile, @unchecked Sendable {
     // @unchecked: the images are written only under `state`'s lock; readers reach them only
     // through mappings, at bytes no write changes while they are readable (I2).
@@ -166,11 +166,21 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
                 swap(&buffer, &state.buffer)
             }
             state.images.removeAll { $0.mapping == nil }
-            // I5: the bytes may lie in an image; copied here, touching them may fault.
-            if plain.count < bytes.count { plain = [UInt8](repeating: 0, count: max(bytes.count, plain.count * 2)) }
+            // I5: bytes that lie in a region are copied first (touching them may fault); the
+            // others, nearly every write (a commit's own buffers), are used as they are.
+            let start = UInt(bitPattern: bytes.baseAddress!), end = start + UInt(bytes.count)
+            let inRegion = state.images.contains { image in
+                guard let region = image.region?.region else { return false }
+                let base = UInt(bitPattern: region.base)
+                return start < base + UInt(region.length) && base < end
+            }
+            if inRegion, plain.count < bytes.count { plain = [UInt8](repeating: 0, count: max(bytes.count, plain.count * 2)) }
             try plain.withUnsafeMutableBytes { plain in
-                plain.baseAddress!.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-                let bytes = UnsafeRawBufferPointer(rebasing: plain[0..<bytes.count])
+                var bytes = bytes
+                if inRegion {
+                    plain.baseAddress!.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+                    bytes = UnsafeRawBufferPointer(rebasing: plain[0..<bytes.count])
+                }
                 let written = Result { () throws(StorageError) in try writeEncrypted(bytes, at: offset, buffer: &buffer) }
                 guard case .success = written else { return written }
                 for image in state.images {
