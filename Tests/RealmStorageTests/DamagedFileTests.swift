@@ -19,9 +19,11 @@ import TestSupport
         var older: RootSlot
         /// The byte ranges the newest commit wrote: its extents and its commit record.
         var newestWrites: [Range<Int>]
+        /// Bytes of a root slot: more in files that store seals.
+        var slotSize = FileHeader.slotSize
 
-        var newestSlotRange: Range<Int> { FileHeader.slotOffsets[newestSlotIndex]..<(FileHeader.slotOffsets[newestSlotIndex] + FileHeader.slotSize) }
-        var olderSlotRange: Range<Int> { FileHeader.slotOffsets[1 - newestSlotIndex]..<(FileHeader.slotOffsets[1 - newestSlotIndex] + FileHeader.slotSize) }
+        var newestSlotRange: Range<Int> { FileHeader.slotOffsets[newestSlotIndex]..<(FileHeader.slotOffsets[newestSlotIndex] + slotSize) }
+        var olderSlotRange: Range<Int> { FileHeader.slotOffsets[1 - newestSlotIndex]..<(FileHeader.slotOffsets[1 - newestSlotIndex] + slotSize) }
     }
 
     /// What a damaged file did.
@@ -64,8 +66,9 @@ import TestSupport
     /// Where the newest commit of the workload's file `bytes` (plaintext, its nodes sealed with
     /// `sealing`) lies.
     static func analyse(_ bytes: [UInt8], sealing: NodeSealing = .checksum) throws -> BaseFile {
+        let sealed = sealing.storesSeals, slotSize = FileHeader.slotSize(sealed: sealed)
         let slots = bytes.withUnsafeBytes { raw in
-            FileHeader.slotOffsets.map { RootSlot.decode(UnsafeRawBufferPointer(rebasing: raw[$0..<($0 + FileHeader.slotSize)])) }
+            FileHeader.slotOffsets.map { RootSlot.decode(UnsafeRawBufferPointer(rebasing: raw[$0..<($0 + slotSize)]), sealed: sealed) }
         }
         let first = try #require(slots[0]), second = try #require(slots[1])
         let newestIndex = first.version > second.version ? 0 : 1
@@ -89,7 +92,7 @@ import TestSupport
             }
             return ranges
         }
-        return BaseFile(bytes: bytes, newest: newest, newestSlotIndex: newestIndex, older: older, newestWrites: writes)
+        return BaseFile(bytes: bytes, newest: newest, newestSlotIndex: newestIndex, older: older, newestWrites: writes, slotSize: slotSize)
     }
 
     /// Writes `bytes` to `path` and puts the file through open, verify, a full read and a
