@@ -77,22 +77,26 @@ import TestSupport
         #expect(newest.version.value == CrashWorkload.expected.last!.version)
         #expect(older.version.value == newest.version.value - 1)
 
-        let writes = try bytes.withUnsafeBytes { (raw) throws(StorageError) -> [Range<Int>] in
-            let record = try NodeView(ref: newest.commitRecordRef, mapping: raw.baseAddress!, limit: newest.logicalSize, expecting: .commitRecord,
-                                      check: .always(sealing))
-            var ranges = [Int(record.ref.offset)..<(Int(record.ref.offset) + record.length)]
-            var reader = record.reader()
-            let count = try reader.count(elementSize: 24)
-            _ = try reader.u32()
-            if record.flags & CommitWriter.historyNonceFlag != 0 { _ = try reader.u64() }
-            for _ in 0..<count {
-                let offset = Int(try reader.u64()), length = Int(try reader.u64())
-                _ = try reader.u64()
-                ranges.append(offset..<(offset + length))
-            }
-            return ranges
-        }
+        let writes = try bytes.withUnsafeBytes { (raw) throws(StorageError) -> [Range<Int>] in try Self.writes(of: newest, in: raw, sealing: sealing) }
         return BaseFile(bytes: bytes, newest: newest, newestSlotIndex: newestIndex, older: older, newestWrites: writes, slotSize: slotSize)
+    }
+
+    /// The byte ranges the commit of `root` wrote, in the plaintext file `raw` whose nodes are
+    /// sealed with `sealing`: its extents and its commit record's footprint.
+    static func writes(of root: RootSlot, in raw: UnsafeRawBufferPointer, sealing: NodeSealing) throws(StorageError) -> [Range<Int>] {
+        let record = try NodeView(ref: root.commitRecordRef, mapping: raw.baseAddress!, limit: root.logicalSize, expecting: .commitRecord,
+                                  check: .always(sealing))
+        var ranges = [Int(record.ref.offset)..<(Int(record.ref.offset) + sealing.footprint(record.length))]
+        var reader = record.reader()
+        let count = try reader.count(elementSize: 24)
+        _ = try reader.u32()
+        if record.flags & CommitWriter.historyNonceFlag != 0 { _ = try reader.u64() }
+        for _ in 0..<count {
+            let offset = Int(try reader.u64()), length = Int(try reader.u64())
+            _ = try reader.u64()
+            ranges.append(offset..<(offset + length))
+        }
+        return ranges
     }
 
     /// Writes `bytes` to `path` and puts the file through open, verify, a full read and a
