@@ -19,9 +19,11 @@ import TestSupport
         var older: RootSlot
         /// The byte ranges the newest commit wrote: its extents and its commit record.
         var newestWrites: [Range<Int>]
+        /// Bytes of a root slot: more in files that store seals.
+        var slotSize = FileHeader.slotSize
 
-        var newestSlotRange: Range<Int> { FileHeader.slotOffsets[newestSlotIndex]..<(FileHeader.slotOffsets[newestSlotIndex] + FileHeader.slotSize) }
-        var olderSlotRange: Range<Int> { FileHeader.slotOffsets[1 - newestSlotIndex]..<(FileHeader.slotOffsets[1 - newestSlotIndex] + FileHeader.slotSize) }
+        var newestSlotRange: Range<Int> { FileHeader.slotOffsets[newestSlotIndex]..<(FileHeader.slotOffsets[newestSlotIndex] + slotSize) }
+        var olderSlotRange: Range<Int> { FileHeader.slotOffsets[1 - newestSlotIndex]..<(FileHeader.slotOffsets[1 - newestSlotIndex] + slotSize) }
     }
 
     /// What a damaged file did.
@@ -64,8 +66,9 @@ import TestSupport
     /// Where the newest commit of the workload's file `bytes` (plaintext, its nodes sealed with
     /// `sealing`) lies.
     static func analyse(_ bytes: [UInt8], sealing: NodeSealing = .checksum) throws -> BaseFile {
+        let sealed = sealing.storesSeals, slotSize = FileHeader.slotSize(sealed: sealed)
         let slots = bytes.withUnsafeBytes { raw in
-            FileHeader.slotOffsets.map { RootSlot.decode(UnsafeRawBufferPointer(rebasing: raw[$0..<($0 + FileHeader.slotSize)])) }
+            FileHeader.slotOffsets.map { RootSlot.decode(UnsafeRawBufferPointer(rebasing: raw[$0..<($0 + slotSize)]), sealed: sealed) }
         }
         let first = try #require(slots[0]), second = try #require(slots[1])
         let newestIndex = first.version > second.version ? 0 : 1
@@ -74,22 +77,26 @@ import TestSupport
         #expect(newest.version.value == CrashWorkload.expected.last!.version)
         #expect(older.version.value == newest.version.value - 1)
 
-        let writes = try bytes.withUnsafeBytes { (raw) throws(StorageError) -> [Range<Int>] in
-            let record = try NodeView(ref: newest.commitRecordRef, mapping: raw.baseAddress!, limit: newest.logicalSize, expecting: .commitRecord,
-                                      check: .always(sealing))
-            var ranges = [Int(record.ref.offset)..<(Int(record.ref.offset) + record.length)]
-            var reader = record.reader()
-            let count = try reader.count(elementSize: 24)
-            _ = try reader.u32()
-            if record.flags & CommitWriter.historyNonceFlag != 0 { _ = try reader.u64() }
-            for _ in 0..<count {
-                let offset = Int(try reader.u64()), length = Int(try reader.u64())
-                _ = try reader.u64()
-                ranges.append(offset..<(offset + length))
-            }
-            return ranges
+        let writes = try bytes.withUnsafeBytes { (raw) throws(StorageError) -> [Range<Int>] in try Self.writes(of: newest, in: raw, sealing: sealing) }
+        return BaseFile(bytes: bytes, newest: newest, newestSlotIndex: newestIndex, older: older, newestWrites: writes, slotSize: slotSize)
+    }
+
+    /// The byte ranges the commit of `root` wrote, in the plaintext file `raw` whose nodes are
+    /// sealed with `sealing`: its extents and its commit record's footprint.
+    static func writes(of root: RootSlot, in raw: UnsafeRawBufferPointer, sealing: NodeSealing) throws(StorageError) -> [Range<Int>] {
+        let record = try NodeView(ref: root.commitRecordRef, mapping: raw.baseAddress!, limit: root.logicalSize, expecting: .commitRecord,
+                                  check: .always(sealing))
+        var ranges = [Int(record.ref.offset)..<(Int(record.ref.offset) + sealing.footprint(record.length))]
+        var reader = record.reader()
+        let count = try reader.count(elementSize: 24)
+        _ = try reader.u32()
+        if record.flags & CommitWriter.historyNonceFlag != 0 { _ = try reader.u64() }
+        for _ in 0..<count {
+            let offset = Int(try reader.u64()), length = Int(try reader.u64())
+            _ = try reader.u64()
+            ranges.append(offset..<(offset + length))
         }
-        return BaseFile(bytes: bytes, newest: newest, newestSlotIndex: newestIndex, older: older, newestWrites: writes)
+        return ranges
     }
 
     /// Writes `bytes` to `path` and puts the file through open, verify, a full read and a

@@ -9,8 +9,7 @@ import TestSupport
 /// version held (the newest, or the one before when the damage hit the newest commit, which
 /// recovery cannot tell from a torn write), never anything else, and never crash the process.
 ///
-/// A page rolled back to an older copy of itself is not caught yet: that needs the parents'
-/// seals (docs/EncryptionProposal.md, step 7).
+/// A node rolled back to an older copy of itself is caught by its parent's seal: RollbackTests.
 @Suite(.childProcesses) struct EncryptedTamperTests {
     static let seed: UInt64 = 0xE4C2_7A3B_0001
     static let key: [UInt8] = (0..<64).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }

@@ -13,8 +13,9 @@ import Glibc
     /// their footprints) and the free list's extents tile the space from the header to the
     /// version's logical size, on the sealing's grid.
     static func nodes(of bytes: [UInt8], _ mode: SealingMode = .checksum) throws -> [(offset: Int, length: Int)] {
+        let sealed = mode.sealing.storesSeals, slotSize = FileHeader.slotSize(sealed: sealed)
         let slots = bytes.withUnsafeBytes { raw in
-            FileHeader.slotOffsets.compactMap { RootSlot.decode(UnsafeRawBufferPointer(rebasing: raw[$0..<($0 + FileHeader.slotSize)])) }
+            FileHeader.slotOffsets.compactMap { RootSlot.decode(UnsafeRawBufferPointer(rebasing: raw[$0..<($0 + slotSize)]), sealed: sealed) }
         }
         let newest = try #require(slots.max { $0.version < $1.version })
         let free = try bytes.withUnsafeBytes { (raw) throws(StorageError) -> FreeSpace in
@@ -176,8 +177,9 @@ import Glibc
     func theErrorNamesTheFileTheOffsetAndTheKind(mode: SealingMode) throws {
         let directory = TemporaryDirectory()
         let base = try Self.baseFile(in: directory, mode)
+        let sealed = mode.sealing.storesSeals, slotSize = FileHeader.slotSize(sealed: sealed)
         let newest = try #require(base.withUnsafeBytes { raw in
-            FileHeader.slotOffsets.compactMap { RootSlot.decode(UnsafeRawBufferPointer(rebasing: raw[$0..<($0 + FileHeader.slotSize)])) }
+            FileHeader.slotOffsets.compactMap { RootSlot.decode(UnsafeRawBufferPointer(rebasing: raw[$0..<($0 + slotSize)]), sealed: sealed) }
         }.map(\.version).max())
         // A cluster leaf outside the newest commit: the file opens at the newest version, and
         // the read finds it. (A leaf inside that commit has recovery refuse the commit instead,

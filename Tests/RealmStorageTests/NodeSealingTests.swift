@@ -28,7 +28,8 @@ import TestSupport
             #expect(NodeSealing.checksum.footprint(length) == length)
         }
         #expect(sealing.alignment == 16 && NodeSealing.checksum.alignment == 8)
-        #expect(RunHeader.footprint(sealing) == 96 && RunHeader.footprint(.checksum) == RunHeader.size)
+        // A run header of a sealed file holds three seals (104 bytes): 112 + 16.
+        #expect(RunHeader.footprint(sealing) == 128 && RunHeader.footprint(.checksum) == RunHeader.size)
         // The header's checksum field is 0, the padding zero, the tag after it.
         let node = Self.sealedNode(kind: .list, length: 40, offset: 8192)
         #expect(node.count == 64)
@@ -83,8 +84,12 @@ import TestSupport
     static func openNode(_ file: [UInt8], at offset: Int, limit: Int) -> Result<Int, StorageError> {
         file.withUnsafeBytes { raw in
             Result { () throws(StorageError) -> Int in
-                try NodeView(ref: Ref(UInt64(offset)), mapping: raw.baseAddress!, limit: UInt64(limit), expecting: .list,
-                             check: .always(sealing)).length
+                // With the seal a parent would hold: the tag's first 8 bytes (S5), read here
+                // only where they lie inside the buffer.
+                let tagAt = (offset + 40 + 15) & ~15
+                let seal = tagAt + 8 <= raw.count ? UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: tagAt, as: UInt64.self)) : 0
+                return try NodeView(ref: Ref(UInt64(offset), seal: seal), mapping: raw.baseAddress!, limit: UInt64(limit), expecting: .list,
+                                    check: .always(sealing)).length
             }
         }
     }

@@ -16,6 +16,8 @@
 //   24  8   the node before it (a full list or a delta)
 //   32  24r ranges, sorted and apart: u64 low, u64 high, u64 entries inside
 //   ..  32e entries as in a full list, range by range, each wholly inside its range
+// With flag 0x80 (`SealedRefs.flag`; format 6, encrypted files), the node before it's seal
+// (NodeSealing.swift, S5) is a u64 at 32, and the ranges start at 40.
 //
 // Applying a delta replaces every extent of the list before it that lies inside one of its
 // ranges by the entries it lists for that range. That is exact because of how ranges are made
@@ -119,21 +121,26 @@ extension FreeSpace {
     /// Bytes of the next delta node, with room for `spare` more ranges and entries: what the
     /// commit's last allocations (the node itself, the commit record) may still change, each
     /// taking from one extent.
-    package func deltaNodeSize(spare: Int) -> Int {
+    /// `sealed`: the file stores seals (the delta holds its predecessor's).
+    package func deltaNodeSize(spare: Int, sealed: Bool = false) -> Int {
         let ranges = deltaRanges()
         let entries = ranges.reduce(0) { $0 + extentIndices(in: $1).count }
-        return NodeLayout.aligned(32 + 24 * (ranges.count + spare) + 32 * (entries + spare))
+        return NodeLayout.aligned(Self.deltaRangesOffset(sealed: sealed) + 24 * (ranges.count + spare) + 32 * (entries + spare))
     }
+
+    /// Where a delta's ranges start.
+    static func deltaRangesOffset(sealed: Bool) -> Int { sealed ? 40 : 32 }
 
     /// The delta node, applying to `previous`, padded to `size` bytes (reserved before the list
     /// was final).
-    package func encodedDelta(version: VersionID, previous: Ref, size: Int) -> [UInt8] {
+    package func encodedDelta(version: VersionID, previous: Ref, size: Int, sealed: Bool = false) -> [UInt8] {
         let ranges = deltaRanges()
         let slices = ranges.map { extentIndices(in: $0) }
         var w = NodeWriter(capacity: size)
         w.u32(UInt32(ranges.count))
         w.u32(UInt32(slices.reduce(0) { $0 + $1.count }))
         w.u64(previous.offset)
+        if sealed { w.u64(previous.seal) }
         for (range, slice) in zip(ranges, slices) {
             w.u64(range.low)
             w.u64(range.high)
@@ -148,7 +155,7 @@ extension FreeSpace {
         }
         #endif
         w.zeros(size - w.count)
-        return w.finish(kind: .freeListDelta, version: version)
+        return w.finish(kind: .freeListDelta, version: version, flags: sealed ? SealedRefs.flag : 0)
     }
 
     /// `list` with every extent inside one of `ranges` (sorted, apart) replaced by the range's
@@ -197,7 +204,7 @@ extension FreeSpace {
                 throw StorageError(.fileCorrupted, "free list delta \(ref) (version \(delta.version)) is not older than the one after it")
             }
             deltas.append(delta)
-            ref = Ref(try delta.u64(24))
+            ref = delta.flags & SealedRefs.flag != 0 ? Ref(try delta.u64(24), seal: try delta.u64(32)) : Ref(try delta.u64(24))
         }
         if let oldest = deltas.last, full.version >= oldest.version {
             throw StorageError(.fileCorrupted, "free list \(full.ref) (version \(full.version)) is not older than its deltas")
@@ -230,13 +237,14 @@ extension FreeSpace {
     private static func decodeRanges(_ delta: NodeView) throws(StorageError) -> [(low: UInt64, high: UInt64, entries: [FreeExtent])] {
         let rangeCount = Int(try delta.u32(16))
         let entryCount = Int(try delta.u32(20))
-        try delta.check(32, rangeCount * 24)
-        var entries = try decodeEntries(delta, at: 32 + rangeCount * 24, count: entryCount)[...]
+        let at = deltaRangesOffset(sealed: delta.flags & SealedRefs.flag != 0)
+        try delta.check(at, rangeCount * 24)
+        var entries = try decodeEntries(delta, at: at + rangeCount * 24, count: entryCount)[...]
         var ranges: [(low: UInt64, high: UInt64, entries: [FreeExtent])] = []
         ranges.reserveCapacity(rangeCount)
         var previousHigh: UInt64 = 0
         for r in 0..<rangeCount {
-            let low = try delta.u64(32 + r * 24), high = try delta.u64(40 + r * 24), count = try delta.u64(48 + r * 24)
+            let low = try delta.u64(at + r * 24), high = try delta.u64(at + 8 + r * 24), count = try delta.u64(at + 16 + r * 24)
             guard low >= previousHigh, low < high, count <= UInt64(entries.count) else {
                 throw StorageError(.fileCorrupted, "free list delta \(delta.ref) has an invalid range \(low)..<\(high)")
             }

@@ -2,11 +2,29 @@
 // integers: a `Ref` cannot be passed where an `ObjectKey` is expected.
 
 /// A file offset naming a node. Zero means "no node": offset 0 holds the file header.
+///
+/// In an encrypted file a ref also carries its node's *seal*: the first 8 bytes of the node's
+/// authentication tag, as the parent that names it stores them (NodeSealing.swift, invariants
+/// S5-S7). The seal travels with the ref through every in-memory carrier, but a ref's identity
+/// is its offset alone (S7): equality, hashing and order ignore the seal, so a seal-less ref
+/// may key a cache or free space, never open a node of an encrypted file. Plain files' refs
+/// carry 0 and store none.
 package struct Ref: Hashable, Comparable, Sendable, CustomStringConvertible {
     package var offset: UInt64
-    package init(_ offset: UInt64) { self.offset = offset }
+    /// The child's tag bytes 0..<8 (0: none; plain files).
+    package var seal: UInt64
+    package init(_ offset: UInt64) {
+        self.offset = offset
+        self.seal = 0
+    }
+    package init(_ offset: UInt64, seal: UInt64) {
+        self.offset = offset
+        self.seal = seal
+    }
     package static let none = Ref(0)
     package var isNone: Bool { offset == 0 }
+    package static func == (a: Ref, b: Ref) -> Bool { a.offset == b.offset }
+    package func hash(into hasher: inout Hasher) { hasher.combine(offset) }
     package static func < (a: Ref, b: Ref) -> Bool { a.offset < b.offset }
     package var description: String { "ref:\(offset)" }
 }

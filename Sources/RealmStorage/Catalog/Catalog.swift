@@ -17,6 +17,10 @@
 //
 // Strings are a u32 byte length followed by UTF-8 bytes. Column flags: 1 nullable, 2 list,
 // 4 indexed, 8 unique, 16 removed, 32 object key (the value is the object's key).
+//
+// With node flag 0x80 (`SealedRefs.flag`; format 6, encrypted files) every ref above (schema
+// blob, cluster root, index root, change set ref) is followed by a u64: its node's seal
+// (NodeSealing.swift, S5; 0 with a ref of 0).
 
 /// One table as the catalogue records it.
 package struct TableInfo: Sendable, Equatable {
@@ -68,16 +72,21 @@ package struct TopState: Sendable {
     package func table(_ key: TableKey) -> TableInfo? { tables.first { $0.key == key } }
     package func table(named name: String) -> TableInfo? { tables.first { $0.name == name } }
 
-    package func encoded() -> [UInt8] {
+    /// The node's bytes; `sealed`: the file stores seals (see above).
+    package func encoded(sealed: Bool) -> [UInt8] {
         var w = NodeWriter(capacity: 256 + tables.count * 256)
+        func ref(_ ref: Ref) {
+            w.u64(ref.offset)
+            if sealed { w.u64(ref.seal) }
+        }
         w.u64(version.value)
-        w.u64(schemaBlob.offset)
+        ref(schemaBlob)
         w.u32(nextTableKey)
         w.u32(UInt32(tables.count))
         for table in tables {
             w.u32(table.key.value)
             w.string(table.name)
-            w.u64(table.clusterRoot.offset)
+            ref(table.clusterRoot)
             w.i64(table.nextObjectKey)
             w.u32(UInt32(table.columns.count))
             for (c, column) in table.columns.enumerated() {
@@ -92,22 +101,27 @@ package struct TopState: Sendable {
                 if column.isObjectKey { flags |= 32 }
                 w.u8(flags)
                 w.u32(column.linkTarget?.value ?? UInt32.max)
-                w.u64(table.indexRoots[c].offset)
+                ref(table.indexRoots[c])
             }
         }
         w.u32(UInt32(history.count))
         for entry in history {
             w.u64(entry.from.value)
             w.u64(entry.version.value)
-            w.u64(entry.ref.offset)
+            ref(entry.ref)
         }
-        return w.finish(kind: .top, version: version)
+        return w.finish(kind: .top, version: version, flags: sealed ? SealedRefs.flag : 0)
     }
 
     package static func decode(_ node: NodeView) throws(StorageError) -> TopState {
         var r = node.reader()
+        let sealed = node.flags & SealedRefs.flag != 0
+        func ref() throws(StorageError) -> Ref {
+            let offset = try r.u64()
+            return sealed ? Ref(offset, seal: try r.u64()) : Ref(offset)
+        }
         let version = VersionID(try r.u64())
-        let schemaBlob = Ref(try r.u64())
+        let schemaBlob = try ref()
         let nextTableKey = try r.u32()
         let tableCount = try r.count(elementSize: 28)
         var tables = [TableInfo]()
@@ -115,7 +129,7 @@ package struct TopState: Sendable {
         for _ in 0..<tableCount {
             let key = TableKey(try r.u32())
             let name = try r.string()
-            let root = Ref(try r.u64())
+            let root = try ref()
             let nextKey = try r.i64()
             let columnCount = try r.count(elementSize: 18)
             var columns = [ColumnSpec]()
@@ -138,7 +152,7 @@ package struct TopState: Sendable {
                     throw StorageError(.fileCorrupted, "table \(name): column \(columnName) cannot hold object keys")
                 }
                 columns.append(spec)
-                indexRoots.append(Ref(try r.u64()))
+                indexRoots.append(try ref())
             }
             var info = TableInfo(key: key, name: name, columns: columns)
             info.clusterRoot = root
@@ -149,7 +163,7 @@ package struct TopState: Sendable {
         let historyCount = try r.count(elementSize: 24)
         var history = [HistoryEntry]()
         for _ in 0..<historyCount {
-            let entry = HistoryEntry(from: VersionID(try r.u64()), version: VersionID(try r.u64()), ref: Ref(try r.u64()))
+            let entry = HistoryEntry(from: VersionID(try r.u64()), version: VersionID(try r.u64()), ref: try ref())
             guard entry.from < entry.version, entry.version <= version, history.last.map({ $0.version == entry.from }) ?? true else {
                 throw StorageError(.fileCorrupted, "top node of \(version): change history out of order")
             }

@@ -59,13 +59,16 @@ struct LeafSource {
     }
 
     /// The same for list column `c`, whose lists are at `refs` (new lists already written).
-    func writeListRefs(_ c: Int, _ refs: [Ref], to w: inout NodeWriter) -> Bool {
+    /// `sealed`: the block to write stores seals; only a block of the same kind is reused,
+    /// and a sealed one only whole (its seals are not extended in place).
+    func writeListRefs(_ c: Int, _ refs: [Ref], sealed: Bool, to w: inout NodeWriter) -> Bool {
         let n = rows.count, run = rows.columns[c]
-        guard run.holdsAll(of: n), refs.count >= n, let old = try? view.listRefs(c) else { return false }
+        guard run.holdsAll(of: n), refs.count >= n, let old = try? view.listRefs(c), old.isSealed == sealed else { return false }
         if refs.count == n {
             w.raw(old.blockBytes)
             return true
         }
+        if sealed { return false }
         let added = refs[run.leading..<(refs.count - run.rest(of: n))].map { Int64(bitPattern: $0.offset) }
         guard old.refs.holds(added) else { return false }
         w.u8(ColumnCodec.listRefsTag); w.u8(0); w.u8(0); w.u8(0)

@@ -360,7 +360,7 @@ package enum ClusterFormat: TreeFormat {
                 }
             }
         }
-        let encoded = try encodeNode(leaf, context, listRefs, version: sink.version, reusingSource: reusingSource)
+        let encoded = try encodeNode(leaf, context, listRefs, version: sink.version, sealed: sink.storesSeals, reusingSource: reusingSource)
         context.written?.reusedBlocks += encoded.reusedBlocks
         return try sink.place(encoded.bytes)
     }
@@ -379,20 +379,21 @@ package enum ClusterFormat: TreeFormat {
             }
             listRefs[c] = refs
         }
-        return try? encodeNode(leaf, context, listRefs, version: version, reusingSource: true)
+        return try? encodeNode(leaf, context, listRefs, version: version, sealed: context.check.sealing.storesSeals, reusingSource: true)
     }
 
     /// The node of `leaf` whose lists were written to `listRefs`.
-    private static func encodeNode(_ leaf: ClusterLeaf, _ context: TreeContext, _ listRefs: [[Ref]], version: VersionID,
+    /// `sealed`: list refs carry seals (the file written stores them).
+    private static func encodeNode(_ leaf: ClusterLeaf, _ context: TreeContext, _ listRefs: [[Ref]], version: VersionID, sealed: Bool,
                                    reusingSource: Bool) throws(StorageError) -> PreEncodedLeaf {
         let specs = context.columns
         let source = reusingSource ? leaf.source.flatMap { LeafSource($0, context) } : nil
         var w = NodeWriter(capacity: leaf.byteEstimate + specs.count * 32)
-        let reused = writeBody(leaf, specs, listRefs, reusing: source, to: &w)
+        let reused = writeBody(leaf, specs, listRefs, sealed: sealed, reusing: source, to: &w)
         #if DEBUG
         if source != nil {
             var full = NodeWriter(capacity: leaf.byteEstimate + specs.count * 32)
-            writeBody(leaf, specs, listRefs, reusing: nil, to: &full)
+            writeBody(leaf, specs, listRefs, sealed: sealed, reusing: nil, to: &full)
             precondition(full.bytes == w.bytes, "a cluster leaf encoded from its source node \(source!.rows.ref) differs from its full encoding")
         }
         #endif
@@ -408,7 +409,7 @@ package enum ClusterFormat: TreeFormat {
     /// `source` are copied from it or extended (ClusterLeaf+Reuse.swift), the rest encoded.
     /// Returns how many blocks (keys included) came from the source.
     @discardableResult
-    private static func writeBody(_ leaf: ClusterLeaf, _ specs: [ColumnSpec], _ listRefs: [[Ref]],
+    private static func writeBody(_ leaf: ClusterLeaf, _ specs: [ColumnSpec], _ listRefs: [[Ref]], sealed: Bool,
                                   reusing source: LeafSource?, to w: inout NodeWriter) -> Int {
         var reused = 0
         w.u32(UInt32(leaf.count))
@@ -423,10 +424,10 @@ package enum ClusterFormat: TreeFormat {
         for (c, spec) in specs.enumerated() where !spec.removed {
             w.patchU32(at: offsetsAt + c * 4, UInt32(w.count))
             if spec.isList {
-                if source?.writeListRefs(c, listRefs[c], to: &w) == true {
+                if source?.writeListRefs(c, listRefs[c], sealed: sealed, to: &w) == true {
                     reused += 1
                 } else {
-                    ColumnCodec.writeListRefs(listRefs[c], to: &w)
+                    ColumnCodec.writeListRefs(listRefs[c], sealed: sealed, to: &w)
                 }
             } else if source?.writeColumn(c, spec.type, leaf.columns[c], to: &w) == true {
                 reused += 1

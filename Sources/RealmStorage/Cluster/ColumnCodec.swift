@@ -3,7 +3,8 @@ import CStorageSupport
 // Column blocks: one column of a cluster leaf, or the elements of a list node.
 //
 //   offset  size  field
-//   0       1     column type (ColumnType), or 0x80 for a block of list refs
+//   0       1     column type (ColumnType), or 0x80 for a block of list refs, 0x81 for one
+//                 whose refs carry seals (format 6, encrypted files)
 //   1       1     layout (string and binary columns; 0 otherwise)
 //   2       2     reserved, 0
 //   4       4     count
@@ -20,7 +21,9 @@ import CStorageSupport
 //                                     layout 1 (short values): u32 slot width W (4…64, a
 //                                     multiple of 4), u32 0, then count × W bytes padded to 8;
 //                                     slot i = length byte, then the value's bytes
-//                   list refs         PackedInts of list node refs (0 = empty list), no nulls
+//                   list refs         PackedInts of list node refs (0 = empty list), no nulls;
+//                                     tag 0x81: then count × u64, each list node's seal
+//                                     (NodeSealing.swift, S5; 0 for an empty list)
 //
 // Every block is 8-byte aligned and self-describing, so a reader checks the type it expects
 // and every offset against the node before reading a value.
@@ -32,6 +35,8 @@ import CStorageSupport
 
 package enum ColumnCodec {
     static let listRefsTag: UInt8 = 0x80
+    /// A block of list refs followed by their seals.
+    static let sealedListRefsTag: UInt8 = 0x81
 
     static let offsetsLayout: UInt8 = 0
     static let slotsLayout: UInt8 = 1
@@ -175,10 +180,12 @@ package enum ColumnCodec {
         }
     }
 
-    package static func writeListRefs(_ refs: [Ref], to w: inout NodeWriter) {
-        w.u8(listRefsTag); w.u8(0); w.u8(0); w.u8(0)
+    /// `sealed`: the file stores seals (tag 0x81).
+    package static func writeListRefs(_ refs: [Ref], sealed: Bool, to w: inout NodeWriter) {
+        w.u8(sealed ? sealedListRefsTag : listRefsTag); w.u8(0); w.u8(0); w.u8(0)
         w.u32(UInt32(refs.count))
         PackedInts.write(refs.lazy.map { Int64(bitPattern: $0.offset) }, to: &w)
+        if sealed { for ref in refs { w.u64(ref.seal) } }
     }
 
     /// A decimal, object id or UUID read from its fixed-width slot (checked by the caller).
@@ -493,10 +500,13 @@ extension ColumnView {
 package struct ListRefsView {
     let refs: PackedInts
     package let byteSize: Int
+    /// The seals after the refs (tag 0x81), else nil.
+    let seals: UnsafeRawPointer?
 
     package init(node: NodeView, offset: Int) throws(StorageError) {
         try node.check(offset, 8)
-        guard node.base.load(fromByteOffset: offset, as: UInt8.self) == ColumnCodec.listRefsTag else {
+        let tag = node.base.load(fromByteOffset: offset, as: UInt8.self)
+        guard tag == ColumnCodec.listRefsTag || tag == ColumnCodec.sealedListRefsTag else {
             throw StorageError(.fileCorrupted, "node \(node.ref): expected a block of list refs")
         }
         let count = Int(try node.u32(offset + 4))
@@ -504,11 +514,25 @@ package struct ListRefsView {
         guard refs.count == count else {
             throw StorageError(.fileCorrupted, "node \(node.ref): list ref count mismatch")
         }
-        byteSize = 8 + refs.byteSize
+        if tag == ColumnCodec.sealedListRefsTag {
+            try node.check(offset + 8 + refs.byteSize, count * 8)
+            seals = node.base + offset + 8 + refs.byteSize
+            byteSize = 8 + refs.byteSize + count * 8
+        } else {
+            seals = nil
+            byteSize = 8 + refs.byteSize
+        }
     }
 
     package var count: Int { refs.count }
-    @inline(__always) package func ref(_ i: Int) -> Ref { Ref(UInt64(bitPattern: refs[i])) }
+    /// Whether the refs carry seals (tag 0x81).
+    var isSealed: Bool { seals != nil }
+    /// List `i`'s ref, with its seal when the block stores seals (checked in range at init).
+    @inline(__always) package func ref(_ i: Int) -> Ref {
+        let offset = UInt64(bitPattern: refs[i])
+        guard let seals else { return Ref(offset) }
+        return Ref(offset, seal: UInt64(littleEndian: seals.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)))
+    }
 
     /// The bytes of the whole block, for copying it unchanged.
     var blockBytes: UnsafeRawBufferPointer {

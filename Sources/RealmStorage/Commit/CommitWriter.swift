@@ -97,9 +97,23 @@ final class CommitWriter: NodeSink {
             throw StorageError(.valueTooLarge, "a node of \(bytes.count) bytes exceeds the format's 4 GiB limit")
         }
         let offset = free.allocate(UInt64(sealing.footprint(bytes.count)))
-        nodes.append(PlacedNode(offset: offset, bytes: bytes))
-        return Ref(offset)
+        switch sealing {
+        case .checksum:
+            // Stamped in `finish`, as the extents are gathered.
+            nodes.append(PlacedNode(offset: offset, bytes: bytes))
+            return Ref(offset)
+        case .authenticated:
+            // Sealed now, where its place is known: the parent placed after it stores its seal
+            // (NodeSealing.swift, S6). The queued bytes are the whole footprint.
+            var footprint: [UInt8] = []
+            footprint.reserveCapacity(sealing.footprint(bytes.count))
+            let seal = sealing.append(bytes, to: &footprint, offset: offset).seal
+            nodes.append(PlacedNode(offset: offset, bytes: footprint))
+            return Ref(offset, seal: seal)
+        }
     }
+
+    var storesSeals: Bool { sealing.storesSeals }
 
     struct Prepared {
         var slot: RootSlot
@@ -120,10 +134,11 @@ final class CommitWriter: NodeSink {
         /// header): checked already, since this process made their bytes (VerifiedNodes.swift).
         var nodeOffsets: [UInt64] = []
 
-        /// Writes everything, then the slot and selector, then syncs (when `sync`).
-        func write(to file: StorageFile, slotIndex: Int, sync: Bool = true) throws(StorageError) {
+        /// Writes everything, then the slot and selector, then syncs (when `sync`). `sealed`:
+        /// the file stores seals (its slots are of format 6).
+        func write(to file: StorageFile, slotIndex: Int, sealed: Bool, sync: Bool = true) throws(StorageError) {
             try writeNodes(to: file)
-            try Prepared.writeSlot(slot, to: file, slotIndex: slotIndex)
+            try Prepared.writeSlot(slot, to: file, slotIndex: slotIndex, sealed: sealed)
             if sync { try file.sync() }
         }
 
@@ -165,8 +180,8 @@ final class CommitWriter: NodeSink {
         }
 
         /// Writes `slot` into root slot `slotIndex` and points the selector at it (no sync).
-        static func writeSlot(_ slot: RootSlot, to file: StorageFile, slotIndex: Int) throws(StorageError) {
-            try file.write(slot.encoded(), at: UInt64(FileHeader.slotOffsets[slotIndex]))
+        static func writeSlot(_ slot: RootSlot, to file: StorageFile, slotIndex: Int, sealed: Bool) throws(StorageError) {
+            try file.write(slot.encoded(sealed: sealed), at: UInt64(FileHeader.slotOffsets[slotIndex]))
             try file.write([UInt8(slotIndex)], at: UInt64(FileHeader.selectorOffset))
         }
     }
@@ -184,7 +199,7 @@ final class CommitWriter: NodeSink {
         let previous = free.chain.last?.ref
         let freeListSize = previous == nil
             ? NodeLayout.aligned(FreeSpace.nodeSize(entries: free.extents.count))
-            : free.deltaNodeSize(spare: 2)
+            : free.deltaNodeSize(spare: 2, sealed: sealing.storesSeals)
         let freeListOffset = free.allocate(UInt64(sealing.footprint(freeListSize)))
 
         // The queued nodes and the free list's reservation by offset: usually in order already,
@@ -200,7 +215,8 @@ final class CommitWriter: NodeSink {
         // Merged into contiguous runs.
         var runs: [(offset: UInt64, length: Int)] = []
         for (i, piece) in pieces.enumerated() {
-            let length = sealing.footprint(i == freeListIndex ? freeListSize : piece.bytes.count)
+            // Placed nodes are queued stamped later (checksums) or as their whole footprint (tags).
+            let length = i == freeListIndex ? sealing.footprint(freeListSize) : piece.bytes.count
             if let last = runs.last, last.offset + UInt64(last.length) == piece.offset {
                 runs[runs.count - 1].length += length
             } else {
@@ -210,12 +226,20 @@ final class CommitWriter: NodeSink {
 
         let recordSize = NodeLayout.aligned(32 + (carrying.count + runs.count) * 24)
         let recordOffset = free.allocate(UInt64(sealing.footprint(recordSize)))
-        if let previous {
-            pieces[freeListIndex].bytes = free.encodedDelta(version: version, previous: previous, size: freeListSize)
-        } else {
-            pieces[freeListIndex].bytes = free.encoded(version: version, size: freeListSize)
+        let freeListBytes = previous.map { free.encodedDelta(version: version, previous: $0, size: freeListSize, sealed: sealing.storesSeals) }
+            ?? free.encoded(version: version, size: freeListSize)
+        var freeListRef = Ref(freeListOffset)
+        switch sealing {
+        case .checksum:
+            pieces[freeListIndex].bytes = freeListBytes
+        case .authenticated:
+            // Sealed now, as `place` seals: the slot and the next delta store its seal.
+            var footprint: [UInt8] = []
+            footprint.reserveCapacity(sealing.footprint(freeListSize))
+            freeListRef.seal = sealing.append(freeListBytes, to: &footprint, offset: freeListOffset).seal
+            pieces[freeListIndex].bytes = footprint
         }
-        free.wrote(FreeListNode(ref: Ref(freeListOffset), length: UInt64(sealing.footprint(freeListSize)), version: version.value,
+        free.wrote(FreeListNode(ref: freeListRef, length: UInt64(sealing.footprint(freeListSize)), version: version.value,
                                 isFull: previous == nil))
 
         // Taken over, not copied: a borrowed buffer is shared with the caller's variable, so
@@ -248,7 +272,8 @@ final class CommitWriter: NodeSink {
             if i == headerBefore { data.append(contentsOf: repeatElement(0, count: runHeaderFootprint)) }
             let start = data.count
             while data.count - start < run.length {
-                // Sealed here, where its place is known (NodeChecksum), before the extent's sum.
+                // Checksums are stamped here, where its place is known (NodeChecksum), before the
+                // extent's sum; tagged nodes were sealed when placed.
                 let offset = pieces[pieceIndex].offset
                 switch sealing {
                 case .checksum:
@@ -257,7 +282,7 @@ final class CommitWriter: NodeSink {
                     data.append(contentsOf: pieces[pieceIndex].bytes)
                     data.withUnsafeMutableBytes { NodeChecksum.stamp(in: $0, at: at, offset: offset) }
                 case .authenticated:
-                    sealing.append(pieces[pieceIndex].bytes, to: &data, offset: offset)
+                    data.append(contentsOf: pieces[pieceIndex].bytes)
                 }
                 pieceIndex += 1
             }
@@ -272,6 +297,7 @@ final class CommitWriter: NodeSink {
         var recordBytes = record.finish(kind: .commitRecord, version: version, flags: CommitWriter.laneChecksumsFlag | CommitWriter.historyNonceFlag)
         // The slot names the checksum of the record's node bytes (not of its tag: Recovery.verifyCommit).
         let recordChecksum: UInt64
+        var recordRef = Ref(recordOffset)
         switch sealing {
         case .checksum:
             NodeChecksum.stamp(&recordBytes, offset: recordOffset)
@@ -280,9 +306,10 @@ final class CommitWriter: NodeSink {
             let length = recordBytes.count
             recordBytes = sealing.sealed(recordBytes, offset: recordOffset)
             recordChecksum = recordBytes.withUnsafeBytes { Checksum.of(UnsafeRawBufferPointer(rebasing: $0[..<length])) }
+            recordRef.seal = NodeSealing.seal(ofSealed: recordBytes, length: length)
         }
-        let slot = RootSlot(version: version, topRef: topRef, freeListRef: Ref(freeListOffset), logicalSize: free.logicalSize,
-                            commitRecordRef: Ref(recordOffset), commitRecordChecksum: recordChecksum,
+        var slot = RootSlot(version: version, topRef: topRef, freeListRef: freeListRef, logicalSize: free.logicalSize,
+                            commitRecordRef: recordRef, commitRecordChecksum: recordChecksum,
                             nextRun: free.reserveNextRun(), runHeader: runHeaderOffset.map(Ref.init) ?? .none)
         // The record and the run header into `data` before it moves into the result (appending
         // to it there copied the whole buffer: two owners).
@@ -291,6 +318,7 @@ final class CommitWriter: NodeSink {
         var runHeader: (offset: UInt64, bytes: [UInt8], before: Int?)?
         if let header = runHeaderOffset {
             let bytes = RunHeader(root: slot, link: link).encoded(sealing)
+            if sealing.storesSeals { slot.runHeader.seal = NodeSealing.seal(ofSealed: bytes, length: RunHeader.size(sealing)) }
             if let before = headerBefore {
                 let at = extents[before].range.lowerBound - runHeaderFootprint
                 data.withUnsafeMutableBytes { out in

@@ -118,7 +118,7 @@ extension Store {
         if let blob = edits.newSchemaBlob {
             top.schemaBlob = try writer.place(BlobNode.encode(blob, version: version))
         }
-        let topRef = try writer.place(top.encoded())
+        let topRef = try writer.place(top.encoded(sealed: writer.storesSeals))
         var reused: [UInt8] = []
         swap(&reused, &commitBuffer)
         let prepared = writer.finish(topRef: topRef, reusing: consume reused, carrying: carried, coveredFrom: durable,
@@ -276,7 +276,7 @@ extension Store {
             fileFormat = FileHeader.freeListDeltaFormat
             stateLock.withLock { $0.group.freeListDeltas = true }
         }
-        try CommitWriter.Prepared.writeSlot(slot, to: file, slotIndex: index)
+        try CommitWriter.Prepared.writeSlot(slot, to: file, slotIndex: index, sealed: sealing.storesSeals)
     }
 }
 

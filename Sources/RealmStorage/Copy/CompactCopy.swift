@@ -96,7 +96,7 @@ struct CopySource {
         if let schemaBlob {
             copy.schemaBlob = try writer.place(BlobNode.encode(schemaBlob, version: version))
         }
-        return (try writer.finish(topRef: try writer.place(copy.encoded())), counter)
+        return (try writer.finish(topRef: try writer.place(copy.encoded(sealed: writer.storesSeals))), counter)
     }
 
     /// Writes the tree below `node` into `sink`, leaves first; returns its new root.
@@ -110,12 +110,12 @@ struct CopySource {
             counter?.advance(by: leaf.count)
             return try F.encodeCopy(of: leaf, owned: false, context, sink)
         case .inner(let inner):
-            var refs: [Int64] = []
+            var refs: [Ref] = []
             refs.reserveCapacity(inner.children.count)
             for child in inner.children {
-                refs.append(Int64(bitPattern: try copy(child, context, sink, depth: depth + 1, counter).offset))
+                refs.append(try copy(child, context, sink, depth: depth + 1, counter))
             }
-            return try sink.place(BTree<F>.encodeInner(inner, refs: refs, version: sink.version))
+            return try sink.place(BTree<F>.encodeInner(inner, refs: refs, version: sink.version, sealed: sink.storesSeals))
         case .clean(let ref):
             let (node, kind) = try context.node(ref, F.innerKind, orLeaf: F.leafKind)
             if kind == F.leafKind {
@@ -127,17 +127,18 @@ struct CopySource {
                 return try F.encodeCopy(of: try F.decodeLeaf(node, context), owned: true, context, sink)
             }
             let inner = try InnerView<F>(node)
-            var refs: [Int64] = []
+            var refs: [Ref] = []
             var counts: [Int64] = []
             for i in 0..<inner.childCount {
-                refs.append(Int64(bitPattern: try copy(TreeNode<F>.clean(inner.child(i)), context, sink, depth: depth + 1, counter).offset))
+                refs.append(try copy(TreeNode<F>.clean(inner.child(i)), context, sink, depth: depth + 1, counter))
                 counts.append(inner.counts[i])
             }
-            var w = NodeWriter(capacity: 64 + refs.count * 24)
-            PackedInts.write(refs, to: &w)
+            var w = NodeWriter(capacity: 64 + refs.count * 32)
+            PackedInts.write(refs.map { Int64(bitPattern: $0.offset) }, to: &w)
             PackedInts.write(counts, to: &w)
+            if sink.storesSeals { InnerView<F>.writeSeals(refs, to: &w) }
             F.writeKeys(try F.readKeys(node, at: inner.keysOffset, count: inner.childCount), to: &w)
-            return try sink.place(w.finish(kind: F.innerKind, version: sink.version))
+            return try sink.place(w.finish(kind: F.innerKind, version: sink.version, flags: sink.storesSeals ? SealedRefs.flag : 0))
         }
     }
 }
@@ -213,7 +214,7 @@ extension Store {
 extension ReadTransaction {
     /// Writes this version, compacted, to a new file at `path`, synced with its folder;
     /// `compression` .lz4 writes an LZ4-compressed copy (Compressed/CompressedFormat.swift).
-    /// With `encryptionKey` (64 bytes) the copy is an encrypted file (format 5) with a salt of
+    /// With `encryptionKey` (64 bytes) the copy is an encrypted file (format 6) with a salt of
     /// its own, whatever the source is; without one it is written in the clear, also when the
     /// source is encrypted (`CopySource.seal`).
     ///
@@ -247,7 +248,7 @@ struct CopyEncryption {
         keys = EncryptionKeys(userKey: key, salt: salt)
     }
 
-    /// The copy's header page before its root slot is set: format 5, the salt and the key check.
+    /// The copy's header page before its root slot is set: format 6, the salt and the key check.
     var header: [UInt8] { EncryptionHeader.initial(salt: salt, keys: keys) }
 }
 

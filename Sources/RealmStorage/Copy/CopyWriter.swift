@@ -11,7 +11,7 @@
 // Either way the image is the same realm file byte for byte:
 //
 //   0      the file header, with the version in root slot 0: written last (`finish`), once
-//          the top node's place is known; an encrypted copy's names format 5, its salt and
+//          the top node's place is known; an encrypted copy's names format 6, its salt and
 //          key check (File/EncryptionHeader.swift)
 //   4096   the nodes, children before their parent, each sealed with its checksum or tag
 //          (which covers its place; a tagged node takes its footprint: NodeSealing.swift); then
@@ -92,6 +92,7 @@ final class CopyWriter: NodeSink {
         }
         precondition(bytes.count == NodeLayout.aligned(bytes.count), "a node that is not a whole number of words")
         let offset = position
+        var seal: UInt64 = 0
         switch sealing {
         case .checksum:
             // As before sealing had a choice: stamped in place.
@@ -99,11 +100,13 @@ final class CopyWriter: NodeSink {
             buffer.append(contentsOf: bytes)
             buffer.withUnsafeMutableBytes { NodeChecksum.stamp(in: $0, at: at, offset: offset) }
         case .authenticated:
-            sealing.append(bytes, to: &buffer, offset: offset)
+            seal = sealing.append(bytes, to: &buffer, offset: offset).seal
         }
         if buffer.count >= Self.flushSize { try flush() }
-        return Ref(offset)
+        return Ref(offset, seal: seal)
     }
+
+    var storesSeals: Bool { sealing.storesSeals }
 
     private func flush() throws(StorageError) {
         guard !buffer.isEmpty else { return }
@@ -132,7 +135,8 @@ final class CopyWriter: NodeSink {
                             commitRecordRef: recordRef, commitRecordChecksum: Checksum.of(recordBytes), nextRun: 0, runHeader: .none)
         var header = header
         let slotOffset = FileHeader.slotOffsets[0]
-        header.replaceSubrange(slotOffset..<(slotOffset + FileHeader.slotSize), with: slot.encoded())
+        let slotBytes = slot.encoded(sealed: sealing.storesSeals)
+        header.replaceSubrange(slotOffset..<(slotOffset + slotBytes.count), with: slotBytes)
         header[FileHeader.selectorOffset] = 0
         try image.finish(header: header, size: bufferOffset)
         return slot

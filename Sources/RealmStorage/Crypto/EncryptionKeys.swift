@@ -20,7 +20,7 @@
 /// same way under the labels "OpenRealm/z3/…" (`lz4CopyLabels`): its blocks' XTS key, its
 /// blocks' tag key and its key check, never equal to a realm file's under the same user key.
 package struct EncryptionKeys: Sendable {
-    /// The HKDF labels of an encrypted realm file (format 5).
+    /// The HKDF labels of an encrypted realm file (formats 5-6).
     package static let fileLabels = "OpenRealm/5"
     /// The HKDF labels of an encrypted LZ4 copy (compressed format 3).
     package static let lz4CopyLabels = "OpenRealm/z3"

@@ -1,4 +1,4 @@
-// The header of an encrypted realm file (format 5; docs/EncryptionProposal.md).
+// The header of an encrypted realm file (format 6; docs/EncryptionProposal.md).
 //
 // An encrypted file keeps the first 128 bytes of its header page in the clear, so that any
 // build can tell what the file is before it holds a key, and encrypts everything else:
@@ -6,7 +6,7 @@
 //   offset  size  field (plaintext)
 //   0       8     magic "ORealm\0\u{1}", as every realm file: a build that knows only format 4
 //                 stops at the format version and says that a newer OpenRealm wrote the file
-//   8       4     format version (5)
+//   8       4     format version (6: seals; 5 was the same without them, never released)
 //   12      4     page size (4096)
 //   16      1     selector: the slot written last (a hint, as in FileHeader.swift)
 //   17      1     cipher suite: 0 none; 1 AES-256-XTS pages, HMAC-SHA-256 node tags, keys
@@ -36,15 +36,31 @@
 //       plain file and a plain open of an encrypted file each fail with `decryptionFailed`
 //       and a message that says which, before any slot is decoded.
 //   E9. A clear header no undamaged file holds is refused as damaged (`fileCorrupted`), not
-//       advised as a plain file or another format: format 5 with no suite, or a format before
+//       advised as a plain file or another format: format 5 or 6 with no suite, or a format before
 //       5 with the suite, salt and key check set (or with a salt and key check that fit the
 //       key given). A plain file's reserved bytes are not read, so damage there alone still
 //       opens it without a key (`kind(of:path:)`).
+//   E10. Seals (format 6): every stored ref carries its child's tag bytes 0..<8, and a node
+//        is used only if its tag verified (E4) and begins with the seal of the ref that
+//        reached it, compared at every NodeView. Root slots and run headers carry the seals of
+//        the top node, the free list and the commit record. So a node, or a subtree below the
+//        root, rolled back to an older copy of itself is `fileCorrupted` (NodeSealing.swift, S5).
+//   E11. Bottom-up: a node is sealed when placed, before any node naming it (S6).
+//   E12. A ref's identity is its offset; a seal-less ref never opens a node (S7).
+//   Limits: a whole file (slots included) restored from an older copy opens at its older
+//   version, and damage that drops the newest commits looks like a crash; both need an anchor
+//   outside the file (docs/EncryptionProposal.md §7 Q4).
+//
+// Format 5 files (encrypted, no seals) came only from development builds before seals: they
+// are refused with `unsupportedFormatVersion`, saying so, not read without seals (which would
+// accept exactly the rollback format 6 exists to stop).
 
 /// What the first bytes of a realm file say about its encryption.
 package enum EncryptionHeader {
     /// The format of encrypted files. Plain files stay at `FileHeader.formatVersion`.
-    package static let formatVersion: UInt32 = 5
+    package static let formatVersion: UInt32 = 6
+    /// Encrypted files without seals, written only by development builds (see above).
+    package static let unsealedFormatVersion: UInt32 = 5
     /// AES-256-XTS pages, HMAC-SHA-256 node tags, HKDF-SHA-256 keys.
     package static let suiteXTSHMAC: UInt8 = 1
     package static let suiteOffset = 17
@@ -66,7 +82,7 @@ package enum EncryptionHeader {
     ///
     /// The clear bytes are not authenticated, so a damaged one is told apart by what no
     /// undamaged file holds (E9):
-    /// - format 5 with suite 0: only encrypted files are of format 5, and each names its
+    /// - format 5 or 6 with suite 0: only encrypted files are of formats 5-6, and each names its
     ///   suite: `fileCorrupted`, the header is damaged (an encrypted file's suite, or a plain
     ///   file's format version: either way nothing says how to read the rest);
     /// - a format before 5 with the known suite, a salt and a key check all set: an encrypted
@@ -82,13 +98,19 @@ package enum EncryptionHeader {
         let format = header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: FileHeader.formatVersionOffset, as: UInt32.self)) }
         let suite = header[suiteOffset]
         let encryptionFields = EncryptionFields(header)
-        if format == formatVersion, suite == 0 {
+        if format == unsealedFormatVersion, suite == suiteXTSHMAC, encryptionFields.hasSalt, encryptionFields.hasKeyCheck {
+            throw StorageError(.unsupportedFormatVersion, "the file is an encrypted realm of format 5, written by a development build of "
+                               + "OpenRealm before refs carried their children's seals; that format was never released and this build "
+                               + "does not read it (it cannot detect rolled-back nodes): open it with the build that wrote it and write "
+                               + "a decrypted copy with writeCopy(toFile:), then encrypt that copy with this build", path: path)
+        }
+        if format >= unsealedFormatVersion, format <= formatVersion, suite == 0 {
             throw damaged(encryptionFields.any
                           ? "it names format \(format), which only encrypted files have, and cipher suite 0 (none)"
                           : "it names format \(format), which only encrypted files have, but no cipher suite, salt or key check",
                           path: path)
         }
-        if format < formatVersion, suite == suiteXTSHMAC, encryptionFields.hasSalt, encryptionFields.hasKeyCheck {
+        if format < unsealedFormatVersion, suite == suiteXTSHMAC, encryptionFields.hasSalt, encryptionFields.hasKeyCheck {
             throw damaged("it names cipher suite \(suite) with a salt and a key check, as only an encrypted file's does, but format \(format), "
                           + "a plain file's", path: path)
         }
@@ -186,7 +208,7 @@ package enum EncryptionHeader {
     }
 
     /// The plaintext part of a new encrypted file's header for `keys` made with `salt`: the
-    /// plain header's fields, format 5, the suite, the salt and the key check.
+    /// plain header's fields, format 6, the suite, the salt and the key check.
     package static func initial(salt: [UInt8], keys: EncryptionKeys) -> [UInt8] {
         var bytes = FileHeader.initial()
         withUnsafeBytes(of: formatVersion.littleEndian) { bytes.replaceSubrange(8..<12, with: $0) }

@@ -21,6 +21,21 @@
 //   48  8  next run: where the next version's run header goes (0: none; format 2)
 //   56  8  checksum of bytes 0..<56
 //
+// Root slot of an encrypted file (format 6: it stores seals, NodeSealing.swift S5), 96 bytes
+// (whole 16-byte blocks: EncryptionHeader.swift E1):
+//
+//   0   56 as above (version … next run)
+//   56  8  top seal: the top node's tag bytes 0..<8
+//   64  8  free list seal
+//   72  8  commit record seal
+//   80  8  reserved, 0
+//   88  8  checksum of bytes 0..<88
+//
+// A slot is encrypted with the rest of the page (EncryptionHeader.swift) but not
+// authenticated: its checksum finds torn writes, and a slot rolled back whole is the limit
+// seals leave (a whole older version; EncryptionProposal.md §9). Zeroing a slot's first 64
+// bytes (`slotSize`) invalidates either kind: its version reads 0.
+//
 // Run header (node kind runHeader, format 2; RunHeader below): the root of a version that is
 // not in a slot, written at the start of its commit's run of bytes, where the version before
 // it said the next run goes. It holds what a slot holds, the checksum of the version before's
@@ -82,6 +97,10 @@ package enum FileHeader {
     package static let selectorOffset = 16
     package static let slotOffsets = [512, 1024]
     package static let slotSize = 64
+    /// A root slot that stores seals (format 6).
+    package static let sealedSlotSize = 96
+    /// Bytes of a root slot in a file that stores seals (`sealed`) or not.
+    package static func slotSize(sealed: Bool) -> Int { sealed ? sealedSlotSize : slotSize }
 
     /// Bytes of a fresh header with both slots empty.
     package static func initial() -> [UInt8] {
@@ -121,11 +140,13 @@ package struct RootSlot: Equatable, Sendable {
         self.runHeader = runHeader
     }
 
-    package func encoded() -> [UInt8] {
+    /// The slot's bytes; `sealed`: the file stores seals (96 bytes, see FileHeader).
+    package func encoded(sealed: Bool = false) -> [UInt8] {
         var bytes = [UInt8]()
-        bytes.reserveCapacity(FileHeader.slotSize)
-        for field in [version.value, topRef.offset, freeListRef.offset, logicalSize,
-                      commitRecordRef.offset, commitRecordChecksum, nextRun] {
+        bytes.reserveCapacity(FileHeader.slotSize(sealed: sealed))
+        var fields = [version.value, topRef.offset, freeListRef.offset, logicalSize, commitRecordRef.offset, commitRecordChecksum, nextRun]
+        if sealed { fields += [topRef.seal, freeListRef.seal, commitRecordRef.seal, 0] }
+        for field in fields {
             withUnsafeBytes(of: field.littleEndian) { bytes.append(contentsOf: $0) }
         }
         let sum = Checksum.of(bytes)
@@ -133,14 +154,18 @@ package struct RootSlot: Equatable, Sendable {
         return bytes
     }
 
-    /// Decodes a slot; nil when its checksum fails or it was never written.
-    package static func decode(_ bytes: UnsafeRawBufferPointer) -> RootSlot? {
-        guard bytes.count >= FileHeader.slotSize else { return nil }
+    /// Decodes a slot; nil when its checksum fails or it was never written. `sealed`: the
+    /// file stores seals.
+    package static func decode(_ bytes: UnsafeRawBufferPointer, sealed: Bool = false) -> RootSlot? {
+        let size = FileHeader.slotSize(sealed: sealed)
+        guard bytes.count >= size else { return nil }
         func field(_ i: Int) -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)) }
         guard field(0) != 0 else { return nil }
-        guard Checksum.of(UnsafeRawBufferPointer(rebasing: bytes[0..<56])) == field(7) else { return nil }
-        return RootSlot(version: VersionID(field(0)), topRef: Ref(field(1)), freeListRef: Ref(field(2)),
-                        logicalSize: field(3), commitRecordRef: Ref(field(4)), commitRecordChecksum: field(5), nextRun: field(6))
+        let fieldCount = size / 8 - 1
+        guard Checksum.of(UnsafeRawBufferPointer(rebasing: bytes[0..<(fieldCount * 8)])) == field(fieldCount) else { return nil }
+        func ref(_ i: Int, sealAt s: Int) -> Ref { sealed ? Ref(field(i), seal: field(s)) : Ref(field(i)) }
+        return RootSlot(version: VersionID(field(0)), topRef: ref(1, sealAt: 7), freeListRef: ref(2, sealAt: 8),
+                        logicalSize: field(3), commitRecordRef: ref(4, sealAt: 9), commitRecordChecksum: field(5), nextRun: field(6))
     }
 }
 
@@ -155,14 +180,26 @@ package struct RootSlot: Equatable, Sendable {
 ///   56  8   next run
 ///   64  8   link: the commit record checksum of the version before
 ///   72  8   checksum of bytes 0..<72, the node checksum (12..<16) taken as 0
+///
+/// In a file that stores seals (format 6, NodeSealing.swift S5) it is 104 bytes, the seals
+/// under its tag:
+///   80  8   top seal
+///   88  8   free list seal
+///   96  8   commit record seal
 package struct RunHeader: Equatable, Sendable {
     package var root: RootSlot
     package var link: UInt64
 
+    /// Bytes of a run header without seals; also what is zeroed to invalidate any run header
+    /// (its kind byte and own checksum lie inside them).
     package static let size = 80
+    /// Bytes of a run header in a file sealed by `sealing`.
+    package static func size(_ sealing: NodeSealing) -> Int { sealing.storesSeals ? sealedSize : size }
+    /// Bytes of a run header that stores seals.
+    package static let sealedSize = 104
 
-    /// What a run header takes in the file (NodeSealing.swift): its 80 bytes, or with its tag.
-    package static func footprint(_ sealing: NodeSealing) -> Int { sealing.footprint(size) }
+    /// What a run header takes in the file (NodeSealing.swift): its bytes, or with its tag.
+    package static func footprint(_ sealing: NodeSealing) -> Int { sealing.footprint(size(sealing)) }
 
     package init(root: RootSlot, link: UInt64) {
         self.root = root
@@ -171,12 +208,17 @@ package struct RunHeader: Equatable, Sendable {
 
     /// The node's bytes, sealed for its place, `root.runHeader`: `footprint(sealing)` bytes.
     package func encoded(_ sealing: NodeSealing = .checksum) -> [UInt8] {
-        var w = NodeWriter(capacity: Self.size)
+        var w = NodeWriter(capacity: Self.size(sealing))
         for field in [root.topRef.offset, root.freeListRef.offset, root.logicalSize, root.commitRecordRef.offset,
                       root.commitRecordChecksum, root.nextRun, link] {
             w.u64(field)
         }
         w.u64(0)
+        if sealing.storesSeals {
+            w.u64(root.topRef.seal)
+            w.u64(root.freeListRef.seal)
+            w.u64(root.commitRecordRef.seal)
+        }
         var bytes = w.finish(kind: .runHeader, version: root.version)
         // Its own checksum leaves out the node's (which is stamped last, over the whole node).
         let sum = Self.ownChecksum(bytes)
@@ -218,14 +260,20 @@ package struct RunHeader: Equatable, Sendable {
 
     /// The run header whose footprint is `bytes`, found at `offset` of the file.
     private static func decode(_ bytes: UnsafeRawBufferPointer, at offset: UInt64, sealing: NodeSealing) -> RunHeader? {
+        let size = size(sealing)
         if sealing.isAuthenticated,
            !sealing.matches(bytes.baseAddress!, length: size, offset: offset, available: UInt64(bytes.count)) { return nil }
         func field(_ i: Int) -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
         let version = NodeLayout.version(of: bytes.baseAddress!)
         guard bytes[0] == NodeKind.runHeader.rawValue, UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) == UInt32(size),
               ownChecksum(bytes) == field(72), version != 0 else { return nil }
-        let root = RootSlot(version: VersionID(version), topRef: Ref(field(16)), freeListRef: Ref(field(24)), logicalSize: field(32),
-                            commitRecordRef: Ref(field(40)), commitRecordChecksum: field(48), nextRun: field(56), runHeader: Ref(offset))
+        let sealed = sealing.storesSeals
+        func ref(_ at: Int, sealAt s: Int) -> Ref { sealed ? Ref(field(at), seal: field(s)) : Ref(field(at)) }
+        // Its own ref carries the seal of the tag just verified: the chain vouches for it by its
+        // link and checksums (FileHeader invariant 4), not by a parent.
+        let own = sealed ? Ref(offset, seal: NodeSealing.storedSeal(bytes.baseAddress!, length: size)) : Ref(offset)
+        let root = RootSlot(version: VersionID(version), topRef: ref(16, sealAt: 80), freeListRef: ref(24, sealAt: 88), logicalSize: field(32),
+                            commitRecordRef: ref(40, sealAt: 96), commitRecordChecksum: field(48), nextRun: field(56), runHeader: own)
         return RunHeader(root: root, link: field(64))
     }
 }

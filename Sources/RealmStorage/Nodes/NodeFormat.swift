@@ -24,6 +24,11 @@
 // Nodes sealed with authentication tags instead of checksums (NodeSealing.swift: encrypted
 // files, and plain files under a test option) keep this header with the checksum field 0, are
 // 16-byte aligned, and take `align16(length) + 16` bytes: the node, zero padding, the tag.
+// Where such a file stores seals (format 6, every encrypted file), each ref a node holds is
+// stored with its child's seal, the tag's first 8 bytes (NodeSealing.swift, S5): flag 0x80
+// (`SealedRefs.flag`) on inner, top and free-list delta nodes, block tag 0x81 for a cluster
+// leaf's list refs. Leaves of indexes, lists, blobs, change sets, full free lists and commit
+// records hold no refs and are unchanged.
 //
 // Multi-byte integers are little-endian everywhere. Readers never trust a node: the checksum is
 // verified before a node's bytes are used (once per node per process: VerifiedNodes.swift),

@@ -5,7 +5,7 @@
 //   checksum       (format 4, every plain file) the 32-bit `NodeChecksum` in the header (bytes
 //                  12..<16), over the node's bytes and its offset. A node takes `length` bytes (a
 //                  multiple of 8) at an 8-aligned offset. Nothing here changes its bytes.
-//   authenticated  (format 5, encrypted files; until those exist, plain files too, as a store
+//   authenticated  (format 6, encrypted files; plain files too, as a store
 //                  option of the tests: StoreOptions.sealing) a keyed 16-byte tag after the node:
 //
 //                    offset            size                      field
@@ -26,6 +26,26 @@
 //       process: VerifiedNodes.swift). A mismatch is `fileCorrupted`, as a checksum's is.
 //   S4. The tag must lie inside the bytes the version may reach: a length that puts it past
 //       them is `fileCorrupted`, never a read past the mapping.
+//
+// Seals (format 6; EncryptionHeader.swift E10-E12). A tag binds a node to its place, not to its
+// version: an older node restored at its own offset from an older copy of the file verifies.
+// So every stored ref of an authenticated file carries the first 8 bytes of its child's tag
+// (the *seal*, `Ref.seal`), and the tree of refs is a Merkle tree:
+//   S5. Every ref stored in an authenticated node, root slot or run header is followed by (or
+//       stored beside) its child's seal (tables: NodeFormat, TreeFormat, ColumnCodec, Catalog,
+//       FreeList+Chain, FileHeader). A node is opened only through a ref whose seal equals its
+//       tag's first 8 bytes, compared at every `NodeView`, after the tag verified (S3): not
+//       cached in the verified bit, since one node is reached through refs of several versions.
+//       A mismatch is `fileCorrupted`. A rolled-back node, or a rolled-back subtree below the
+//       root, fails at the first parent not rolled back with it (false pass 2^-64).
+//   S6. Bottom-up: a node is sealed when it is placed (`NodeSink.place` returns the sealed ref),
+//       and placed before any node naming it, so every parent is encoded with its children's
+//       seals.
+//   S7. A ref's identity is its offset: equality, hashing and order ignore the seal, so every
+//       in-memory carrier keeps whatever seal its ref was made with. A ref made from a bare
+//       offset has seal 0 and may free space or key caches, but never opens an authenticated
+//       node (it fails S5, by design: a decoder that misses a seal cannot pass).
+// Checksummed files (format 4) store no seal and compare none: their bytes are as before.
 //
 // Only the node's `length` bytes count as the node everywhere else (NodeView, the commit record's
 // checksum, DecodedLeaves' comparisons); the footprint matters where space is placed, freed or
@@ -67,34 +87,55 @@ package enum NodeSealing: Sendable {
     @inline(__always)
     static func tagOffset(_ length: Int) -> Int { (length + 15) & ~15 }
 
+    /// Whether parents store their children's seals and `NodeView` compares them (S5).
+    @inline(__always)
+    package var storesSeals: Bool { isAuthenticated }
+
     /// Seals the node of `length` bytes at `node`, which goes to `offset` in the file. For
     /// tags, the `footprint(length)` bytes from `node` must be writable: the padding is zeroed
-    /// and the tag written after it.
+    /// and the tag written after it. Returns the node's seal for the ref naming it (S5; 0 for
+    /// checksums).
     @inline(__always)
-    package func seal(_ node: UnsafeMutableRawPointer, length: Int, offset: UInt64) {
+    @discardableResult
+    package func seal(_ node: UnsafeMutableRawPointer, length: Int, offset: UInt64) -> UInt64 {
         switch self {
         case .checksum:
             NodeChecksum.stamp(node, length: length, offset: offset)
+            return 0
         case .authenticated(let authenticator):
             node.storeBytes(of: UInt32(0), toByteOffset: NodeLayout.checksumOffset, as: UInt32.self)
             let tagAt = Self.tagOffset(length)
             (node + length).initializeMemory(as: UInt8.self, repeating: 0, count: tagAt - length)
             let kind = node.load(as: UInt8.self)
-            authenticator.tag(offset: offset, kind: kind, bytes: UnsafeRawBufferPointer(start: node, count: length)).store(to: node + tagAt)
+            let tag = authenticator.tag(offset: offset, kind: kind, bytes: UnsafeRawBufferPointer(start: node, count: length))
+            tag.store(to: node + tagAt)
+            return tag.low
         }
     }
 
+    /// The seal a ref to the authenticated node of `length` bytes at `node` must carry: its
+    /// tag's first 8 bytes (S5). Only for nodes whose footprint lies in readable bytes.
+    @inline(__always)
+    package static func storedSeal(_ node: UnsafeRawPointer, length: Int) -> UInt64 {
+        UInt64(littleEndian: node.loadUnaligned(fromByteOffset: tagOffset(length), as: UInt64.self))
+    }
+
+    /// The seal of the sealed node `footprint` (a node of `length` bytes and its tag).
+    package static func seal(ofSealed footprint: [UInt8], length: Int) -> UInt64 {
+        footprint.withUnsafeBytes { storedSeal($0.baseAddress!, length: length) }
+    }
+
     /// Appends the node `bytes` to `buffer`, sealed for `offset`: `footprint(bytes.count)`
-    /// bytes. Returns where in `buffer` it starts.
+    /// bytes. Returns where in `buffer` it starts and its seal (0 for checksums).
     @discardableResult
-    package func append(_ bytes: [UInt8], to buffer: inout [UInt8], offset: UInt64) -> Int {
+    package func append(_ bytes: [UInt8], to buffer: inout [UInt8], offset: UInt64) -> (at: Int, seal: UInt64) {
         let at = buffer.count
         buffer.append(contentsOf: bytes)
         let length = bytes.count
         let footprint = footprint(length)
         if footprint > length { buffer.append(contentsOf: repeatElement(0, count: footprint - length)) }
-        buffer.withUnsafeMutableBytes { seal($0.baseAddress! + at, length: length, offset: offset) }
-        return at
+        let sealed = buffer.withUnsafeMutableBytes { bytes -> UInt64 in self.seal(bytes.baseAddress! + at, length: length, offset: offset) }
+        return (at, sealed)
     }
 
     /// The node `bytes` sealed for `offset`: `footprint(bytes.count)` bytes.

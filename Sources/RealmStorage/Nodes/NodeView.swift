@@ -26,6 +26,11 @@ package struct NodeView {
             throw StorageError(.fileCorrupted, "node \(ref) is not a \(kind) node (kind byte \(node.load(as: UInt8.self)))")
         }
         try check.verify(node, offset: offset, length: length, kind: kind, limit: limit)
+        // The seal the parent holds, at every open (NodeSealing.swift, S5): verify put the tag
+        // inside `limit`.
+        if check.comparesSeals, NodeSealing.storedSeal(node, length: length) != ref.seal {
+            try check.sealMismatch(ref, kind: kind, length: length)
+        }
         self.ref = ref
         self.base = node
         self.length = length

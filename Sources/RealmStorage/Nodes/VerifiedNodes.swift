@@ -45,6 +45,9 @@ package struct NodeCheck {
     /// read through this check takes (freeing it, walking the file). Read only off the hot
     /// path (a set bit returns before it), so the checksum path pays no dispatch per node.
     package let sealing: NodeSealing
+    /// Whether a node opens only through a ref carrying its seal (NodeSealing.swift, S5): a
+    /// stored flag, so the checksum path pays one test per open.
+    @usableFromInline let comparesSeals: Bool
 
     @usableFromInline init(words: UnsafeMutablePointer<UInt64>?, bitCount: UInt64, enabled: Bool, owner: Unmanaged<VerifiedNodes>?,
                            sealing: NodeSealing) {
@@ -53,6 +56,16 @@ package struct NodeCheck {
         self.enabled = enabled
         self.owner = owner
         self.sealing = sealing
+        self.comparesSeals = enabled && sealing.storesSeals
+    }
+
+    /// Throws the error for a node whose tag does not begin with the seal of the ref that
+    /// reached it: an older node, rolled back at its place, or a ref that lost its seal.
+    @inline(never)
+    func sealMismatch(_ ref: Ref, kind: NodeKind, length: Int) throws(StorageError) {
+        throw StorageError(.fileCorrupted, "the \(kind) node at offset \(ref.offset) (\(length) bytes) does not match the seal its parent holds: "
+                           + "it is not the node its parent was written with (a part of the file was rolled back to an older copy, or damaged)",
+                           path: owner?.takeUnretainedValue().path)
     }
 
     /// Verifies every time (nodes read outside any store: tests, tools).

@@ -40,7 +40,7 @@ enum Recovery {
             throw StorageError(.invalidDatabase, "the file does not start with the realm header; it is not a realm file (or it is encrypted)", path: path)
         }
         let format = header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: FileHeader.formatVersionOffset, as: UInt32.self)) }
-        // Format 5 is an encrypted file's, read here through its `EncryptedFile` once its key
+        // Format 6 is an encrypted file's, read here through its `EncryptedFile` once its key
         // fitted (Store.swift); without one, the header check says it is encrypted.
         guard format <= FileHeader.formatVersion || (format == EncryptionHeader.formatVersion && file is EncryptedFile) else {
             throw StorageError(.unsupportedFormatVersion, "the file has format version \(format); this build reads up to \(FileHeader.formatVersion). Open it with a newer OpenRealm", path: path)
@@ -56,7 +56,9 @@ enum Recovery {
         var slots: [(index: Int, slot: RootSlot)] = []
         for index in 0..<2 {
             let offset = FileHeader.slotOffsets[index]
-            if let slot = header.withUnsafeBytes({ RootSlot.decode(UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + FileHeader.slotSize)])) }) {
+            let slotSize = FileHeader.slotSize(sealed: sealing.storesSeals)
+            if let slot = header.withUnsafeBytes({ RootSlot.decode(UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + slotSize)]),
+                                                                   sealed: sealing.storesSeals) }) {
                 slots.append((index, slot))
             }
         }

@@ -201,7 +201,7 @@ extension Store {
     private func endHistory(at base: FoundRoot, mapping: Mapping) throws(StorageError) {
         let version = base.root.version.value
         var stale: [(offset: UInt64, length: Int)] = []
-        for (slot, index) in Self.slots(in: mapping) where slot.version.value > version {
+        for (slot, index) in Self.slots(in: mapping, sealed: sealing.storesSeals) where slot.version.value > version {
             stale.append((UInt64(FileHeader.slotOffsets[index]), FileHeader.slotSize))
         }
         let next = base.root.nextRun
@@ -337,10 +337,10 @@ extension Store {
 
     /// The root slots as the header holds them now (through the mapping, which shows other
     /// processes' writes); a slot being rewritten fails its checksum and is left out.
-    private static func slots(in mapping: Mapping) -> [(slot: RootSlot, index: Int)] {
+    private static func slots(in mapping: Mapping, sealed: Bool) -> [(slot: RootSlot, index: Int)] {
         (0..<2).compactMap { index in
-            let bytes = UnsafeRawBufferPointer(start: mapping.base + FileHeader.slotOffsets[index], count: FileHeader.slotSize)
-            return RootSlot.decode(bytes).map { ($0, index) }
+            let bytes = UnsafeRawBufferPointer(start: mapping.base + FileHeader.slotOffsets[index], count: FileHeader.slotSize(sealed: sealed))
+            return RootSlot.decode(bytes, sealed: sealed).map { ($0, index) }
         }
     }
 
@@ -359,7 +359,7 @@ extension Store {
     /// no pinned version needs may lie there (OnlineShrink.swift, point 5).
     private func roots(in mapping: Mapping, size: UInt64) -> [FoundRoot] {
         var found: [FoundRoot] = []
-        for (slot, index) in Self.slots(in: mapping) {
+        for (slot, index) in Self.slots(in: mapping, sealed: sealing.storesSeals) {
             found.append(FoundRoot(root: slot, slotIndex: index, head: (slot.version.value, index)))
             for root in Recovery.chain(after: slot, file: file, limit: min(size, UInt64(mapping.length)), sealing: sealing) {
                 found.append(FoundRoot(root: root, slotIndex: -1, head: (slot.version.value, index)))

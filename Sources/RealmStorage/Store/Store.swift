@@ -280,11 +280,11 @@ package final class Store: @unchecked Sendable {
     static func writeGenesis(_ file: StorageFile, header: [UInt8] = FileHeader.initial(), sealing: NodeSealing) throws(StorageError) {
         let writer = CommitWriter(version: VersionID(1), free: FreeSpace(extents: [], logicalSize: UInt64(FileHeader.size), alignment: UInt64(sealing.alignment)),
                                   sealing: sealing)
-        let topRef = try writer.place(TopState.empty(version: VersionID(1)).encoded())
+        let topRef = try writer.place(TopState.empty(version: VersionID(1)).encoded(sealed: writer.storesSeals))
         let commit = writer.finish(topRef: topRef)
         try file.setSize(max(commit.slot.logicalSize, UInt64(FileHeader.size)))
         try file.write(header, at: 0)
-        try commit.write(to: file, slotIndex: 0)
+        try commit.write(to: file, slotIndex: 0, sealed: writer.storesSeals)
     }
 
     // MARK: Reading

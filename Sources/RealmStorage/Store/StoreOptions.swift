@@ -51,7 +51,7 @@ package struct StoreOptions: Sendable {
     /// How an encrypted file is read: on demand, or (tests of the fallback) decrypted whole.
     package var encryptedReading = EncryptedReading.onDemand
     /// How nodes are sealed (Nodes/NodeSealing.swift): checksums (format 4, every plain file),
-    /// or keyed tags with 16-byte footprints, which encrypted files (format 5) will use. An
+    /// or keyed tags with 16-byte footprints, which encrypted files (format 6) use. An
     /// engine and test option for now, so that MACs, footprints and 16-byte allocation run on
     /// plain files before any cipher exists. Nothing in the file says which: a file must be
     /// opened with the sealing it was created with (else every node fails as `fileCorrupted`),

@@ -331,19 +331,20 @@ extension BTree {
             F.keepDecodedLeaf(leaf, at: ref, context)
             return ref
         case .inner(let inner):
-            var refs = [Int64]()
+            var refs = [Ref]()
             refs.reserveCapacity(inner.children.count)
             for child in inner.children {
-                refs.append(Int64(bitPattern: try encode(child, context, sink).offset))
+                refs.append(try encode(child, context, sink))
             }
-            let ref = try sink.place(encodeInner(inner, refs: refs, version: sink.version))
+            let ref = try sink.place(encodeInner(inner, refs: refs, version: sink.version, sealed: sink.storesSeals))
             F.keepDecodedInner(inner, refs: refs, at: ref, context)
             return ref
         }
     }
 
-    /// The bytes of inner node `inner` whose children were written to `refs`.
-    static func encodeInner(_ inner: InnerBuffer<F>, refs: [Int64], version: VersionID) -> [UInt8] {
+    /// The bytes of inner node `inner` whose children were written to `refs`; `sealed`: the
+    /// file stores seals (TreeFormat.swift's inner layout).
+    static func encodeInner(_ inner: InnerBuffer<F>, refs: [Ref], version: VersionID, sealed: Bool) -> [UInt8] {
         #if DEBUG
         // Debug builds check the cache against the keys as they are: a change to them that
         // did not go through `keys` (so kept a stale encoding) would write wrong separators.
@@ -353,18 +354,19 @@ extension BTree {
         }
         #endif
         let keys = inner.encodedKeys ?? encodeKeys(inner)
-        var w = NodeWriter(capacity: 64 + refs.count * 16 + keys.count)
-        PackedInts.write(refs, to: &w)
+        var w = NodeWriter(capacity: 64 + refs.count * (sealed ? 24 : 16) + keys.count)
+        PackedInts.write(refs.map { Int64(bitPattern: $0.offset) }, to: &w)
         // As Int64s in place (Int is 64 bits wide here): a lazy map called its closure per
         // child, unspecialised.
         inner.counts.withUnsafeBufferPointer { counts in
             counts.withMemoryRebound(to: Int64.self) { PackedInts.write($0, to: &w) }
         }
+        if sealed { InnerView<F>.writeSeals(refs, to: &w) }
         // The key block starts 8-aligned here as in `encodeKeys`' scratch node, so its
         // padding comes out the same.
         assert(w.count & 7 == 0, "an inner node's key block starts unaligned")
         keys.withUnsafeBytes { w.raw($0) }
-        return w.finish(kind: F.innerKind, version: version)
+        return w.finish(kind: F.innerKind, version: version, flags: sealed ? SealedRefs.flag : 0)
     }
 
     /// Encodes `inner`'s keys alone (as they follow the refs and counts) and caches them.

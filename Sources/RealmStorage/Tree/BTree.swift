@@ -95,19 +95,39 @@ package struct InnerView<F: TreeFormat> {
     package let refs: PackedInts
     package let counts: PackedInts
     package let keysOffset: Int
+    /// Where the children's seals start (flag `SealedRefs.flag`), else 0: no seals.
+    let sealsOffset: Int
 
     package init(_ node: NodeView) throws(StorageError) {
         self.node = node
         refs = try node.packedInts(at: NodeLayout.headerSize)
         counts = try node.packedInts(at: NodeLayout.headerSize + refs.byteSize)
-        keysOffset = NodeLayout.headerSize + refs.byteSize + counts.byteSize
+        let afterCounts = NodeLayout.headerSize + refs.byteSize + counts.byteSize
         guard refs.count == counts.count, refs.count > 0 else {
             throw StorageError(.fileCorrupted, "inner node \(node.ref) has \(refs.count) children and \(counts.count) counts")
+        }
+        if node.flags & SealedRefs.flag != 0 {
+            try node.check(afterCounts, refs.count * 8)
+            sealsOffset = afterCounts
+            keysOffset = afterCounts + refs.count * 8
+        } else {
+            sealsOffset = 0
+            keysOffset = afterCounts
         }
     }
 
     package var childCount: Int { refs.count }
-    @inline(__always) package func child(_ i: Int) -> Ref { Ref(UInt64(bitPattern: refs[i])) }
+    /// Child `i`'s ref, with its seal when the node stores seals (checked in range at init).
+    @inline(__always) package func child(_ i: Int) -> Ref {
+        let offset = UInt64(bitPattern: refs[i])
+        guard sealsOffset != 0 else { return Ref(offset) }
+        return Ref(offset, seal: UInt64(littleEndian: node.base.loadUnaligned(fromByteOffset: sealsOffset + i * 8, as: UInt64.self)))
+    }
+
+    /// Writes the seals of `refs`, u64 each, as an inner node stores them after its counts.
+    static func writeSeals(_ refs: [Ref], to w: inout NodeWriter) {
+        for ref in refs { w.u64(ref.seal) }
+    }
 
     package func childIndex(for key: F.Key) throws(StorageError) -> Int {
         try F.childIndex(node, keysAt: keysOffset, count: refs.count, for: key)

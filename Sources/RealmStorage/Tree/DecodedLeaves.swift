@@ -232,12 +232,12 @@ extension TreeFormat {
     static func takeDecodedInner(_ node: NodeView, _ context: TreeContext) -> InnerBuffer<Self>? {
         guard let reuse = context.reuse, let inner = reuse.takeInner(at: node.ref, as: Self.self) else { return nil }
         #if DEBUG
-        let refs = inner.children.map { child -> Int64 in
+        let refs = inner.children.map { child -> Ref in
             guard case .clean(let ref) = child else { preconditionFailure("a kept inner node has a child buffer") }
-            return Int64(bitPattern: ref.offset)
+            return ref
         }
         precondition(inner.total == inner.counts.reduce(0, +), "a kept inner node's total drifted from its counts")
-        var encoded = BTree<Self>.encodeInner(inner, refs: refs, version: VersionID(node.version))
+        var encoded = BTree<Self>.encodeInner(inner, refs: refs, version: VersionID(node.version), sealed: context.check.sealing.storesSeals)
         context.check.sealing.stampHeader(&encoded, offset: node.ref.offset)
         precondition(encoded.elementsEqual(UnsafeRawBufferPointer(start: node.base, count: node.length)),
                      "a kept inner node differs from its node \(node.ref)")
@@ -247,14 +247,14 @@ extension TreeFormat {
 
     /// Keeps `inner`, just encoded to `ref` from children encoded to `refs`, for the next
     /// transaction: its children become those refs (the transaction's tree is done with).
-    static func keepDecodedInner(_ inner: InnerBuffer<Self>, refs: [Int64], at ref: Ref, _ context: TreeContext) {
+    static func keepDecodedInner(_ inner: InnerBuffer<Self>, refs: [Ref], at ref: Ref, _ context: TreeContext) {
         guard let written = context.written else { return }
         for i in inner.children.indices {
             // A committed child was "encoded" to its own ref: nothing to retire or replace
             // (most of them: an inner node has up to 256 children and a small commit changes one).
             if case .clean = inner.children[i] { continue }
             context.retired?.retire(inner.children[i])
-            inner.children[i] = .clean(Ref(UInt64(bitPattern: refs[i])))
+            inner.children[i] = .clean(refs[i])
         }
         written.keepInner(inner, at: ref)
     }
@@ -263,7 +263,7 @@ extension TreeFormat {
     /// Traps unless `leaf` encodes to the node's bytes exactly: the node was written from this
     /// buffer, and encoding is deterministic.
     private static func checkSameContent(_ leaf: Leaf, _ node: NodeView, _ context: TreeContext) throws(StorageError) {
-        let sink = ScratchSink(version: VersionID(node.version))
+        let sink = ScratchSink(version: VersionID(node.version), storesSeals: context.check.sealing.storesSeals)
         _ = try encodeLeafInFull(leaf, context, sink)
         var encoded = sink.bytes
         context.check.sealing.stampHeader(&encoded, offset: node.ref.offset)
@@ -298,7 +298,11 @@ extension IndexFormat {
 private final class ScratchSink: NodeSink {
     var bytes: [UInt8] = []
     let version: VersionID
-    init(version: VersionID) { self.version = version }
+    let storesSeals: Bool
+    init(version: VersionID, storesSeals: Bool) {
+        self.version = version
+        self.storesSeals = storesSeals
+    }
     func place(_ node: [UInt8]) throws(StorageError) -> Ref {
         defer { bytes += node }
         return Ref(UInt64(4096 + bytes.count))

@@ -13,6 +13,8 @@
 //   0       16    node header (kind: the format's inner kind)
 //   16      ...   PackedInts child refs
 //   ...     ...   PackedInts subtree object counts (so counting never walks leaves)
+//   ...     8n    flag 0x80 (`SealedRefs.flag`; format 6, encrypted files) only: u64 seal of
+//                 each child, its tag's first 8 bytes (NodeSealing.swift, S5); n = children
 //   ...     ...   the separator keys, in the format's own encoding; key i is the smallest
 //                 key of child i, so a lookup takes the last child whose key is <= the target
 
@@ -180,8 +182,19 @@ package final class FreedNodes {
     }
 }
 
-/// Receives encoded nodes at commit and returns where each will live.
+/// Receives encoded nodes at commit and returns where each will live: the ref carries the
+/// node's seal when the file stores seals (NodeSealing.swift, S6).
 package protocol NodeSink: AnyObject {
     func place(_ bytes: [UInt8]) throws(StorageError) -> Ref
     var version: VersionID { get }
+    /// Whether the nodes placed here store their children's seals (format 6: `SealedRefs`).
+    var storesSeals: Bool { get }
+}
+
+/// How a node says that the refs it holds carry seals (NodeSealing.swift, S5): node flag 0x80
+/// of inner nodes, top nodes and free-list deltas in files that store seals. A decoder finding
+/// no flag yields refs without seals, which an encrypted file never opens: a missing flag
+/// cannot pass.
+package enum SealedRefs {
+    package static let flag: UInt8 = 0x80
 }

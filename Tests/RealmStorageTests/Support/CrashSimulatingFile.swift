@@ -61,10 +61,10 @@ final class CrashSimulatingFile: StorageFile, Sendable {
             }
         }
 
-        /// The 64-byte write of a root slot.
+        /// The write of a root slot: 64 bytes, or 96 in a file that stores seals.
         var isSlotWrite: Bool {
             if case .write(let offset, let bytes) = self {
-                return FileHeader.slotOffsets.contains(Int(offset)) && bytes.count == FileHeader.slotSize
+                return FileHeader.slotOffsets.contains(Int(offset)) && (bytes.count == FileHeader.slotSize || bytes.count == FileHeader.sealedSlotSize)
             }
             return false
         }
@@ -74,7 +74,8 @@ final class CrashSimulatingFile: StorageFile, Sendable {
         var isRootWrite: Bool {
             if isSlotWrite { return true }
             guard case .write(_, let bytes) = self, bytes.count >= RunHeader.size, bytes[0] == NodeKind.runHeader.rawValue else { return false }
-            return bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) } == UInt32(RunHeader.size)
+            let length = bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) }
+            return length == UInt32(RunHeader.size) || length == UInt32(RunHeader.sealedSize)
         }
 
         /// The one-byte write of the selector (a hint, never needed for recovery).
