@@ -16,11 +16,14 @@ import TestSupport
     static func bytes(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
 
     /// A small source's encrypted compressed copy (a few blocks) and what the source holds.
-    static func sample(_ dir: TemporaryDirectory, name: String = "copy.realmz", key: [UInt8] = key) throws -> (bytes: [UInt8], contents: DatabaseDump) {
-        let source = try EncryptedCopyTests.makeSource(dir.path(name + ".source"), key: nil, count: 1500)
+    /// An encrypted LZ4 copy of a new source (or of `source`), its bytes and the source's
+    /// contents.
+    static func sample(_ dir: TemporaryDirectory, name: String = "copy.realmz", key: [UInt8] = key,
+                       from source: Store? = nil) throws -> (bytes: [UInt8], contents: DatabaseDump, source: Store) {
+        let source = try source ?? EncryptedCopyTests.makeSource(dir.path(name + ".source"), key: nil, count: 1500)
         let path = dir.path(name)
         try source.writeCompactedCopy(to: path, compression: .lz4, encryptionKey: key)
-        return (try bytes(path), try CompressedCopyTests.contents(source.beginRead()))
+        return (try bytes(path), try CompressedCopyTests.contents(source.beginRead()), source)
     }
 
     /// The layout and keys of the encrypted copy `bytes`, opened with `key`.
@@ -142,7 +145,7 @@ import TestSupport
 
     @Test func flippedBitsAnywhereGiveTypedErrors() throws {
         let dir = TemporaryDirectory()
-        let (bytes, contents) = try Self.sample(dir)
+        let (bytes, contents, _) = try Self.sample(dir)
         let layout = try Self.layout(of: bytes, in: dir).layout
         #expect(layout.blocks.count >= 3)
         let tableStart = bytes.count - layout.tableSize
@@ -172,7 +175,7 @@ import TestSupport
     /// blocks' tags alone catch it.
     @Test func swappedAndSplicedBlocksGiveTypedErrors() throws {
         let dir = TemporaryDirectory()
-        let (bytes, contents) = try Self.sample(dir)
+        let (bytes, contents, source) = try Self.sample(dir)
         let (layout, keys) = try Self.layout(of: bytes, in: dir)
         let stored = Self.storedBlocks(bytes, layout)
         // The helper itself is right: reassembled unchanged, the copy reads as the source.
@@ -191,7 +194,7 @@ import TestSupport
             #expect(!Self.expectDamageOrSame(moved, contents, in: dir, "bytes of blocks \(i) and \(j) swapped"))
         }
         // The same source written again under the same key: another salt, so other keys.
-        let (other, _) = try Self.sample(dir, name: "other.realmz")
+        let (other, _, _) = try Self.sample(dir, name: "other.realmz", from: source)
         let otherLayout = try Self.layout(of: other, in: dir).layout
         let otherStored = Self.storedBlocks(other, otherLayout)
         for i in 0..<min(layout.blocks.count, otherLayout.blocks.count) {
@@ -208,13 +211,13 @@ import TestSupport
             + other[otherTableStart...]
         #expect(!Self.expectDamageOrSame(mixed, contents, in: dir, "another copy's header and table"))
         // A whole copy under another key opens only with that key.
-        let (third, _) = try Self.sample(dir, name: "third.realmz", key: Self.otherKey)
+        let (third, _, _) = try Self.sample(dir, name: "third.realmz", key: Self.otherKey, from: source)
         #expect(!Self.expectDamageOrSame(third, contents, in: dir, "another key's copy"))
     }
 
     @Test func truncationsAndForeignBytesGiveTypedErrors() throws {
         let dir = TemporaryDirectory()
-        let (bytes, contents) = try Self.sample(dir)
+        let (bytes, contents, _) = try Self.sample(dir)
         let layout = try Self.layout(of: bytes, in: dir).layout
         var lengths = [0, 8, 63, 64, 65, 100, 159, 160, 161, bytes.count - layout.tableSize, bytes.count - 1]
         for block in layout.blocks { lengths += [Int(block.offset) + Int(block.length), Int(block.offset) + layout.fileLength(of: block) - 1] }
