@@ -371,6 +371,32 @@ final class Tally: Sendable {
     }
 }
 
+/// KillTests.committedBatchesSurviveSIGKILL on an encrypted file read through four decrypted
+/// units, in the killed children and in the checking process.
+@Suite(.childProcesses) struct EncryptedTinyBudgetKillTests {
+    @Test func committedBatchesSurviveSIGKILLAtTheSmallestBudget() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path()
+        var objects = 0
+        for round in 0..<(KillTests.rounds / 2) {
+            let roundSeed = ReplayableRandom.derive(KillTests.seed ^ 0x64, round)
+            let isUnsafe = round % 3 == 2
+            let killAfterFirstCommit = round % 2 == 1
+            await #expect(processExitsWith: .signal(SIGKILL), "round \(round), seed \(roundSeed)") {
+                [path = path as String, roundSeed = roundSeed as UInt64, isUnsafe = isUnsafe as Bool, killAfterFirstCommit = killAfterFirstCommit as Bool] in
+                try KillTests.commitUntilKilled(path: path, seed: roundSeed, durability: isUnsafe ? .unsafe : .full,
+                                                killAfterFirstCommit: killAfterFirstCommit, key: KillTests.key, encryptedCacheSize: 64 << 10)
+            }
+            let context = "round \(round), seed \(roundSeed)"
+            let now = try KillTests.checkCommittedPrefix(path: path, context: context, key: KillTests.key, encryptedCacheSize: 64 << 10)
+            #expect(now >= objects, "acknowledged batches were lost: \(objects) before, \(now) after; \(context)")
+            if killAfterFirstCommit { #expect(now >= objects + KillTests.batch, "the child committed at least one batch; \(context)") }
+            objects = now
+        }
+        #expect(objects >= KillTests.batch * KillTests.rounds / 4)
+    }
+}
+
 /// EncryptedMultiProcessTests at the smallest budget: four decrypted units per image in
 /// each process.
 @Suite(.childProcesses) struct EncryptedTinyBudgetMultiProcessTests {
