@@ -548,3 +548,70 @@ final class Tally: Sendable {
         #expect(try subject.read(1 << 16, at: 0) == subject.model)
     }
 }
+
+/// Images made and let go while writes go through them: a thread maps ever longer images
+/// (each a new region; the one before goes when its last holder does, inside the file's lock
+/// when it is the file's own), reader threads take the newest image, read the bytes no write
+/// changes and let it go, and a writer writes the rest of the file, at four units per image.
+/// Nothing deadlocks or crashes, the readers read right, and every image still held at the
+/// end reads as the disk.
+@Suite struct EncryptedImagesComeAndGoTests {
+    @Test(arguments: EncryptedViewReviewTests.readings) func imagesMadeAndReleasedWhileWritesGoThrough(reading: EncryptedReading) async throws {
+        let directory = TemporaryDirectory()
+        let subject = try EncryptedFileTests.Subject(path: directory.path(), reading: reading, cacheSize: 64 << 10)
+        let size = 512 << 10
+        try subject.setSize(size)
+        // The first half is written once ("pinned"); the writer writes only the second half.
+        let pinned = EncryptedFileTests.pattern(size / 2, seed: 1)
+        try subject.write(pinned, at: 0)
+        let file = subject.file
+        let stop = StopFlag()
+        let wrong = Tally()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await onThread {
+                    var k = 1
+                    while !stop.isSet {
+                        _ = try file.map(length: size + k * (64 << 10))
+                        k += 1
+                        if k > 60 { k = 1; usleep(1_000) }  // and shorter ones again: the current image is kept
+                    }
+                }
+            }
+            for t in 0..<2 {
+                group.addTask {
+                    try await onThread {
+                        var random = SeededRandom(seed: UInt64(40 + t))
+                        var held: [Mapping] = []
+                        var reads = 0
+                        while !stop.isSet || reads < 200 {
+                            let mapping = try file.map(length: size)
+                            let at = Int.random(in: 128..<(size / 2 - 64), using: &random)
+                            if Array(UnsafeRawBufferPointer(start: mapping.base + at, count: 64)) != Array(pinned[at..<(at + 64)]) { wrong.add() }
+                            held.append(mapping)
+                            if held.count > Int.random(in: 1...4, using: &random) { held.removeFirst() }
+                            reads += 1
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                try await onThread {
+                    defer { stop.set() }
+                    var random = SeededRandom(seed: 77)
+                    for k in 0..<1_500 {
+                        let count = Int.random(in: 1...3_000, using: &random)
+                        let at = Int.random(in: (size / 2)..<(size - count), using: &random)
+                        try file.write([UInt8](repeating: UInt8(truncatingIfNeeded: k), count: count), at: UInt64(at))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(wrong.value == 0)
+        let disk = try subject.read(size, at: 0)
+        let mapping = try file.map(length: size)
+        #expect(Array(UnsafeRawBufferPointer(start: mapping.base, count: size)) == disk)
+        #expect(Array(disk[0..<(size / 2)]) == pinned)
+    }
+}
