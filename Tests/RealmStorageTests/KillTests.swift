@@ -45,7 +45,7 @@ import Darwin
     /// a commit has landed (so every such round makes progress); otherwise it starts before the
     /// file is opened, so some kills land in `open` too.
     static func commitUntilKilled(path: String, seed: UInt64, durability: Durability, killAfterFirstCommit: Bool,
-                                  key: [UInt8]? = nil) throws {
+                                  key: [UInt8]? = nil, encryptedCacheSize: Int? = nil) throws {
         var random = ReplayableRandom(seed: seed)
         let delay = UInt32(random.below(killAfterFirstCommit ? 20_000 : 30_000))
         func startKiller() {
@@ -60,6 +60,7 @@ import Darwin
         // kills land in that hand-over too.
         options.parallelEncodingLeaves = 2
         options.encryptionKey = key
+        if let encryptedCacheSize { options.encryptedCacheSize = encryptedCacheSize }
         let store = try Store.open(path: path, options: options)
         var committed = 0
         while true {
@@ -78,11 +79,12 @@ import Darwin
 
     /// Opens the file in this process and checks it holds exactly `0 ..< k * batch`; returns
     /// the number of objects.
-    static func checkCommittedPrefix(path: String, context: String, key: [UInt8]? = nil) throws -> Int {
+    static func checkCommittedPrefix(path: String, context: String, key: [UInt8]? = nil, encryptedCacheSize: Int? = nil) throws -> Int {
         // A child killed in its first `open`, before it created the file, leaves none.
         guard FileManager.default.fileExists(atPath: path) else { return 0 }
         var options = StoreOptions(create: false)
         options.encryptionKey = key
+        if let encryptedCacheSize { options.encryptedCacheSize = encryptedCacheSize }
         let store = try Store.open(path: path, options: options)
         // A fresh process view: every node the killed children wrote verifies its checksum.
         #expect(store.verifiesNodes, "\(context)")

@@ -313,7 +313,13 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
                     if let partial { partial.withUnsafeBytes { bytes.copyMemory(from: $0) } }
                     for i in 0..<pages {
                         let page = UnsafeMutableRawBufferPointer(rebasing: bytes[(i * Self.pageSize)..<((i + 1) * Self.pageSize)])
-                        cipher.encrypt(page: position / UInt64(Self.pageSize) + UInt64(i), page)
+                        let index = position / UInt64(Self.pageSize) + UInt64(i)
+                        // Page 0's first bytes are the header's clear bytes (E-format): kept
+                        // as they are, not encrypted, or they would read back as ciphertext.
+                        var clear = [UInt8]()
+                        if index == 0 { clear = Array(page[0..<Self.plaintext]) }
+                        cipher.encrypt(page: index, page)
+                        if index == 0 { clear.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: page[0..<Self.plaintext]).copyMemory(from: $0) } }
                     }
                     return Result { () throws(StorageError) in try inner.write(UnsafeRawBufferPointer(bytes), at: position) }
                 }.get()

@@ -374,7 +374,9 @@ private struct Residency {
 
     /// A unit just installed: hot when dropped recently and wanted again (see the header).
     mutating func admit(_ index: Int, droppedBefore: Bool) {
-        let hot = droppedBefore && drops &- droppedAt[index] <= UInt32(budget)
+        // Clamped: a budget of more units than UInt32 counts (a cache size of `.max`, "no
+        // bound") counts every unit dropped before as recent, where the conversion trapped.
+        let hot = droppedBefore && drops &- droppedAt[index] <= UInt32(clamping: budget)
         place[index] = hot ? Place.protected : Place.probation
         if hot { append(index, to: &protected) } else { append(index, to: &probation) }
     }

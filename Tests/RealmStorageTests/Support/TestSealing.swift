@@ -7,6 +7,9 @@ enum SealingMode: String, CaseIterable, Sendable, CustomStringConvertible {
     case checksum
     case authenticated
     case encrypted
+    /// Encrypted, read through an image of four 16 KiB units (the smallest budget: every
+    /// read meets the handler's installs and drops, FaultRegion.swift).
+    case encryptedTinyCache
 
     /// The modes whose files tests read raw: the plain ones.
     static let allCases: [SealingMode] = [.checksum, .authenticated]
@@ -22,11 +25,13 @@ enum SealingMode: String, CaseIterable, Sendable, CustomStringConvertible {
         switch self {
         case .checksum: .checksum
         case .authenticated: .authenticated(Self.authenticator)
-        case .encrypted: preconditionFailure("an encrypted file's nodes are sealed under its key: read them through its store")
+        case .encrypted, .encryptedTinyCache: preconditionFailure("an encrypted file's nodes are sealed under its key: read them through its store")
         }
     }
 
     var description: String { rawValue }
+
+    var isEncrypted: Bool { self == .encrypted || self == .encryptedTinyCache }
 
     /// `options` with this sealing.
     func applied(to options: StoreOptions) -> StoreOptions {
@@ -34,6 +39,9 @@ enum SealingMode: String, CaseIterable, Sendable, CustomStringConvertible {
         switch self {
         case .checksum, .authenticated: options.sealing = sealing
         case .encrypted: options.encryptionKey = Self.encryptionKey
+        case .encryptedTinyCache:
+            options.encryptionKey = Self.encryptionKey
+            options.encryptedCacheSize = 64 << 10
         }
         return options
     }
