@@ -257,9 +257,7 @@ import TestSupport
     }
 
     /// The seal check itself: a ref to a node of an encrypted file opens it only with the seal
-    /// its tag begins with; a ref without one (a bare offset) or with another is refused, the
-    /// first time the node is verified (here: every time, through the uncached check; a mapping
-    /// compares a node's seal once, with its tag: VerifiedNodes.swift).
+    /// its tag begins with; a ref without one (a bare offset) or with another is refused.
     @Test func aRefWithoutItsNodesSealDoesNotOpenIt() throws {
         let directory = TemporaryDirectory()
         let store = try Store.open(path: directory.path("seal.realm"), options: SealingMode.encrypted.applied(to: StoreOptions()))
@@ -274,7 +272,7 @@ import TestSupport
         _ = try read.context.node(top, .top)
         for wrong in [Ref(top.offset), Ref(top.offset, seal: top.seal ^ 1), Ref(top.offset, seal: top.seal ^ (1 << 63))] {
             do {
-                _ = try NodeView(ref: wrong, mapping: read.context.base, limit: read.context.limit, expecting: .top, check: read.context.check.uncached)
+                _ = try read.context.node(wrong, .top)
                 Issue.record("seal \(wrong.seal) opened the top node")
             } catch {
                 #expect(error.code == .fileCorrupted && error.message.contains("seal"), "\(error)")

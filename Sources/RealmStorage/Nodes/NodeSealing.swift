@@ -34,9 +34,8 @@
 //   S5. Every ref stored in an authenticated node, root slot or run header is followed by (or
 //       stored beside) its child's seal (tables: NodeFormat, TreeFormat, ColumnCodec, Catalog,
 //       FreeList+Chain, FileHeader). A node is opened only through a ref whose seal equals its
-//       tag's first 8 bytes, compared with the tag (S3), once per node per mapping: the
-//       verified bit covers both (VerifiedNodes.swift, `NodeCheck.verify`: every ref a verified
-//       parent holds to a node carries the same seal while the bit is set).
+//       tag's first 8 bytes, compared at every `NodeView`, after the tag verified (S3): not
+//       cached in the verified bit, since one node is reached through refs of several versions.
 //       A mismatch is `fileCorrupted`. A rolled-back node, or a rolled-back subtree below the
 //       root, fails at the first parent not rolled back with it (false pass 2^-64).
 //   S6. Bottom-up: a node is sealed when it is placed (`NodeSink.place` returns the sealed ref),
@@ -45,8 +44,7 @@
 //   S7. A ref's identity is its offset: equality, hashing and order ignore the seal, so every
 //       in-memory carrier keeps whatever seal its ref was made with. A ref made from a bare
 //       offset has seal 0 and may free space or key caches, but never opens an authenticated
-//       node the mapping has not verified yet (it fails S5, by design: a decoder that misses a
-//       seal fails at the first open through it in a new mapping, which every reopen is).
+//       node (it fails S5, by design: a decoder that misses a seal cannot pass).
 // Checksummed files (format 4) store no seal and compare none: their bytes are as before.
 //
 // Only the node's `length` bytes count as the node everywhere else (NodeView, the commit record's

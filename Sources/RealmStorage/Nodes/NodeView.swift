@@ -25,8 +25,12 @@ package struct NodeView {
         guard node.load(as: UInt8.self) == kind.rawValue else {
             throw StorageError(.fileCorrupted, "node \(ref) is not a \(kind) node (kind byte \(node.load(as: UInt8.self)))")
         }
-        // With the seal the parent holds (NodeSealing.swift, S5), once per node per mapping.
-        try check.verify(node, offset: offset, length: length, kind: kind, limit: limit, seal: ref.seal, ref: ref)
+        try check.verify(node, offset: offset, length: length, kind: kind, limit: limit)
+        // The seal the parent holds, at every open (NodeSealing.swift, S5): verify put the tag
+        // inside `limit`.
+        if check.comparesSeals, NodeSealing.storedSeal(node, length: length) != ref.seal {
+            try check.sealMismatch(ref, kind: kind, length: length)
+        }
         self.ref = ref
         self.base = node
         self.length = length

@@ -81,39 +81,20 @@ package struct NodeCheck {
     package var uncached: NodeCheck { NodeCheck(words: nil, bitCount: 0, enabled: enabled, owner: owner, sealing: sealing) }
 
     /// Throws `fileCorrupted` unless the node of `length` bytes at `node` (file offset
-    /// `offset`) was verified before or matches its checksum or tag now, and (where parents
-    /// store seals: NodeSealing.swift, S5) the seal of the ref that reached it, `seal`; `limit`
-    /// bounds the bytes of the version (a tag must lie inside them).
-    ///
-    /// The seal is compared with the tag, once per node per mapping, not at every open: the
-    /// node at an offset is the same for every ref that reaches it while its bit is set
-    /// (invariants 1 and 2 above), and every ref of a version that verified from its root slot
-    /// down carries that node's seal, so a ref with another seal is one no verified parent
-    /// holds. Comparing at every open cost a cache miss per node (the tag is at the node's end):
-    /// 4-5% of W3's CPU on an encrypted file.
+    /// `offset`) was verified before or matches its seal now; `limit` bounds the bytes of the
+    /// version (a tag must lie inside them).
     @inline(__always)
-    func verify(_ node: UnsafeRawPointer, offset: UInt64, length: Int, kind: NodeKind, limit: UInt64, seal: UInt64, ref: Ref) throws(StorageError) {
+    func verify(_ node: UnsafeRawPointer, offset: UInt64, length: Int, kind: NodeKind, limit: UInt64) throws(StorageError) {
         guard enabled else { return }
         let bit = offset >> 4
         guard let words, bit < bitCount else {
             try verifyNow(node, offset: offset, length: length, kind: kind, limit: limit)
-            try compareSeal(node, length: length, seal: seal, ref: ref, kind: kind)
             return
         }
         // The bitmap outlives the check: its mapping is retained by whoever reads through it.
         if openrealm_bit_test(words, bit) != 0 { return }
         try verifyNow(node, offset: offset, length: length, kind: kind, limit: limit)
-        try compareSeal(node, length: length, seal: seal, ref: ref, kind: kind)
         openrealm_bit_set(words, bit)
-    }
-
-    /// The seal the parent holds against the tag's first 8 bytes (S5); `verifyNow` put the tag
-    /// inside the version's bytes.
-    @inline(__always)
-    func compareSeal(_ node: UnsafeRawPointer, length: Int, seal: UInt64, ref: Ref, kind: NodeKind) throws(StorageError) {
-        if comparesSeals, NodeSealing.storedSeal(node, length: length) != seal {
-            try sealMismatch(ref, kind: kind, length: length)
-        }
     }
 
     @inline(never)
