@@ -16,13 +16,20 @@ import Darwin
     static let key: [UInt8] = (0..<64).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 11) }
     static let rows: Int64 = 300
 
-    static func options(chainLength: Int = StoreOptions().chainLength) -> StoreOptions {
+    static func options(chainLength: Int = StoreOptions().chainLength, cacheSize: Int = EncryptedFile.defaultCacheSize) -> StoreOptions {
         var options = StoreOptions(chainLength: chainLength)
         options.encryptionKey = key
+        options.encryptedCacheSize = cacheSize
         return options
     }
 
-    static func open(_ path: String) throws -> Store { try Store.open(path: path, options: options()) }
+    static func open(_ path: String, cacheSize: Int = EncryptedFile.defaultCacheSize) throws -> Store {
+        try Store.open(path: path, options: options(cacheSize: cacheSize))
+    }
+
+    /// The default budget of decrypted pages in each process, and the smallest (four units per
+    /// image), where every read and write meets the drops (File/FaultRegion.swift).
+    static let cacheSizes = [EncryptedFile.defaultCacheSize, 64 << 10]
 
     /// Every row's payload names one round: a reader must never see two rounds in one version.
     static func round(of read: ReadTransaction) throws -> Int? {
@@ -42,8 +49,8 @@ import Darwin
         return round
     }
 
-    static func setUp(_ path: String) throws -> Store {
-        let store = try open(path)
+    static func setUp(_ path: String, cacheSize: Int = EncryptedFile.defaultCacheSize) throws -> Store {
+        let store = try open(path, cacheSize: cacheSize)
         let setup = try store.beginWrite()
         let table = try setup.createTable(MultiProcessTests.tableName, columns: MultiProcessTests.columns)
         for id in Int64(0)..<rows {
@@ -69,18 +76,18 @@ import Darwin
         return (last, reads)
     }
 
-    @Test func writersInTwoProcessesTakeTurns() async throws {
+    @Test(arguments: cacheSizes) func writersInTwoProcessesTakeTurns(cacheSize: Int) async throws {
         let directory = TemporaryDirectory()
         let path = directory.path()
         let turns = 30
-        let store = try Self.open(path)
+        let store = try Self.open(path, cacheSize: cacheSize)
         let childExited = StopFlag()
         let said = MultiProcessTests.marker(path, "child-error")
         async let child: Void = {
             defer { childExited.set() }
-            await #expect(processExitsWith: .success) { [path = path as String, said = said as String, turns = turns as Int] in
+            await #expect(processExitsWith: .success) { [path = path as String, said = said as String, turns = turns as Int, cacheSize = cacheSize as Int] in
                 do {
-                    let store = try EncryptedMultiProcessTests.open(path)
+                    let store = try EncryptedMultiProcessTests.open(path, cacheSize: cacheSize)
                     try MultiProcessTests.takeTurns(store, writer: 2, turns: turns)
                     try store.verify()
                 } catch {
@@ -102,16 +109,16 @@ import Darwin
 
     /// core #8086: a writer process rewrites every row, round after round, reusing the space
     /// older rounds freed, while this process reads version after version.
-    @Test func aReaderProcessFollowsAWriterProcess() async throws {
+    @Test(arguments: cacheSizes) func aReaderProcessFollowsAWriterProcess(cacheSize: Int) async throws {
         let directory = TemporaryDirectory()
         let path = directory.path()
-        let store = try Self.setUp(path)
+        let store = try Self.setUp(path, cacheSize: cacheSize)
         let rounds = 150
         let childExited = StopFlag()
         async let child: Void = {
             defer { childExited.set() }
-            await #expect(processExitsWith: .success) { [path = path as String, rounds = rounds as Int] in
-                let store = try EncryptedMultiProcessTests.open(path)
+            await #expect(processExitsWith: .success) { [path = path as String, rounds = rounds as Int, cacheSize = cacheSize as Int] in
+                let store = try EncryptedMultiProcessTests.open(path, cacheSize: cacheSize)
                 for round in 1...rounds { try MultiProcessTests.rewrite(store, round: round, rows: EncryptedMultiProcessTests.rows) }
             }
         }()
@@ -121,8 +128,8 @@ import Darwin
         #expect(seen.reads > 0)
         try store.verify()
         // A new process, a new image: the same rows.
-        await #expect(processExitsWith: .success) { [path = path as String, rounds = rounds as Int] in
-            let store = try EncryptedMultiProcessTests.open(path)
+        await #expect(processExitsWith: .success) { [path = path as String, rounds = rounds as Int, cacheSize = cacheSize as Int] in
+            let store = try EncryptedMultiProcessTests.open(path, cacheSize: cacheSize)
             guard try EncryptedMultiProcessTests.round(of: store.beginRead()) == rounds else { exit(3) }
             try store.verify()
         }
@@ -130,10 +137,10 @@ import Darwin
 
     /// core #8086 the other way round: this process writes, a reader process follows, and
     /// says what it saw in a marker file.
-    @Test func aWriterProcessIsFollowedByAReaderProcess() async throws {
+    @Test(arguments: cacheSizes) func aWriterProcessIsFollowedByAReaderProcess(cacheSize: Int) async throws {
         let directory = TemporaryDirectory()
         let path = directory.path()
-        let store = try Self.setUp(path)
+        let store = try Self.setUp(path, cacheSize: cacheSize)
         let rounds = 150
         let done = MultiProcessTests.marker(path, "writer-done")
         let said = MultiProcessTests.marker(path, "reader-said")
@@ -141,9 +148,10 @@ import Darwin
         let childExited = StopFlag()
         async let child: Void = {
             defer { childExited.set() }
-            await #expect(processExitsWith: .success) { [path = path as String, done = done as String, said = said as String, started = started as String] in
+            await #expect(processExitsWith: .success) { [path = path as String, done = done as String, said = said as String, started = started as String,
+                                                          cacheSize = cacheSize as Int] in
                 do {
-                    let store = try EncryptedMultiProcessTests.open(path)
+                    let store = try EncryptedMultiProcessTests.open(path, cacheSize: cacheSize)
                     MultiProcessTests.touch(started)
                     let seen = try EncryptedMultiProcessTests.readUntil(store) { FileManager.default.fileExists(atPath: done) }
                     let last = try EncryptedMultiProcessTests.round(of: store.beginRead()) ?? -1
