@@ -139,16 +139,11 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
     /// Decrypts the first `count` bytes of page `index` in `bytes` (its whole blocks; a torn
     /// tail of fewer than 16 bytes, which only a damaged file has, is left as it is).
     private func decrypt(page index: UInt64, _ bytes: inout [UInt8], count: Int) {
-        let blocks = count / Self.block * Self.block
-        let skip = index == 0 ? Self.plaintext : 0
-        guard blocks > skip else { return }
+        var clear = [UInt8](repeating: 0, count: Self.plaintext)
         bytes.withUnsafeMutableBytes { buffer in
-            // Block j of the buffer is block j of the page: decrypt from the page's start and
-            // put the header's clear bytes back.
-            var head = [UInt8](repeating: 0, count: skip)
-            if skip > 0 { head.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[0..<skip])) } }
-            cipher.decrypt(page: index, UnsafeMutableRawBufferPointer(rebasing: buffer[0..<blocks]))
-            if skip > 0 { head.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[0..<skip]).copyMemory(from: $0) } }
+            clear.withUnsafeMutableBytes { clear in
+                Self.decryptInPlace(page: index, UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]), cipher: cipher, clear: clear)
+            }
         }
     }
 
@@ -444,6 +439,9 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
         }
     }
 
+    /// Decrypts `bytes`, the first bytes of page `index`, in place: their whole blocks, from the
+    /// page's start (block j of the buffer is block j of the page), the header's clear bytes put
+    /// back from `clear` (at least 128 bytes of scratch) on page 0.
     fileprivate static func decryptInPlace(page index: UInt64, _ bytes: UnsafeMutableRawBufferPointer, cipher: PageCipher,
                                            clear: UnsafeMutableRawBufferPointer) {
         let blocks = bytes.count / block * block
