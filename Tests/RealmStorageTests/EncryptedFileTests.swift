@@ -145,6 +145,58 @@ import TestSupport
         #expect(Array(UnsafeRawBufferPointer(start: image.base + 40_960, count: 8192)) == [UInt8](repeating: 0, count: 8192))
     }
 
+    /// A write that covers units whole installs them in the newest image from its own bytes
+    /// (what a commit writes, the next transaction reads): no fault decrypts them again; the
+    /// units it covers in part are filled from the disk when touched, and an older image only
+    /// takes the bytes of units it has.
+    @Test func unitsAWriteCoversWholeAreInstalledInTheNewestImage() throws {
+        let directory = TemporaryDirectory()
+        let subject = try Subject(path: directory.path())
+        try subject.setSize(256 << 10)
+        let older = try subject.file.map(length: 128 << 10)
+        let newest = try subject.file.map(length: 1 << 20)
+        try #require(subject.file.counts.onDemand, "userfaultfd refused here: \(subject.file.counts.fallbackReason ?? "")")
+        let unit = EncryptedPageSource.unitSize
+        // From the middle of unit 0 to the middle of unit 5: units 1-4 whole.
+        try subject.write(Self.pattern(4 * unit + 100, seed: 7), at: unit - 50)
+        var counts = subject.file.counts
+        #expect(counts.installedFromWrites == 4)
+        #expect(counts.installs == 0)
+        #expect(counts.resident == 4)
+        #expect(Array(UnsafeRawBufferPointer(start: newest.base, count: 6 * unit)) == Array(subject.model[0..<(6 * unit)]))
+        counts = subject.file.counts
+        #expect(counts.installs == 2, "units 0 and 5, touched, are filled from the disk")
+        #expect(Array(UnsafeRawBufferPointer(start: older.base, count: 6 * unit)) == Array(subject.model[0..<(6 * unit)]))
+        // A whole unit over one resident now: written in place, not installed again.
+        try subject.write(Self.pattern(unit, seed: 8), at: 2 * unit)
+        #expect(subject.file.counts.installedFromWrites == 4)
+        #expect(Array(UnsafeRawBufferPointer(start: newest.base, count: 6 * unit)) == Array(subject.model[0..<(6 * unit)]))
+        #expect(Array(UnsafeRawBufferPointer(start: older.base, count: 6 * unit)) == Array(subject.model[0..<(6 * unit)]))
+    }
+
+    /// Writes of many whole units through an image with room for four: each is installed and the
+    /// oldest dropped, never more than four resident, and every byte reads right after.
+    @Test func installedWritesKeepToTheBudget() throws {
+        let directory = TemporaryDirectory()
+        let subject = try Subject(path: directory.path(), cacheSize: 64 << 10)
+        let size = 1 << 20
+        try subject.setSize(size)
+        let image = try subject.file.map(length: 2 << 20)
+        try #require(subject.file.counts.onDemand, "userfaultfd refused here: \(subject.file.counts.fallbackReason ?? "")")
+        let unit = EncryptedPageSource.unitSize
+        for (i, offset) in stride(from: 0, to: size, by: 4 * unit).enumerated() {
+            try subject.write(Self.pattern(4 * unit, seed: 9 + i), at: offset)
+        }
+        var counts = subject.file.counts
+        #expect(counts.installedFromWrites == size / unit)
+        #expect(counts.peakResident <= 4)
+        let whole = Array(UnsafeRawBufferPointer(start: image.base, count: size)) == subject.model
+        #expect(whole)
+        counts = subject.file.counts
+        #expect(counts.peakResident <= 4)
+        #expect(counts.installs >= size / unit - 4)
+    }
+
     /// A file of 2 MiB read through an image with room for four 16 KiB units: every byte reads
     /// right, twice over, with never more than four units in memory, and writes to units in
     /// memory and out of it both show.

@@ -178,9 +178,10 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
                 }
                 let written = Result { () throws(StorageError) in try writeEncrypted(bytes, at: offset, buffer: &buffer) }
                 guard case .success = written else { return written }
-                for image in state.images {
+                let newest = state.images.lastIndex { $0.region != nil }
+                for (i, image) in state.images.enumerated() {
                     if let region = image.region {
-                        region.region.writeThrough(bytes, at: Int(offset))
+                        region.region.writeThrough(bytes, at: Int(offset), installing: i == newest)
                         continue
                     }
                     guard let mapping = image.mapping, offset < UInt64(mapping.length) else { continue }

@@ -34,9 +34,11 @@ import Synchronization
 //
 // A writable region (an encrypted file) also follows the file's writes: the file writes the
 // disk first, then the bytes into the units of the region that are resident
-// (`writeThrough`), and when another process has written the file, or the file was cut or
-// grown, it drops the units that may be behind the disk (`forget`); the next touch fills them
-// from the disk again.
+// (`writeThrough`), and, in the newest mapping, installs the units the write covers whole from
+// the bytes at hand (a commit's nodes are read back by the next transaction: reading and
+// decrypting them again from the disk cost a fault each); when another process has written
+// the file, or the file was cut or grown, it drops the units that may be behind the disk
+// (`forget`); the next touch fills them from the disk again.
 //
 // Invariants:
 //   1. The handler never touches the region's pages itself (it would wait on itself): the
@@ -50,7 +52,8 @@ import Synchronization
 //   3. A unit filled from the disk is filled under the lock, after every change of the disk a
 //      `writeThrough` or `forget` follows has been made: an install that read the disk before
 //      such a change is installed before the writer takes the lock, so the writer sees it
-//      resident and writes it (or drops it). No unit is left behind the disk.
+//      resident and writes it (or drops it). No unit is left behind the disk. A unit installed
+//      from a write holds that write's bytes whole, which the disk holds already.
 //   4. The budget is at least four units: one instruction touches at most two pages (an
 //      unaligned load across a unit boundary), and dropping one of those to install the
 //      other would make it fault for ever.
@@ -96,6 +99,8 @@ package struct FaultRegionCounts: Sendable, Equatable {
     /// Units installed (filled), and of them those that did not verify (zeros).
     package var installs: Int
     package var damaged: Int
+    /// Units installed from a write's bytes (`writeThrough`), not filled from the disk.
+    package var installedFromWrites: Int = 0
 }
 
 /// A region as its mappings hold it: when the last goes, the handler is stopped and joined, and
@@ -123,8 +128,11 @@ package final class FaultRegion: @unchecked Sendable {
     private let stopPipe: (read: Int32, write: Int32)
     private var thread: pthread_t?
     private let buffer: UnsafeMutableRawPointer
+    /// Where `writeThrough` puts a unit it installs: used under the lock.
+    private let writeBuffer: UnsafeMutableRawPointer
     private let residency: Locked<Residency>
-    let residentNow = Atomic<Int>(0), peakResident = Atomic<Int>(0), installs = Atomic<Int>(0), damaged = Atomic<Int>(0)
+    let residentNow = Atomic<Int>(0), peakResident = Atomic<Int>(0), installs = Atomic<Int>(0), damaged = Atomic<Int>(0),
+        installedFromWrites = Atomic<Int>(0)
 
     /// A region of `length` bytes (whole units) filled by `source`, with at most `cacheSize`
     /// bytes of units resident; `writable` for a source that `writeThrough` writes. Nil when
@@ -141,7 +149,7 @@ package final class FaultRegion: @unchecked Sendable {
         if err == EINVAL { err = openrealm_uffd_open(0, &fd) }
         guard err == 0 else { return (nil, "userfaultfd is not available (errno \(err))") }
         let protection = writable ? PROT_READ | PROT_WRITE : PROT_READ
-        guard let base = mmap(nil, length, protection, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0), base != MAP_FAILED else {
+        guard let base = alignedRegion(length: length, protection: protection) else {
             close(fd)
             return (nil, "no address space for the region (errno \(errno))")
         }
@@ -157,11 +165,37 @@ package final class FaultRegion: @unchecked Sendable {
             close(fd)
             return (nil, "no pipe for the handler (errno \(errno))")
         }
-        let region = FaultRegion(base: base, length: length, source: source, budget: max(4, cacheSize / unitSize), uffd: fd,
+        let budget = max(4, cacheSize / unitSize)
+        #if os(Linux)
+        // Whole 2 MiB runs of resident units may become one huge page: khugepaged collapses them
+        // in the background (with userfaultfd registered, only runs with every page present), and
+        // a lookup then misses the TLB as seldom as through a plain file's mapping, which the
+        // page cache maps 2 MiB at a time (W3). Not asked for explicitly (MADV_COLLAPSE): that
+        // costs 3-6 ms of the caller's time per 2 MiB on the benchmark machine, more than a
+        // commit that fills them. Only with a budget of many huge pages: a dropped unit splits
+        // its huge page, whose memory the kernel frees later. A hint: refused, nothing changes.
+        if budget * unitSize >= 16 * hugePageSize { _ = madvise(base, length, MADV_HUGEPAGE) }
+        #endif
+        let region = FaultRegion(base: base, length: length, source: source, budget: budget, uffd: fd,
                                  stopPipe: (pipeFds[0], pipeFds[1]))
         guard region.start() else { return (nil, "no thread for the fault handler") }
         return (FaultRegionHandle(region), "")
     }
+
+    /// An anonymous mapping of `length` bytes starting on a huge-page boundary, so that each of
+    /// its whole 2 MiB runs can become a huge page.
+    private static func alignedRegion(length: Int, protection: Int32) -> UnsafeMutableRawPointer? {
+        let flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE
+        guard let raw = mmap(nil, length + hugePageSize, protection, flags, -1, 0), raw != MAP_FAILED else { return nil }
+        let start = Int(bitPattern: raw), aligned = (start + hugePageSize - 1) / hugePageSize * hugePageSize
+        if aligned > start { munmap(raw, aligned - start) }
+        let tail = start + length + hugePageSize - (aligned + length)
+        if tail > 0 { munmap(UnsafeMutableRawPointer(bitPattern: aligned + length), tail) }
+        return UnsafeMutableRawPointer(bitPattern: aligned)
+    }
+
+    /// The size of a huge page on x86_64 and on arm64 with 4 KiB pages.
+    private static let hugePageSize = 2 << 20
 
     private init(base: UnsafeMutableRawPointer, length: Int, source: FaultSource, budget: Int, uffd: Int32, stopPipe: (read: Int32, write: Int32)) {
         self.base = base
@@ -176,6 +210,8 @@ package final class FaultRegion: @unchecked Sendable {
         var aligned: UnsafeMutableRawPointer?
         posix_memalign(&aligned, Int(sysconf(Int32(_SC_PAGESIZE))), unitSize)
         buffer = aligned!
+        posix_memalign(&aligned, Int(sysconf(Int32(_SC_PAGESIZE))), unitSize)
+        writeBuffer = aligned!
         residency = Locked(Residency(units: units, budget: budget))
     }
 
@@ -195,6 +231,7 @@ package final class FaultRegion: @unchecked Sendable {
         close(stopPipe.read)
         close(stopPipe.write)
         free(buffer)
+        free(writeBuffer)
         residency.withLock { $0.deallocate() }
     }
 
@@ -239,17 +276,9 @@ package final class FaultRegion: @unchecked Sendable {
             return
         }
         if !source.fill(index, into: buffer) { damaged.add(1, ordering: .relaxed) }
-        var copied = openrealm_uffd_copy(uffd, start, buffer, UInt64(unitSize))
-        if copied == EEXIST {
-            // Part of the unit is present, which invariant 2 rules out: make it whole.
-            madvise(start, unitSize, MADV_DONTNEED)
-            copied = openrealm_uffd_copy(uffd, start, buffer, UInt64(unitSize))
-        }
         installs.add(1, ordering: .relaxed)
-        guard copied == 0 else {
-            // Not installed (the kernel was short of memory): none of it may stay (invariant
-            // 2); the woken thread faults again, and the unit is tried again then.
-            madvise(start, unitSize, MADV_DONTNEED)
+        guard copyUnit(to: start, from: buffer) else {
+            // The woken thread faults again, and the unit is tried again then.
             _ = openrealm_uffd_wake(uffd, start, UInt64(unitSize))
             return
         }
@@ -258,6 +287,20 @@ package final class FaultRegion: @unchecked Sendable {
         let count = residency.count
         residentNow.store(count, ordering: .relaxed)
         if count > peakResident.load(ordering: .relaxed) { peakResident.store(count, ordering: .relaxed) }
+    }
+
+    /// Copies a unit's bytes from `source` (page-aligned) to `start`, waking the threads waiting
+    /// on it; false, with none of it present, when the kernel refuses (short of memory): a unit
+    /// is resident whole or not at all (invariant 2). Under the lock.
+    private func copyUnit(to start: UnsafeMutableRawPointer, from source: UnsafeMutableRawPointer) -> Bool {
+        var copied = openrealm_uffd_copy(uffd, start, source, UInt64(unitSize))
+        if copied == EEXIST {
+            // Part of the unit is present, which invariant 2 rules out: make it whole.
+            madvise(start, unitSize, MADV_DONTNEED)
+            copied = openrealm_uffd_copy(uffd, start, source, UInt64(unitSize))
+        }
+        if copied != 0 { madvise(start, unitSize, MADV_DONTNEED) }
+        return copied == 0
     }
 
     /// Drops unit `index` (resident) and notes when. Under the lock.
@@ -269,8 +312,11 @@ package final class FaultRegion: @unchecked Sendable {
     // MARK: Following the file's writes (a writable region)
 
     /// Writes `bytes`, which the file now holds at `offset`, into the units of the region that
-    /// are resident; the others are filled from the disk when touched (invariant 3).
-    package func writeThrough(_ bytes: UnsafeRawBufferPointer, at offset: Int) {
+    /// are resident; with `installing`, also installs the units the write covers whole (the
+    /// newest mapping, which the next transaction reads: what a commit writes is read back
+    /// soon, and installing it from the bytes at hand spares reading and decrypting it again).
+    /// The others are filled from the disk when touched (invariant 3).
+    package func writeThrough(_ bytes: UnsafeRawBufferPointer, at offset: Int, installing: Bool = false) {
         let end = min(offset + bytes.count, length)
         guard offset < end else { return }
         residency.withLock { residency in
@@ -278,12 +324,32 @@ package final class FaultRegion: @unchecked Sendable {
             while position < end {
                 let index = position / unitSize
                 let unitEnd = min(end, (index + 1) * unitSize)
+                let source = bytes.baseAddress! + (position - offset)
                 if residency.isResident(index) {
-                    (base + position).copyMemory(from: bytes.baseAddress! + (position - offset), byteCount: unitEnd - position)
+                    (base + position).copyMemory(from: source, byteCount: unitEnd - position)
+                } else if installing, position == index * unitSize, unitEnd - position == unitSize {
+                    // An address, not a pointer: the caller's bytes would tie the residency to the
+                    // caller's region (sending), which a pointer's address does not.
+                    installWritten(index, from: UInt(bitPattern: source), &residency)
                 }
                 position = unitEnd
             }
+            residentNow.store(residency.count, ordering: .relaxed)
         }
+    }
+
+    /// Installs unit `index`, not resident, from `bytes`, its whole new contents: copied into
+    /// the writers' own page-aligned buffer first (UFFDIO_COPY copies from whole pages). Under
+    /// the lock; a thread waiting on the unit is woken. Not installed when the kernel refuses
+    /// (short of memory): the unit stays absent and is filled from the disk when touched.
+    private func installWritten(_ index: Int, from address: UInt, _ residency: inout Residency) {
+        let start = base + index * unitSize
+        writeBuffer.copyMemory(from: UnsafeRawPointer(bitPattern: address)!, byteCount: unitSize)
+        guard copyUnit(to: start, from: writeBuffer) else { return }
+        installedFromWrites.add(1, ordering: .relaxed)
+        residency.admit(index, droppedBefore: residency.wasDropped(index))
+        while residency.count > budget { drop(residency.oldest(sparing: index), &residency) }
+        if residency.count > peakResident.load(ordering: .relaxed) { peakResident.store(residency.count, ordering: .relaxed) }
     }
 
     /// Drops every resident unit that holds a byte of `range`, which the disk may hold
@@ -315,7 +381,8 @@ package final class FaultRegion: @unchecked Sendable {
 
     package var counts: FaultRegionCounts {
         FaultRegionCounts(onDemand: true, resident: residentNow.load(ordering: .relaxed), peakResident: peakResident.load(ordering: .relaxed),
-                          budget: budget, installs: installs.load(ordering: .relaxed), damaged: damaged.load(ordering: .relaxed))
+                          budget: budget, installs: installs.load(ordering: .relaxed), damaged: damaged.load(ordering: .relaxed),
+                          installedFromWrites: installedFromWrites.load(ordering: .relaxed))
     }
 }
 
@@ -367,6 +434,8 @@ private struct Residency {
     }
 
     var count: Int { probation.count + protected.count }
+
+    func wasDropped(_ index: Int) -> Bool { place[index] == Place.dropped }
 
     func isResident(_ index: Int) -> Bool {
         place[index] == Place.probation || place[index] == Place.protected
