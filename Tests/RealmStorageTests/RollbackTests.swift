@@ -72,6 +72,17 @@ import TestSupport
         ColumnSpec(name: "tags", type: .string, isList: true),
     ]
 
+    /// Creates the table "Item" of `columns` in `transaction`, with 60 objects.
+    @discardableResult
+    static func createItems(in transaction: WriteTransaction) throws -> TableKey {
+        let table = try transaction.createTable("Item", columns: columns)
+        for i in 0..<60 {
+            _ = try transaction.insert(table, values: [.int(Int64(i)), .string("n\(1000 + i)"), .int(Int64(16 + i % 16)), .null],
+                                       lists: [3: [.string("a\(i)")]])
+        }
+        return table
+    }
+
     /// Small commits that rewrite a few objects, their index entries and lists, and now and
     /// then the schema blob: the allocator soon puts new nodes where older ones of the same
     /// kind were.
@@ -116,11 +127,7 @@ import TestSupport
             // Every commit in a slot, so the newest commit is the slot's (its writes are avoided).
             let store = try Store.open(path: path, options: SealingMode.encrypted.applied(to: StoreOptions(limits: limits, chainLength: 1)))
             let transaction = try store.beginWrite()
-            let table = try transaction.createTable("Item", columns: columns)
-            for i in 0..<60 {
-                _ = try transaction.insert(table, values: [.int(Int64(i)), .string("n\(1000 + i)"), .int(Int64(16 + i % 16)), .null],
-                                           lists: [3: [.string("a\(i)")]])
-            }
+            try createItems(in: transaction)
             try transaction.setSchemaBlob(Array("schema".utf8))
             try transaction.commit()
             for round in 0..<rounds {
@@ -167,8 +174,9 @@ import TestSupport
     }
 
     /// Opens, verifies, reads and walks the file `bytes`: every way must report the rollback
-    /// as `fileCorrupted` (or refuse to open), never read it as data.
-    static func expectCaught(_ bytes: [UInt8], at path: String, sealMentioned: Bool, context: String) throws {
+    /// as `fileCorrupted` (or refuse to open), never read it as data. With `offset`, the walk's
+    /// error must name the rolled-back node's offset.
+    static func expectCaught(_ bytes: [UInt8], at path: String, sealMentioned: Bool, offset: Int? = nil, context: String) throws {
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         var walkError: StorageError?
         do {
@@ -181,6 +189,9 @@ import TestSupport
         }
         if sealMentioned, let walkError {
             #expect(walkError.message.contains("seal"), "caught, but not by a seal: \(walkError); \(context)")
+        }
+        if let offset, let walkError {
+            #expect(walkError.message.contains("offset \(offset) "), "caught, but not naming offset \(offset): \(walkError); \(context)")
         }
         let outcome = DamagedFileTests.exercise(path: path, options: options)
         #expect(outcome.healthyContents == nil, "a rolled-back node went unnoticed: \(outcome); \(context)")
