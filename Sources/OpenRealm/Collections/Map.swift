@@ -59,7 +59,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: CustomStringConvertib
 
     private var current: [(key: Key, value: Value)] {
         guard let owner else { return entries }
-        let keysIndex = owner.schema.properties[property].mapKeysIndex!
+        let keysIndex = owner.schema.allProperties[property].mapKeysIndex!
         let keys = owner.readList(keysIndex)
         let values = owner.readList(property)
         return zip(keys, values).map { key, value in
@@ -109,7 +109,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: CustomStringConvertib
         }
         var values = current
         change(&values)
-        let keysIndex = owner.schema.properties[property].mapKeysIndex!
+        let keysIndex = owner.schema.allProperties[property].mapKeysIndex!
         owner.writeList(keysIndex, values.map { _StoredValue(.string($0.key._rlmKeyString)) })
         owner.writeList(property, values.map { $0.value._rlmSet() })
     }

@@ -281,7 +281,7 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
 /// The classes `type`'s stored links (links, lists, sets and maps of objects) point at: what
 /// the default watch follows (linking objects are not followed).
 private func storedLinkTargets(of type: Object.Type) -> [Object.Type] {
-    ((try? ObjectSchema.of(type))?.properties ?? []).filter(\.isStored).compactMap(\.linkTarget)
+    ((try? ObjectSchema.of(type))?.allProperties ?? []).filter(\.isStored).compactMap(\.linkTarget)
 }
 
 /// `type` and every class reachable from it through stored links.
@@ -378,7 +378,7 @@ struct MapSubject<Key: _MapKey, MapValue: _Persistable>: ObservedSubject {
     var deliversInitial: Bool { true }
 
     func snapshot() -> CollectionSnapshot<MapEntry>? {
-        guard let keysIndex = owned.owner.schema.properties[owned.property].mapKeysIndex,
+        guard let keysIndex = owned.owner.schema.allProperties[owned.property].mapKeysIndex,
               let keys = owned.read(keysIndex), let values = owned.read(owned.property) else { return nil }
         let entries = zip(keys, values).map { key, value in
             MapEntry(key: { if case .string(let string) = key { string } else { "" } }(), value: value)

@@ -49,7 +49,7 @@ struct ObjectSubject<T: Object>: ObservedSubject {
         key = managed.key
         // Object notifications are shallow unless key paths say otherwise (as in Realm), but an
         // embedded object is part of its parent: a change inside it is one of its property.
-        let shallow = Watch.properties(managed.schema.properties.filter { $0.isStored && !$0.isHidden }.map { property in
+        let shallow = Watch.properties(managed.schema.allProperties.filter { $0.isStored && !$0.isHidden }.map { property in
             Watch.Entry(index: property.index, linked: property.linkTarget is EmbeddedObject.Type ? Watch.everything(depth: 3) : nil)
         })
         watch = Watch.of(keyPaths, in: managed.schema, otherwise: shallow)
@@ -61,9 +61,9 @@ struct ObjectSubject<T: Object>: ObservedSubject {
 
     /// The wrapper types of `schema`'s properties (from its wrapper layout, else read from a new instance).
     private static func readers(of schema: ObjectSchema) -> [PersistedProperty.Type?] {
-        if let layout = schema.wrapperLayout { return layout.map { $0.type } + [PersistedProperty.Type?](repeating: nil, count: schema.properties.count - layout.count) }
+        if let layout = schema.wrapperLayout { return layout.map { $0.type } + [PersistedProperty.Type?](repeating: nil, count: schema.allProperties.count - layout.count) }
         let types = ObjectSchema.persistedChildren(of: schema.objectType.init()).map { type(of: $0.1) as PersistedProperty.Type }
-        return schema.properties.indices.map { $0 < types.count ? types[$0] : nil }
+        return schema.allProperties.indices.map { $0 < types.count ? types[$0] : nil }
     }
 
     var deliversInitial: Bool { false }
@@ -91,7 +91,7 @@ struct ObjectSubject<T: Object>: ObservedSubject {
             let checker = ChangeChecker(changes, realm)
             for (position, index) in properties.enumerated() where old[position] == new[position] {
                 guard let linked = entries.first(where: { $0.index == index })?.linked else { continue }
-                if checker.linkedObjectIsModified(binding, key, binding.schema.properties[index], linked) { touched.insert(position) }
+                if checker.linkedObjectIsModified(binding, key, binding.schema.allProperties[index], linked) { touched.insert(position) }
             }
         }
         let delta = ObjectDelta(old: old, new: new, touched: touched)
@@ -106,7 +106,7 @@ struct ObjectSubject<T: Object>: ObservedSubject {
         let current = object.isInvalidated ? realm.materialize(T.self, binding, key) : object
         return .change(current, delta.changedPositions.map { position in
             let index = properties[position]
-            return PropertyChange(name: binding.schema.properties[index].name,
+            return PropertyChange(name: binding.schema.allProperties[index].name,
                                   oldValue: swiftValue(delta.old[position], index), newValue: swiftValue(new[position], index))
         })
     }

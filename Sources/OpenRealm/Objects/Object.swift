@@ -34,7 +34,7 @@ open class Object: ObjectBase, CustomStringConvertible {
         // message) should not.
         if isInvalidated { return "[invalid object]" }
         let schema = try? ObjectSchema.of(type(of: self))
-        let fields = schema?.properties.filter { !$0.isHidden && !$0.isList && !$0.isComputed }.map { property in
+        let fields = schema?.allProperties.filter { !$0.isHidden && !$0.isList && !$0.isComputed }.map { property in
             "\(property.name) = \(_managed.map { String(describing: $0.read(property.index).value) } ?? "…")"
         } ?? []
         return "\(Self.className()) { \(fields.joined(separator: "; ")) }"
@@ -255,7 +255,7 @@ open class ObjectBase {
             // Only links need the realm (to materialise the object linked to).
             return kind == .link ? _StoredValue(value, realm: realm) : _StoredValue(value)
         } catch {
-            readFailure(error, path: realm.configuration.path, reading: "\(schema.className).\(schema.properties[property].name)",
+            readFailure(error, path: realm.configuration.path, reading: "\(schema.className).\(schema.allProperties[property].name)",
                         otherwise: "Object has been deleted or invalidated: it is no longer in the realm (\(error))")
         }
     }
@@ -282,14 +282,14 @@ open class ObjectBase {
             }
             return try realm.tableView(table).list(key, binding.columns[property])
         } catch {
-            readFailure(error, path: realm.configuration.path, reading: "\(schema.className).\(schema.properties[property].name)",
+            readFailure(error, path: realm.configuration.path, reading: "\(schema.className).\(schema.allProperties[property].name)",
                         otherwise: "Object has been deleted or invalidated: it is no longer in the realm (\(error))")
         }
     }
 
     /// The keys the link or list-of-links property `property` points at.
     final func linkedKeys(_ property: Int) -> [ObjectKey] {
-        let values = schema.properties[property].isList ? readList(property) : [read(property).value]
+        let values = schema.allProperties[property].isList ? readList(property) : [read(property).value]
         return values.compactMap { if case .link(let k) = $0 { return k } else { return nil } }
     }
 
@@ -308,7 +308,7 @@ open class ObjectBase {
             let values = elements.map { realm.resolveLink($0) }
             try transaction.setList(table, key, binding.columns[property], values)
             let kept = Set(values.compactMap { if case .link(let k) = $0 { return k } else { return nil } })
-            for gone in before where !kept.contains(gone) { realm.deleteEmbedded(schema.properties[property].linkTarget!, gone) }
+            for gone in before where !kept.contains(gone) { realm.deleteEmbedded(schema.allProperties[property].linkTarget!, gone) }
         } catch {
             realm.failWrite(error, "Cannot change a list of \(schema.className)")
         }
@@ -319,7 +319,7 @@ open class ObjectBase {
         let realm = managedRealm
         realm.confinement.verify()
         ensureValid(in: realm)
-        ensure(!binding.schema.properties[property].isComputed,
+        ensure(!binding.schema.allProperties[property].isComputed,
                      "LinkingObjects properties are read-only: change the links of the objects pointing here instead")
         if let elements = value.elements {
             writeList(property, elements)
@@ -335,7 +335,7 @@ open class ObjectBase {
             let replaced = schema.embeddedLinks.contains { $0.index == property } ? linkedKeys(property) : []
             let newValue = realm.resolveLink(value)
             try transaction.set(table, key, binding.columns[property], newValue)
-            for old in replaced where newValue != .link(old) { realm.deleteEmbedded(schema.properties[property].linkTarget!, old) }
+            for old in replaced where newValue != .link(old) { realm.deleteEmbedded(schema.allProperties[property].linkTarget!, old) }
         } catch {
             realm.failWrite(error, "Cannot set a property of \(schema.className)")
         }

@@ -30,7 +30,7 @@ struct BoundPath {
     /// linking objects).
     var isToMany: Bool { steps.contains { $0.isList || $0.isComputed } }
     /// The type of the values the path reaches.
-    var type: ColumnType { last.type }
+    var type: ColumnType { last.columnType }
     var name: String { steps.map(\.name).joined(separator: ".") }
 }
 

@@ -145,7 +145,7 @@ struct QueryBinder {
             return .aggregate(path, .count, property: nil)
         }
         var property: BoundPath? = nil
-        var valueType = path.last.type
+        var valueType = path.last.columnType
         if elementIsObject {
             guard !k.aggregateProperty.isEmpty, let element = path.target else {
                 throw QueryError(position: k.position, reason: "\(aggregate.rawValue) over objects needs a property: \(path.name).\(aggregate.rawValue).<property>")
@@ -187,7 +187,7 @@ struct QueryBinder {
         var steps: [PropertySchema] = []
         var owners: [ObjectSchema] = []
         for (i, name) in names.enumerated() {
-            guard let property = current.properties.first(where: { $0.name == name && !$0.isHidden }) else {
+            guard let property = current.allProperties.first(where: { $0.name == name && !$0.isHidden }) else {
                 throw QueryError(position: position, reason: "class \(current.className) has no property '\(name)'")
             }
             steps.append(property)

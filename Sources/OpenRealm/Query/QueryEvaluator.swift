@@ -208,7 +208,7 @@ final class QueryEvaluator {
         if let known = inverses[id] { return known }
         let originSchema: ObjectSchema
         do { originSchema = try ObjectSchema.of(originType) } catch { throw StorageError(.invalidArgument, error.message) }
-        guard let origin = originSchema.property(named: originName), origin.type == .link,
+        guard let origin = originSchema.property(named: originName), origin.columnType == .link,
               let originBinding = try binding(originSchema) else {
             inverses[id] = [:]
             return [:]

@@ -290,17 +290,17 @@ public final class Realm {
             throw Realm.Error(.notInWriteTransaction, "adding objects requires a write transaction: use realm.write { }")
         }
         let schema = try ObjectSchema.of(type)
-        let plain = schema.properties.filter { $0.type != .link && $0.isStored }
+        let plain = schema.allProperties.filter { $0.columnType != .link && $0.isStored }
         let key = try engine { () throws(StorageError) in
             try writeTransaction.createTable(schema.className, columns: plain.map { $0.newTableColumnSpec() })
         }
-        var columns = [ColumnKey](repeating: ColumnKey(0), count: schema.properties.count)
+        var columns = [ColumnKey](repeating: ColumnKey(0), count: schema.allProperties.count)
         for (position, property) in plain.enumerated() { columns[property.index] = ColumnKey(position) }
         // Bound before the links are added, so that a link back to this class finds it.
         var binding = TableBinding(schema: schema, table: key, columns: columns)
         bindings[ObjectIdentifier(type)] = binding
         everyBinding.append(binding)
-        for property in schema.properties where property.type == .link && property.isStored {
+        for property in schema.allProperties where property.columnType == .link && property.isStored {
             let target = try bindingCreatingTable(for: property.linkTarget!)
             let column = try engine { () throws(StorageError) in
                 try writeTransaction.addColumn(key, property.columnSpec(linkTarget: target.table))
@@ -750,10 +750,10 @@ final class TableBinding {
         self.table = table
         self.columns = columns
         self.indexChanges = indexChanges
-        self.primaryKeyIndex = schema.properties.firstIndex { $0.isPrimaryKey }
-        self.readKinds = schema.properties.map { property in
+        self.primaryKeyIndex = schema.allProperties.firstIndex { $0.isPrimaryKey }
+        self.readKinds = schema.allProperties.map { property in
             if property.isList || property.isComputed { return .collection }
-            return property.type == .link || property.type == .mixed ? .link : .value
+            return property.columnType == .link || property.columnType == .mixed ? .link : .value
         }
     }
 
@@ -764,7 +764,7 @@ final class TableBinding {
         var columns: [ColumnKey] = []
         var differences: [String] = []
         var indexChanges: [(column: String, indexed: Bool)] = []
-        for property in schema.properties {
+        for property in schema.allProperties {
             guard property.isStored else {
                 columns.append(ColumnKey(-1))
                 continue
@@ -774,7 +774,7 @@ final class TableBinding {
                 continue
             }
             let spec = info.columns[column.index]
-            if spec.type != property.type || spec.nullable != property.columnSpec().nullable || spec.isList != property.isList
+            if spec.type != property.columnType || spec.nullable != property.columnSpec().nullable || spec.isList != property.isList
                 || (spec.type == .link && linkTargetName(spec.linkTarget) != property.linkTarget?.className()) {
                 differences.append("property \(property.name) changed type")
             } else if (spec.unique || spec.isObjectKey) != property.isPrimaryKey {
@@ -785,7 +785,7 @@ final class TableBinding {
             }
             columns.append(column)
         }
-        let names = Set(schema.properties.filter(\.isStored).map(\.columnName))
+        let names = Set(schema.allProperties.filter(\.isStored).map(\.columnName))
         for spec in info.columns where !spec.removed && !names.contains(spec.name) {
             differences.append("property \(spec.name) was removed")
         }
