@@ -64,7 +64,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: CustomStringConvertib
         let values = owner.readList(property)
         return zip(keys, values).map { key, value in
             (key: Key(_rlmKeyString: { if case .string(let s) = key { return s } else { return "" } }()),
-             value: Value._rlmGet(_StoredValue(value, realm: owner.realm)))
+             value: Value._rlmGet(owner.storedElement(value, of: property)))
         }
     }
 

@@ -29,7 +29,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
 
     private var binding: TableBinding? {
-        do { return try realm.binding(for: Element.self) } catch { misuse("\(error)") }
+        do { return try realm.binding(for: query.schema) } catch { misuse("\(error)") }
     }
 
     /// Always 0.

@@ -28,6 +28,23 @@ open class Object: ObjectBase, CustomStringConvertible {
     /// Persisted property names to names in the file (`propertiesMapping()` in the seeds).
     open class func propertiesMapping() -> [String: String] { [:] }
 
+    /// The value of the property named `key`; setting it (on a managed object, inside a
+    /// write transaction) stores it. For a model class the value is what the property
+    /// returns (`List<Dog>`, `Dog?`, an enum case); setting takes what `create` takes. A
+    /// `DynamicObject` gives the forms its documentation lists.
+    ///
+    /// ```swift
+    /// let name = dog["name"] as? String
+    /// try realm.write { dog["age"] = 4 }
+    /// ```
+    ///
+    /// A name the class lacks traps, as in Realm Swift. A value that does not fit makes the
+    /// write throw `invalidArgument` at its end (Realm Swift raises an exception).
+    open subscript(key: String) -> Any? {
+        get { modelValue(forKey: key) }
+        set { setModelValue(newValue, forKey: key) }
+    }
+
     /// The class name and the persisted properties' values.
     open var description: String {
         // Reading an invalidated object traps; printing one (a log line, a failed test's
@@ -285,6 +302,17 @@ open class ObjectBase {
             readFailure(error, path: realm.configuration.path, reading: "\(schema.className).\(schema.allProperties[property].name)",
                         otherwise: "Object has been deleted or invalidated: it is no longer in the realm (\(error))")
         }
+    }
+
+    /// An element of list property `property` as `_rlmGet` takes it. A link of a class read
+    /// from the file names its table: the element type, `DynamicObject`, does not say which
+    /// class it links to.
+    @inline(__always)
+    final func storedElement(_ value: Value, of property: Int) -> _StoredValue {
+        if case .link(let key) = value, binding.schema.isStored, let table = binding.linkTargets[property] {
+            return _StoredValue(.typedLink(table, key), realm: _realm)
+        }
+        return _StoredValue(value, realm: _realm)
     }
 
     /// The keys the link or list-of-links property `property` points at.

@@ -424,6 +424,8 @@ extension Realm {
     /// A managed object for a typed link (from an `AnyRealmValue`): its class is the one this
     /// realm has bound to the table, else the configured or used class of the table's name.
     func materializeLinked(table: TableKey, _ key: ObjectKey) -> Object {
+        // A realm without model classes reads every object as the file records it.
+        if configuration.isDynamic { return dynamicObject(table: table, key: key) }
         if let type = boundClass(of: table) { return materializeLinked(type, key) }
         let tables = writeTransaction?.tables ?? readTransaction.tables
         guard let name = tables.first(where: { $0.key == table })?.name else {

@@ -95,10 +95,21 @@ extension Realm {
         if configuration.verifyIntegrityOnOpen {
             try engine { () throws(StorageError) in try store.verifyIntegrity(of: read) }
         }
+        if configuration.isDynamic {
+            // The file's own schema: nothing to compare, migrate or record (Realm+Dynamic.swift).
+            guard configuration.objectTypes?.isEmpty ?? true else {
+                throw Realm.Error(.invalidArgument, "a dynamic realm reads the schema the file records: leave objectTypes nil or empty",
+                                  path: configuration.path)
+            }
+            self.init(store: store, reading: read, configuration: configuration, confinement: confinement)
+            context = RealmContext(for: self)
+            return
+        }
         let stored = try engine { () throws(StorageError) in try read.schemaBlob() }.flatMap(SchemaRecord.init)
         if let stored, stored.schemaVersion > configuration.schemaVersion {
             throw Realm.Error(.schemaMismatch, "the file has schema version \(stored.schemaVersion), newer than this configuration's "
-                              + "\(configuration.schemaVersion); open it with the matching schemaVersion", path: configuration.path)
+                              + "\(configuration.schemaVersion); open it with the matching schemaVersion, or with isDynamic to read it "
+                              + "without model classes", path: configuration.path)
         }
         let problems = try Realm.schemaProblems(read, configuration, classes: try configuration.listedClasses() ?? ModelClassDiscovery.all)
         let versionRaised = stored.map { $0.schemaVersion < configuration.schemaVersion } ?? false

@@ -37,7 +37,10 @@ public final class Realm {
     }
     /// Every binding this realm made, kept for as long as it lives: managed objects hold
     /// theirs without retaining it (ObjectBase.binding), and outlive `bindings` resets.
-    private var everyBinding: [TableBinding] = []
+    var everyBinding: [TableBinding] = []
+    /// The file's classes as its catalogue records them, and the bindings of dynamic objects
+    /// to their tables (Realm+Dynamic.swift).
+    var dynamicState = DynamicState()
     /// The binding found last (see `binding(for:)`); forgotten whenever `bindings` changes.
     private var lastBinding: TableBinding?
     /// Index additions (true) and removals (false) that bound classes ask of the file and
@@ -741,6 +744,10 @@ final class TableBinding {
     /// The primary key property's index, if the class has one.
     let primaryKeyIndex: Int?
 
+    /// For a class read from the file (a dynamic binding): per property, the table its links
+    /// lead to. A `DynamicObject` element type does not say which class a link reaches.
+    var linkTargets: [TableKey?] = []
+
     /// Indexes the class declares and the file lacks (true), or the reverse (false), by
     /// column name. Realm adds and drops indexes without a migration (`Realm.scheduleIndexChanges`).
     let indexChanges: [(column: String, indexed: Bool)]
@@ -775,7 +782,7 @@ final class TableBinding {
             }
             let spec = info.columns[column.index]
             if spec.type != property.columnType || spec.nullable != property.columnSpec().nullable || spec.isList != property.isList
-                || (spec.type == .link && linkTargetName(spec.linkTarget) != property.linkTarget?.className()) {
+                || (spec.type == .link && linkTargetName(spec.linkTarget) != property.objectClassName) {
                 differences.append("property \(property.name) changed type")
             } else if (spec.unique || spec.isObjectKey) != property.isPrimaryKey {
                 differences.append("primary key changed on \(property.name)")

@@ -21,7 +21,7 @@ import RealmStorage
 /// One persisted property of a model class.
 ///
 /// ```swift
-/// for property in schema.allProperties where property.isIndexed {
+/// for property in schema.properties where property.isIndexed {
 ///     print(property.name, property.typeName)   // "name String"
 /// }
 /// ```
@@ -55,6 +55,11 @@ public struct PropertySchema: @unchecked Sendable, Equatable {
     var mapKeysIndex: Int?
     /// The keys column of a `Map` (not a Swift property).
     var isHidden = false
+    /// For a link of a class read from the file (`ObjectSchema.stored`): the class linked to,
+    /// by name, found among `storedSchemas` (`linkTarget` is then `DynamicObject`).
+    var storedTargetName: String?
+    /// For a property of a class read from the file: the file's classes at that version.
+    var storedSchemas: StoredSchemas?
 
     /// Whether two properties are the same in every respect, their position and column included.
     public static func == (a: PropertySchema, b: PropertySchema) -> Bool {
@@ -70,7 +75,11 @@ public struct PropertySchema: @unchecked Sendable, Equatable {
 
     /// The column for this property; links need the target table's key.
     func columnSpec(linkTarget: TableKey? = nil) -> ColumnSpec {
-        ColumnSpec(name: columnName, type: columnType, nullable: isOptional, isList: isList, indexed: isIndexed, unique: isPrimaryKey, linkTarget: linkTarget)
+        var spec = ColumnSpec(name: columnName, type: columnType, nullable: isOptional, isList: isList, indexed: isIndexed,
+                              unique: isPrimaryKey, linkTarget: linkTarget)
+        // Recorded so that the file tells a set from a list to code without this class.
+        spec.isSet = isSet
+        return spec
     }
 
     /// The column of a new table: a non-optional integer primary key becomes the object key
@@ -80,15 +89,14 @@ public struct PropertySchema: @unchecked Sendable, Equatable {
     }
 }
 
-/// The persisted shape of a model class.
+/// The persisted shape of a class: of a model class, or of a class as the file records it
+/// (`realm.schema`, the dynamic API).
 ///
 /// ```swift
+/// let schema = realm.schema["Dog"]!
 /// print(schema)   // Dog { _id: ObjectId (primary key), name: String, age: Int }
 /// let key = schema.primaryKeyProperty?.name   // "_id"
 /// ```
-///
-/// No public API hands one out yet (Realm Swift's `Object.objectSchema` and `Realm.schema`
-/// are missing).
 public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     // @unchecked: everything is immutable after init (`indexesByWrapperOffset` is a lock); the
     // wrapper readers are functions and metatypes that are never mutated.
@@ -97,7 +105,18 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     /// Every property, in declaration order, with the hidden companion columns of `Map`
     /// properties after them: a property's `index` is its position here.
     let allProperties: [PropertySchema]
+    /// The model class; `DynamicObject` for a class read from the file.
     let objectType: Object.Type
+    /// For a class read from the file (Schema.swift): the file's classes at that version,
+    /// where its links find their targets. Nil for a model class.
+    let storedSchemas: StoredSchemas?
+    /// Whether the schema was read from the file rather than from a model class.
+    var isStored: Bool { storedSchemas != nil }
+    /// The persisted properties, in declaration order (for a class read from the file, in the
+    /// file's column order).
+    public var properties: [PropertySchema] { allProperties.filter { !$0.isHidden } }
+    /// The property named `propertyName`, if the class has one.
+    public subscript(propertyName: String) -> PropertySchema? { allProperties.first { $0.name == propertyName && !$0.isHidden } }
     /// The primary key property, if the class has one.
     public var primaryKeyProperty: PropertySchema? { allProperties.first { $0.isPrimaryKey } }
     /// Instances are owned by a parent object (`EmbeddedObject`).
@@ -124,8 +143,9 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     private let flatReaders: [(offset: Int, reader: PlainReader)]?
 
     init(className: String, properties: [PropertySchema], objectType: Object.Type,
-         wrapperLayout: [(offset: Int, type: PersistedProperty.Type)]?) {
+         wrapperLayout: [(offset: Int, type: PersistedProperty.Type)]?, storedSchemas: StoredSchemas? = nil) {
         self.className = className
+        self.storedSchemas = storedSchemas
         self.allProperties = properties
         self.objectType = objectType
         self.wrapperLayout = wrapperLayout
@@ -220,6 +240,10 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     static let maxPropertyNameBytes = 63
 
     private static func discover(_ type: Object.Type) throws(Realm.Error) -> ObjectSchema {
+        // Its objects take the schema of the class they were read as, from the file.
+        guard type != DynamicObject.self else {
+            throw Realm.Error(.invalidSchema, "DynamicObject is not a model class: read objects with realm.dynamicObjects(_:)")
+        }
         let className = type.className()
         guard !className.isEmpty, className.utf8.count <= maxClassNameBytes else {
             throw Realm.Error(.invalidSchema, "class name \(className) is \(className.utf8.count) bytes of UTF-8; the limit is \(maxClassNameBytes)")
