@@ -100,6 +100,8 @@ final class DynamicPet: Object {
         let favorite = try #require(rex["favorite"] as? DynamicObject)
         #expect(favorite["name"] as? String == "ball")
         #expect(favorite.objectSchema.className == "DynamicToy")
+        #expect(favorite.description == "DynamicToy { name = ball; price = 2.5 }")
+        #expect(try realm.dynamicObjects("DynamicToy").description == "Results<DynamicToy> (2 objects)")
         let toys = try #require(rex["toys"] as? List<DynamicObject>)
         #expect(toys.map { $0["name"] as? String } == ["ball", "bone"])
         #expect(rex.dynamicList("toys").count == 2)
@@ -245,6 +247,10 @@ final class DynamicPet: Object {
             #expect(rex.dynamicList("toys").isEmpty)
             #expect(try realm.dynamicObjects("DynamicToy").count == 3)
             #expect(try realm.dynamicObject(ofType: "DynamicToy", forPrimaryKey: "bone")?["price"] as? Double == 9.5)
+            let rope = try #require(try realm.dynamicObject(ofType: "DynamicToy", forPrimaryKey: "rope"))
+            try realm.write { realm.delete(rope) }
+            #expect(rope.isInvalidated)
+            #expect(try realm.dynamicObjects("DynamicToy").count == 2)
 
             // A value that does not fit fails the write, which keeps nothing.
             #expect(throws: Realm.Error.self) {
@@ -258,7 +264,7 @@ final class DynamicPet: Object {
                 try realm.write { realm.dynamicCreate("Cat", value: ["name": "Tom"]) }
             }
             #expect(throws: Realm.Error.self) {
-                try realm.write { realm.dynamicCreate("DynamicToy", value: ["name": "rope"]) }
+                try realm.write { realm.dynamicCreate("DynamicToy", value: ["name": "bone"]) }
             }
         }
         // The model classes read what the dynamic API wrote, and the file verifies.
@@ -271,7 +277,8 @@ final class DynamicPet: Object {
         #expect(rex.favorite?.name == "bone")
         #expect(Array(rex.tags) == ["quiet"])
         #expect(rex.notes["z"] == .some("last"))
-        #expect(realm.objects(DynamicToy.self).count == 3)
+        #expect(realm.objects(DynamicToy.self).count == 2)
+        try RoundTripTests.verify(folder)
     }
 
     @Test func modelObjectsReadAndWriteByName() throws {
@@ -287,6 +294,8 @@ final class DynamicPet: Object {
         #expect(rex.dynamicList("toys").map { $0["name"] as? String } == ["ball", "bone"])
         try realm.write { rex["name"] = "Max" }
         #expect(rex.name == "Max")
+        #expect(rex.objectSchema.className == "DynamicPet")
+        #expect(DynamicToy().objectSchema.primaryKeyProperty?.name == "name")
         let unmanaged = DynamicToy()
         unmanaged["price"] = 3
         #expect(unmanaged.price == 3)

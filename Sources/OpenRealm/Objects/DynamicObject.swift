@@ -52,12 +52,6 @@ public final class DynamicObject: Object {
         set { self[member] = newValue }
     }
 
-    /// The class the object was read as, from the file.
-    public var objectSchema: ObjectSchema {
-        ensure(_isManaged, "A DynamicObject has a schema only once read from a realm: use realm.dynamicObjects(_:)")
-        return schema
-    }
-
     /// The class name and the values of the properties that are not collections.
     public override var description: String {
         guard _isManaged, !isInvalidated else { return _isManaged ? "[invalid object]" : "DynamicObject (unmanaged)" }

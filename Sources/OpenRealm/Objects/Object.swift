@@ -45,6 +45,17 @@ open class Object: ObjectBase, CustomStringConvertible {
         set { setModelValue(newValue, forKey: key) }
     }
 
+    /// The schema of the object's class: for a managed object the one it was read with (for
+    /// a `DynamicObject`, its class as the file records it), else its model class's.
+    ///
+    /// ```swift
+    /// let key = dog.objectSchema.primaryKeyProperty?.name
+    /// ```
+    public final var objectSchema: ObjectSchema {
+        if _isManaged { return schema }
+        do { return try ObjectSchema.of(type(of: self)) } catch { misuse("\(error)") }
+    }
+
     /// The class name and the persisted properties' values.
     open var description: String {
         // Reading an invalidated object traps; printing one (a log line, a failed test's

@@ -242,7 +242,8 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     private static func discover(_ type: Object.Type) throws(Realm.Error) -> ObjectSchema {
         // Its objects take the schema of the class they were read as, from the file.
         guard type != DynamicObject.self else {
-            throw Realm.Error(.invalidSchema, "DynamicObject is not a model class: read objects with realm.dynamicObjects(_:)")
+            throw Realm.Error(.invalidSchema, "DynamicObject is not a model class: its objects come from realm.dynamicObjects(_:), "
+                              + "and what needs a model class (type-safe queries, change notifications, Frozen results) does not take them")
         }
         let className = type.className()
         guard !className.isEmpty, className.utf8.count <= maxClassNameBytes else {
