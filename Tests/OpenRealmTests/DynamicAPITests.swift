@@ -4,6 +4,8 @@ import Testing
 
 // The dynamic API: a file written with model classes, read and written by class and property
 // name through a realm opened without them (`isDynamic`), as a tool or an admin page does.
+// Every scalar type comes from `EveryScalar` (RoundTripModels.swift); links and collections
+// from the classes here.
 
 final class DynamicToy: Object {
     @Persisted(primaryKey: true) var name = ""
@@ -13,15 +15,6 @@ final class DynamicToy: Object {
 final class DynamicPet: Object {
     @Persisted(primaryKey: true) var id = 0
     @Persisted(indexed: true) var name = ""
-    @Persisted var bool = false
-    @Persisted var int8: Int8 = 0
-    @Persisted var float: Float = 0
-    @Persisted var double = 0.0
-    @Persisted var data = Data()
-    @Persisted var date = Date(timeIntervalSince1970: 0)
-    @Persisted var decimal: Decimal128
-    @Persisted var objectId: ObjectId
-    @Persisted var uuid: UUID
     @Persisted var mixed: AnyRealmValue
     @Persisted var nickname: String?
     @Persisted var weight: Double?
@@ -41,25 +34,36 @@ final class DynamicPet: Object {
 
     /// Writes three pets and two toys with the model classes; returns the file's configuration.
     static func writeFile(in folder: TestFolder, encryptionKey: Data? = nil, schemaVersion: UInt64 = 3) throws -> Realm.Configuration {
-        var configuration = folder.configuration([DynamicPet.self, DynamicToy.self])
+        var configuration = folder.configuration([DynamicPet.self, DynamicToy.self, EveryScalar.self])
         configuration.encryptionKey = encryptionKey
         configuration.schemaVersion = schemaVersion
         let realm = try Realm(configuration: configuration)
         try realm.write {
             let ball = realm.create(DynamicToy.self, value: ["name": "ball", "price": 2.5])
             let bone = realm.create(DynamicToy.self, value: ["name": "bone", "price": 4.0])
+            let scalars = EveryScalar()
+            scalars.id = 1
+            scalars.bool = true
+            scalars.int = 42
+            scalars.int8 = -7
+            scalars.int16 = 300
+            scalars.int32 = -70_000
+            scalars.int64 = .max
+            scalars.float = 1.5
+            scalars.double = 2.25
+            scalars.string = "text"
+            scalars.data = Data([1, 2, 3])
+            scalars.date = date
+            scalars.decimal = try! Decimal128(string: "12.5")
+            scalars.objectId = objectId
+            scalars.uuid = uuid
+            scalars.mixed = .double(0.5)
+            scalars.tide = .highest
+            scalars.weather = .blizzard
+            realm.add(scalars)
             let rex = DynamicPet()
             rex.id = 1
             rex.name = "Rex"
-            rex.bool = true
-            rex.int8 = -7
-            rex.float = 1.5
-            rex.double = 2.25
-            rex.data = Data([1, 2, 3])
-            rex.date = date
-            rex.decimal = try! Decimal128(string: "12.5")
-            rex.objectId = objectId
-            rex.uuid = uuid
             rex.mixed = .string("mixed")
             rex.nickname = "rexy"
             rex.favorite = ball
@@ -81,18 +85,29 @@ final class DynamicPet: Object {
     @Test func everyValueReadsAsRealmSwiftsDynamicSubscriptGivesIt() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: try Self.writeFile(in: folder))
+        let scalars = try #require(try realm.dynamicObject(ofType: "EveryScalar", forPrimaryKey: 1))
+        #expect(scalars["id"] as? Int == 1)
+        #expect(scalars["bool"] as? Bool == true)
+        #expect(scalars["int"] as? Int == 42)
+        #expect(scalars["int8"] as? Int == -7)
+        #expect(scalars["int16"] as? Int == 300)
+        #expect(scalars["int32"] as? Int == -70_000)
+        #expect(scalars["int64"] as? Int == .max)
+        #expect(scalars["float"] as? Float == 1.5)
+        #expect(scalars["double"] as? Double == 2.25)
+        #expect(scalars["string"] as? String == "text")
+        #expect(scalars["data"] as? Data == Data([1, 2, 3]))
+        #expect(scalars["date"] as? Date == Self.date)
+        #expect(scalars["decimal"] as? Decimal128 == (try Decimal128(string: "12.5")))
+        #expect(scalars["objectId"] as? ObjectId == Self.objectId)
+        #expect(scalars["uuid"] as? UUID == Self.uuid)
+        #expect(scalars["mixed"] as? AnyRealmValue == .double(0.5))
+        // Enums read as their raw values: the file knows no enums.
+        #expect(scalars["tide"] as? Int == Tide.highest.rawValue)
+        #expect(scalars["weather"] as? String == Weather.blizzard.rawValue)
+
         let rex = try #require(try realm.dynamicObject(ofType: "DynamicPet", forPrimaryKey: 1))
-        #expect(rex["id"] as? Int == 1)
         #expect(rex["name"] as? String == "Rex")
-        #expect(rex["bool"] as? Bool == true)
-        #expect(rex["int8"] as? Int == -7)
-        #expect(rex["float"] as? Float == 1.5)
-        #expect(rex["double"] as? Double == 2.25)
-        #expect(rex["data"] as? Data == Data([1, 2, 3]))
-        #expect(rex["date"] as? Date == Self.date)
-        #expect(rex["decimal"] as? Decimal128 == (try Decimal128(string: "12.5")))
-        #expect(rex["objectId"] as? ObjectId == Self.objectId)
-        #expect(rex["uuid"] as? UUID == Self.uuid)
         #expect(rex["mixed"] as? AnyRealmValue == .string("mixed"))
         #expect(rex["nickname"] as? String == "rexy")
         #expect(rex["weight"] == nil)
@@ -128,20 +143,25 @@ final class DynamicPet: Object {
         let folder = TestFolder()
         let realm = try Realm(configuration: try Self.writeFile(in: folder))
         #expect(realm.schemaVersionOfFile == 3)
-        #expect(Set(realm.schema.objectSchema.map(\.className)) == ["DynamicPet", "DynamicToy"])
+        #expect(Set(realm.schema.objectSchema.map(\.className)) == ["DynamicPet", "DynamicToy", "EveryScalar"])
+        let scalars = try #require(realm.schema["EveryScalar"])
+        #expect(scalars.properties.map(\.type) == [.int, .bool, .int, .int, .int, .int, .int, .float, .double, .string, .data, .date,
+                                                   .decimal128, .objectId, .UUID, .any, .int, .string])
+        #expect(scalars.properties.map(\.typeName) == ["Int", "Bool", "Int", "Int", "Int", "Int", "Int", "Float", "Double", "String",
+                                                       "Data", "Date", "Decimal128", "ObjectId", "UUID", "AnyRealmValue", "Int", "String"])
+        #expect(scalars.properties.allSatisfy { !$0.isOptional && !$0.isArray && !$0.isSet && !$0.isMap && $0.objectClassName == nil })
         let pet = try #require(realm.schema["DynamicPet"])
         #expect(realm.schema["Nothing"] == nil)
         #expect(pet.primaryKeyProperty?.name == "id")
         // The file's column order: a new table gets its links once the classes they reach exist.
-        #expect(pet.properties.map(\.name) == ["id", "name", "bool", "int8", "float", "double", "data", "date", "decimal", "objectId",
-                                               "uuid", "mixed", "nickname", "weight", "tags", "scores", "notes", "favorite", "toys",
+        #expect(pet.properties.map(\.name) == ["id", "name", "mixed", "nickname", "weight", "tags", "scores", "notes", "favorite", "toys",
                                                "toyByRoom"])
-        let types = pet.properties.map(\.type)
-        #expect(types == [.int, .string, .bool, .int, .float, .double, .data, .date, .decimal128, .objectId, .UUID, .any, .string,
-                          .double, .string, .int, .string, .object, .object, .object])
+        #expect(pet.properties.map(\.type) == [.int, .string, .any, .string, .double, .string, .int, .string, .object, .object, .object])
+        #expect(pet.properties.map(\.typeName) == ["Int", "String", "AnyRealmValue", "String?", "Double?", "List<String>", "MutableSet<Int>",
+                                                   "Map<String, String?>", "DynamicToy?", "List<DynamicToy>", "Map<String, DynamicToy?>"])
         #expect(pet["id"]?.isPrimaryKey == true)
         #expect(pet["name"]?.isIndexed == true)
-        #expect(pet["bool"]?.isIndexed == false)
+        #expect(pet["mixed"]?.isIndexed == false)
         #expect(pet["nickname"]?.isOptional == true)
         #expect(pet["name"]?.isOptional == false)
         #expect(pet["favorite"]?.objectClassName == "DynamicToy")
@@ -174,6 +194,19 @@ final class DynamicPet: Object {
         var names: [String] = []
         for pet in pets.sorted(byKeyPath: "name") { names.append(pet["name"] as? String ?? "") }
         #expect(names == ["Ada", "Bo", "Rex"])
+    }
+
+    @Test func frozenSnapshotsReadDynamicObjects() throws {
+        let folder = TestFolder()
+        let realm = try Realm(configuration: try Self.writeFile(in: folder))
+        let pets = try realm.dynamicObjects("DynamicPet").sorted(byKeyPath: "name")
+        let frozen = pets.freeze()
+        #expect(frozen.realm.isFrozen)
+        #expect(frozen.map { $0["name"] as? String } == ["Ada", "Bo", "Rex"])
+        let rex = try #require(try realm.dynamicObject(ofType: "DynamicPet", forPrimaryKey: 1)).freeze()
+        #expect((rex["favorite"] as? DynamicObject)?["name"] as? String == "ball")
+        let shared = Frozen(pets)
+        #expect(shared.value.count == 3)
     }
 
     @Test func anUnknownClassIsATypedError() throws {
@@ -225,7 +258,7 @@ final class DynamicPet: Object {
             let bone = try #require(try realm.dynamicObject(ofType: "DynamicToy", forPrimaryKey: "bone"))
             try realm.write {
                 rex["name"] = "Rex II"
-                rex["double"] = 7          // an Int widens to a Double column
+                rex["weight"] = 7          // an Int widens to a Double column
                 rex["nickname"] = nil
                 rex["favorite"] = bone
                 rex["tags"] = ["quiet"]
@@ -238,7 +271,7 @@ final class DynamicPet: Object {
                 realm.dynamicCreate("DynamicToy", value: ["name": "bone", "price": 9.5], update: .modified)
             }
             #expect(rex["name"] as? String == "Rex II")
-            #expect(rex["double"] as? Double == 7)
+            #expect(rex["weight"] as? Double == 7)
             #expect(rex["nickname"] == nil)
             #expect((rex["favorite"] as? DynamicObject)?["name"] as? String == "bone")
             #expect((rex["tags"] as? List<String>).map(Array.init) == ["quiet"])
@@ -256,7 +289,7 @@ final class DynamicPet: Object {
             #expect(throws: Realm.Error.self) {
                 try realm.write {
                     rex["name"] = "changed"
-                    rex["bool"] = "not a bool"
+                    rex["weight"] = "heavy"
                 }
             }
             #expect(rex["name"] as? String == "Rex II")
@@ -268,7 +301,7 @@ final class DynamicPet: Object {
             }
         }
         // The model classes read what the dynamic API wrote, and the file verifies.
-        var typed = folder.configuration([DynamicPet.self, DynamicToy.self])
+        var typed = folder.configuration([DynamicPet.self, DynamicToy.self, EveryScalar.self])
         typed.schemaVersion = 3
         typed.verifyIntegrityOnOpen = true
         let realm = try Realm(configuration: typed)
@@ -284,10 +317,12 @@ final class DynamicPet: Object {
     @Test func modelObjectsReadAndWriteByName() throws {
         let folder = TestFolder()
         _ = try Self.writeFile(in: folder, schemaVersion: 0)
-        let realm = try Realm(configuration: folder.configuration([DynamicPet.self, DynamicToy.self]))
+        let realm = try Realm(configuration: folder.configuration([DynamicPet.self, DynamicToy.self, EveryScalar.self]))
+        let scalars = try #require(realm.object(ofType: EveryScalar.self, forPrimaryKey: 1))
+        #expect(scalars["int8"] as? Int8 == -7)
+        #expect(scalars["tide"] as? Tide == .highest)
         let rex = try #require(realm.object(ofType: DynamicPet.self, forPrimaryKey: 1))
         #expect(rex["name"] as? String == "Rex")
-        #expect(rex["int8"] as? Int8 == -7)
         #expect(rex["weight"] == nil)
         #expect((rex["favorite"] as? DynamicToy)?.name == "ball")
         #expect((rex["toys"] as? List<DynamicToy>)?.count == 2)
@@ -309,7 +344,7 @@ final class DynamicPet: Object {
         configuration.readOnly = true
         let realm = try Realm(configuration: configuration)
         #expect(try realm.dynamicObjects("DynamicPet").count == 3)
-        #expect(try realm.dynamicObject(ofType: "DynamicPet", forPrimaryKey: 1)?["uuid"] as? UUID == Self.uuid)
+        #expect(try realm.dynamicObject(ofType: "EveryScalar", forPrimaryKey: 1)?["uuid"] as? UUID == Self.uuid)
         var wrongKey = configuration
         wrongKey.encryptionKey = nil
         #expect(throws: Realm.Error.self) { try Realm(configuration: wrongKey) }

@@ -156,7 +156,9 @@ extension Realm {
             var values = info.columns.map { $0.isList || $0.removed ? Value.null : Value.defaultValue(for: $0.type, nullable: $0.nullable) }
             if let keyValue, let primaryKey { values[binding.columns[primaryKey.index].index] = keyValue }
             let key = try engine { () throws(StorageError) in try transaction.insert(binding.table, values: values, lists: [:]) }
-            let object = materialize(DynamicObject.self, binding, key)
+            // As `add` makes an inserted object managed: a write that does not commit takes it away.
+            let object = DynamicObject()
+            object.becomeManaged(realm: self, binding: binding, key: key)
             object.addNumber = undoLedger.nextAddNumber()
             for (property, value) in given where !property.isPrimaryKey { object[property.name] = value }
             return object
