@@ -209,6 +209,30 @@ final class DynamicPet: Object {
         #expect(shared.value.count == 3)
     }
 
+    @Test func aDynamicRealmFollowsNewClassesAndObjects() throws {
+        let folder = TestFolder()
+        let dynamic = try Realm(configuration: try Self.writeFile(in: folder))
+        let pets = try dynamic.dynamicObjects("DynamicPet")
+        let rex = try #require(try dynamic.dynamicObject(ofType: "DynamicPet", forPrimaryKey: 1))
+        #expect(pets.count == 3)
+        #expect(dynamic.schema["Dog"] == nil)
+        #expect(throws: Realm.Error.self) { try dynamic.dynamicObjects("Dog") }
+        var typed = folder.configuration([DynamicPet.self, DynamicToy.self, EveryScalar.self, Dog.self])
+        typed.schemaVersion = 3
+        let writer = try Realm(configuration: typed)
+        try writer.write {
+            writer.add(Dog(value: ["name": "Fido"]))
+            writer.create(DynamicPet.self, value: ["id": 4, "name": "Cy"])
+        }
+        dynamic.refresh()
+        // A new class: the file's classes are read again; what was read before still reads.
+        #expect(pets.count == 4)
+        #expect(rex["name"] as? String == "Rex")
+        #expect(try dynamic.dynamicObjects("Dog").first?["name"] as? String == "Fido")
+        #expect(dynamic.schema["Dog"]?["breed"]?.isOptional == true)
+        #expect(try pets.filter("name == 'Cy'", arguments: []).count == 1)
+    }
+
     @Test func anUnknownClassIsATypedError() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: try Self.writeFile(in: folder))
