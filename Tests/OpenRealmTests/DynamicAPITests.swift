@@ -191,6 +191,11 @@ final class DynamicPet: Object {
         #expect(try pets.filter("toys.@count == 0", arguments: []).count == 2)
         let ball = try #require(try realm.dynamicObject(ofType: "DynamicToy", forPrimaryKey: "ball"))
         #expect(try pets.filter("favorite == %@", arguments: [ball]).count == 1)
+        #expect(try pets.filter("SUBQUERY(toys, $t, $t.price > 3).@count == 1", arguments: []).count == 1)
+        #expect(try pets.filter("toys.@sum.price == 6.5", arguments: []).count == 1)
+        #expect(pets.max(ofProperty: "id") as Int? == 3)
+        #expect(try realm.dynamicObjects("DynamicToy").sum(ofProperty: "price") as Double == 6.5)
+        #expect(pets.distinct(by: ["mixed"]).count == 3)
         var names: [String] = []
         for pet in pets.sorted(byKeyPath: "name") { names.append(pet["name"] as? String ?? "") }
         #expect(names == ["Ada", "Bo", "Rex"])
