@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import OpenRealm
 
 // The dynamic API: a file written with model classes, read and written by class and property
@@ -26,7 +27,7 @@ final class DynamicPet: Object {
     @Persisted var toyByRoom: Map<String, DynamicToy?>
 }
 
-@Suite struct DynamicAPITests {
+@Suite(.childProcesses) struct DynamicAPITests {
     static let objectId = ObjectId.generate()
     static let uuid = UUID()
     static let date = Date(timeIntervalSince1970: 1_700_000_000.5)
@@ -238,6 +239,40 @@ final class DynamicPet: Object {
         #expect(try pets.filter("name == 'Cy'", arguments: []).count == 1)
     }
 
+    @Test func aDynamicObjectReportsItsChanges() throws {
+        final class Seen {
+            var changes: [(name: String, old: Any?, new: Any?)] = []
+            var deleted = false
+        }
+        let folder = TestFolder()
+        let realm = try Realm(configuration: try Self.writeFile(in: folder))
+        let rex = try #require(try realm.dynamicObject(ofType: "DynamicPet", forPrimaryKey: 1))
+        let bone = try #require(try realm.dynamicObject(ofType: "DynamicToy", forPrimaryKey: "bone"))
+        let seen = Seen()
+        let token = rex.observe { change in
+            switch change {
+            case .change(let object, let properties):
+                #expect(object["id"] as? Int == 1)
+                seen.changes += properties.map { ($0.name, $0.oldValue, $0.newValue) }
+            case .deleted: seen.deleted = true
+            case .error: Issue.record("no error expected")
+            }
+        }
+        realm.refresh()
+        try realm.commitAndDeliver {
+            rex["name"] = "Rex II"
+            rex["favorite"] = bone
+        }
+        #expect(seen.changes.map(\.name) == ["name", "favorite"])
+        #expect(seen.changes.first?.old as? String == "Rex")
+        #expect(seen.changes.first?.new as? String == "Rex II")
+        #expect((seen.changes.last?.old as? DynamicObject)?["name"] as? String == "ball")
+        #expect((seen.changes.last?.new as? DynamicObject)?["name"] as? String == "bone")
+        try realm.commitAndDeliver { realm.delete(rex) }
+        #expect(seen.deleted)
+        withExtendedLifetime(token) {}
+    }
+
     @Test func anUnknownClassIsATypedError() throws {
         let folder = TestFolder()
         let realm = try Realm(configuration: try Self.writeFile(in: folder))
@@ -399,5 +434,26 @@ final class DynamicPet: Object {
         } catch let error as Realm.Error {
             #expect(error.message.contains("isDynamic"))
         }
+    }
+
+    @Test func observingDynamicResultsTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TestFolder()
+            let realm = try Realm(configuration: try DynamicAPITests.writeFile(in: folder))
+            let token = try realm.dynamicObjects("DynamicPet").observe { _ in }
+            withExtendedLifetime(token) {}
+        }
+        MisuseTests.expectRule(result, "Change notifications of dynamic results (realm.dynamicObjects) are not supported yet")
+    }
+
+    @Test func watchingAKeyPathThroughALinkOfADynamicObjectTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TestFolder()
+            let realm = try Realm(configuration: try DynamicAPITests.writeFile(in: folder))
+            let rex = try realm.dynamicObject(ofType: "DynamicPet", forPrimaryKey: 1)!
+            let token = rex.observe(keyPaths: ["favorite.name"]) { _ in }
+            withExtendedLifetime(token) {}
+        }
+        MisuseTests.expectRule(result, "notifications of dynamic objects watch their own properties only")
     }
 }

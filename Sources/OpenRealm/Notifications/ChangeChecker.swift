@@ -68,6 +68,9 @@ indirect enum Watch: Hashable {
                 misuse("Property '\(name)' in KeyPath '\(keyPath)' is not a collection of objects or an object reference, "
                        + "so it cannot be used as an intermediate keypath.")
             }
+            // The classes a change can touch are found from the model classes (`classes(from:)`).
+            ensure(!schema.isStored, "Key path '\(keyPath)' of a DynamicObject goes through a link: notifications of dynamic "
+                   + "objects watch their own properties only")
             let targetSchema: ObjectSchema
             do { targetSchema = try ObjectSchema.of(target) } catch { misuse("\(error)") }
             var nested = linked ?? .properties([])

@@ -121,6 +121,10 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
     private let linksToItself: Bool
 
     init(_ results: Results<Element>, keyPaths: [String]?) {
+        // What a change can touch is found from the model classes, which dynamic results lack:
+        // observed, they would stay silent. (Each DynamicObject can be observed.)
+        ensure(!results.query.schema.isStored, "Change notifications of dynamic results (realm.dynamicObjects) are not supported yet: "
+               + "observe each DynamicObject, or read the results again after refresh()")
         self.results = results
         observed = ObservedElements(Element.self, keyPaths: keyPaths)
         dependencies = reachableClasses(from: Element.self) + (results.query.source.owner.map { [$0.schema.objectType] } ?? [])

@@ -70,8 +70,12 @@ public final class DynamicObject: Object {
     /// The Swift value of `property`, as the table at the top of this file gives it.
     func dynamicValue(_ property: PropertySchema) -> Any? {
         if property.isList { return collection(property) }
-        let value = read(property.index).value
-        let realm = managedRealm
+        return Self.swiftValue(read(property.index).value, of: property, in: binding, realm: managedRealm)
+    }
+
+    /// A stored value of a property that is not a collection, as the subscript gives it (also
+    /// the old and new values of change notifications).
+    static func swiftValue(_ value: Value, of property: PropertySchema, in binding: TableBinding, realm: Realm) -> Any? {
         switch value {
         case .null:
             return property.columnType == .mixed ? AnyRealmValue.none : nil
