@@ -333,7 +333,15 @@ final class DynamicPet: Object {
                 let toy = realm.dynamicCreate("DynamicToy", value: ["name": "rope", "price": 1.0])
                 #expect(toy["price"] as? Double == 1.0)
                 realm.dynamicCreate("DynamicToy", value: ["name": "bone", "price": 9.5], update: .modified)
+                // An integer primary key is the object's key in the file.
+                let pet = realm.dynamicCreate("DynamicPet", value: ["id": 9, "name": "Dot", "tags": ["new"], "favorite": bone])
+                #expect(pet.realm === realm)
             }
+            let dot = try #require(try realm.dynamicObject(ofType: "DynamicPet", forPrimaryKey: 9))
+            #expect(dot["name"] as? String == "Dot")
+            #expect((dot["favorite"] as? DynamicObject)?["name"] as? String == "bone")
+            #expect(dot.dynamicList("toys").isEmpty)
+            #expect((dot["tags"] as? List<String>).map(Array.init) == ["new"])
             #expect(rex["name"] as? String == "Rex II")
             #expect(rex["weight"] as? Double == 7)
             #expect(rex["nickname"] == nil)
