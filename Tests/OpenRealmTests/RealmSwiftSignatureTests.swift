@@ -190,4 +190,43 @@ final class Moa: Object {
         let realm = try Realm(configuration: folder.configuration())
         #expect(realm.objects(Dog.self).count == 1)
     }
+
+    // MARK: The dynamic API keeps Realm Swift's names
+
+    @Test func theDynamicAPISpellsRealmSwiftsSignatures() throws {
+        let folder = TestFolder()
+        do {
+            let realm = try Realm(configuration: folder.configuration([Dog.self]))
+            try realm.write { realm.add(Dog(value: ["name": "Rex", "age": 3])) }
+        }
+        var configuration = folder.configuration()
+        configuration.isDynamic = true
+        let realm = try Realm(configuration: configuration)
+        // Realm Swift's forms; `try` where OpenRealm throws for a class the file lacks.
+        let objects: (Realm, String) throws -> Results<DynamicObject> = { try $0.dynamicObjects($1) }
+        let byKey: (Realm, String, Any) throws -> DynamicObject? = { try $0.dynamicObject(ofType: $1, forPrimaryKey: $2) }
+        let create: (Realm, String, Any, Realm.UpdatePolicy) -> DynamicObject = { $0.dynamicCreate($1, value: $2, update: $3) }
+        let list: (Object, String) -> List<DynamicObject> = { $0.dynamicList($1) }
+        let set: (Object, String) -> MutableSet<DynamicObject> = { $0.dynamicMutableSet($1) }
+        let map: (Object, String) -> Map<String, DynamicObject?> = { $0.dynamicMap($1) }
+        let subscriptGet: (Object, String) -> Any? = { $0[$1] }
+        let schema: (Realm) -> Schema = { $0.schema }
+        let classes: (Schema) -> [ObjectSchema] = { $0.objectSchema }
+        let byName: (Schema, String) -> ObjectSchema? = { $0[$1] }
+        let properties: (ObjectSchema) -> [Property] = { $0.properties }
+        let property: (ObjectSchema, String) -> Property? = { $0[$1] }
+        let primaryKey: (ObjectSchema) -> Property? = { $0.primaryKeyProperty }
+        let facts: (Property) -> (String, String, PropertyType, Bool, Bool, Bool, Bool, Bool, String?) = {
+            ($0.name, $0.columnName, $0.type, $0.isArray, $0.isSet, $0.isMap, $0.isIndexed, $0.isOptional, $0.objectClassName)
+        }
+        _ = (byKey, create, list, set, map, primaryKey)
+        let dogs = try objects(realm, "Dog")
+        #expect(subscriptGet(dogs[0], "name") as? String == "Rex")
+        let dog = try #require(byName(schema(realm), "Dog"))
+        #expect(classes(schema(realm)).map(\.className) == ["Dog"])
+        #expect(properties(dog).count == dog.properties.count)
+        let name = try #require(property(dog, "name"))
+        #expect(facts(name).2 == .string)
+        #expect(facts(name).2.description == "string")
+    }
 }

@@ -75,10 +75,10 @@ extension LinkingObjects: _LinkingObjectsProtocol {
     static func read(_ owner: ObjectBase, _ property: Int) -> (TableBinding?, [ObjectKey]) {
         let realm = owner.managedRealm
         owner.ensureValid(in: realm)
-        let origin = owner.schema.properties[property].originProperty ?? ""
+        let origin = owner.schema.allProperties[property].originProperty ?? ""
         do {
             guard let binding = try realm.binding(for: Element.self) else { return (nil, []) }
-            guard let originProperty = binding.schema.property(named: origin), originProperty.type == .link,
+            guard let originProperty = binding.schema.property(named: origin), originProperty.columnType == .link,
                   originProperty.linkTarget?.className() == owner.schema.className else {
                 misuse("Property '\(Element.className()).\(origin)' declared as origin of linking objects does not link to '\(owner.schema.className)'")
             }

@@ -21,7 +21,7 @@ struct ListStorage<Element: _Persistable> {
 
     var current: [Element] {
         guard let owner else { return elements }
-        return owner.readList(property).map { Element._rlmGet(_StoredValue($0, realm: owner.realm)) }
+        return owner.readList(property).map { Element._rlmGet(owner.storedElement($0, of: property)) }
     }
 
     var count: Int { owner.map { $0.readList(property).count } ?? elements.count }
@@ -31,7 +31,7 @@ struct ListStorage<Element: _Persistable> {
         guard let owner else { return elements[position] }
         let values = owner.readList(property)
         ensure(position >= 0 && position < values.count, "Index \(position) is out of bounds (must be less than \(values.count))")
-        return Element._rlmGet(_StoredValue(values[position], realm: owner.realm))
+        return Element._rlmGet(owner.storedElement(values[position], of: property))
     }
 
     /// Applies a change: in place while unmanaged, else read, change and write back the

@@ -59,12 +59,12 @@ public final class Map<Key: _MapKey, Value: _Persistable>: CustomStringConvertib
 
     private var current: [(key: Key, value: Value)] {
         guard let owner else { return entries }
-        let keysIndex = owner.schema.properties[property].mapKeysIndex!
+        let keysIndex = owner.schema.allProperties[property].mapKeysIndex!
         let keys = owner.readList(keysIndex)
         let values = owner.readList(property)
         return zip(keys, values).map { key, value in
             (key: Key(_rlmKeyString: { if case .string(let s) = key { return s } else { return "" } }()),
-             value: Value._rlmGet(_StoredValue(value, realm: owner.realm)))
+             value: Value._rlmGet(owner.storedElement(value, of: property)))
         }
     }
 
@@ -109,7 +109,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: CustomStringConvertib
         }
         var values = current
         change(&values)
-        let keysIndex = owner.schema.properties[property].mapKeysIndex!
+        let keysIndex = owner.schema.allProperties[property].mapKeysIndex!
         owner.writeList(keysIndex, values.map { _StoredValue(.string($0.key._rlmKeyString)) })
         owner.writeList(property, values.map { $0.value._rlmSet() })
     }

@@ -29,7 +29,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
 
     private var binding: TableBinding? {
-        do { return try realm.binding(for: Element.self) } catch { misuse("\(error)") }
+        do { return try realm.binding(for: query.schema) } catch { misuse("\(error)") }
     }
 
     /// Always 0.
@@ -88,7 +88,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     public func makeIterator() -> Iterator { Iterator(results: self, keys: keys) }
 
     /// The class and the count: `Results<Dog> (3 objects)`.
-    public var description: String { "Results<\(Element.className())> (\(count) objects)" }
+    public var description: String { "Results<\(query.schema.className)> (\(count) objects)" }
 
     // MARK: Queries
 

@@ -67,7 +67,7 @@ extension Realm {
     /// The same managed row in this realm, if it exists here.
     func counterpart(ofRow managed: ObjectBase) -> ObjectBase? {
         do {
-            guard let binding = try binding(for: managed.schema.objectType),
+            guard let binding = try binding(for: managed.schema),
                   try tableView(binding.table).contains(managed.key) else { return nil }
             return ObjectBase(realm: self, binding: binding, key: managed.key)
         } catch {
@@ -303,10 +303,10 @@ extension Frozen {
     public init<Element: Object>(_ results: Results<Element>) where Value == Results<Element> {
         let frozen = results.freeze()
         let keys = frozen.keys
+        // The results' own schema: a model class's, or a class read from the file.
+        let schema = results.query.schema
         self.init(frozen.realm) { realm in
-            let schema: ObjectSchema
-            do { schema = try ObjectSchema.of(Element.self) } catch { misuse("\(error)") }
-            return Results(realm: realm, query: ResultsQuery(schema: schema, source: .keys(owner: nil) { _ in keys }))
+            Results(realm: realm, query: ResultsQuery(schema: schema, source: .keys(owner: nil) { _ in keys }))
         }
     }
 

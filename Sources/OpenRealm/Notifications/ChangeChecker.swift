@@ -68,6 +68,9 @@ indirect enum Watch: Hashable {
                 misuse("Property '\(name)' in KeyPath '\(keyPath)' is not a collection of objects or an object reference, "
                        + "so it cannot be used as an intermediate keypath.")
             }
+            // The classes a change can touch are found from the model classes (`classes(from:)`).
+            ensure(!schema.isStored, "Key path '\(keyPath)' of a DynamicObject goes through a link: notifications of dynamic "
+                   + "objects watch their own properties only")
             let targetSchema: ObjectSchema
             do { targetSchema = try ObjectSchema.of(target) } catch { misuse("\(error)") }
             var nested = linked ?? .properties([])
@@ -83,7 +86,7 @@ indirect enum Watch: Hashable {
     /// `everything`).
     func propertyIndexes(in schema: ObjectSchema) -> [Int] {
         switch self {
-        case .everything: return schema.properties.filter { $0.isStored && !$0.isHidden }.map(\.index)
+        case .everything: return schema.allProperties.filter { $0.isStored && !$0.isHidden }.map(\.index)
         case .properties(let entries): return entries.map(\.index)
         }
     }
@@ -102,12 +105,12 @@ indirect enum Watch: Hashable {
         switch self {
         case .everything(let depth):
             guard depth > 0 else { return }
-            for property in schema.properties where property.isStored {
+            for property in schema.allProperties where property.isStored {
                 if let target = property.linkTarget { Watch.everything(depth: depth - 1).collect(target, &found) }
             }
         case .properties(let entries):
             for entry in entries {
-                guard let linked = entry.linked, let target = schema.properties[entry.index].linkTarget else { continue }
+                guard let linked = entry.linked, let target = schema.allProperties[entry.index].linkTarget else { continue }
                 linked.collect(target, &found)
             }
         }
@@ -123,7 +126,7 @@ func reachableClasses(from type: Object.Type) -> [Object.Type] {
         guard found[ObjectIdentifier(next)] == nil else { continue }
         found[ObjectIdentifier(next)] = next
         guard let schema = try? ObjectSchema.of(next) else { continue }
-        pending += schema.properties.compactMap(\.linkTarget)
+        pending += schema.allProperties.compactMap(\.linkTarget)
     }
     return Array(found.values)
 }
@@ -192,7 +195,7 @@ final class ChangeChecker {
             if table?.modified.contains(key.value) == true { return true }
             guard depth > 0 else { return false }
             if let known = answers[binding.table]?[key]?.modified(within: depth) { return known }
-            let modified = binding.schema.properties.contains { property in
+            let modified = binding.schema.allProperties.contains { property in
                 property.isStored && property.linkTarget != nil
                     && linkedObjectIsModified(binding, key, property, .everything(depth: depth - 1))
             }
@@ -200,7 +203,7 @@ final class ChangeChecker {
             return modified
         case .properties(let entries):
             for entry in entries {
-                let property = binding.schema.properties[entry.index]
+                let property = binding.schema.allProperties[entry.index]
                 if let table, table.modified.contains(key.value), columnWasSet(binding, property, table) { return true }
                 if let linked = entry.linked, linkedObjectIsModified(binding, key, property, linked) { return true }
             }

@@ -121,6 +121,10 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
     private let linksToItself: Bool
 
     init(_ results: Results<Element>, keyPaths: [String]?) {
+        // What a change can touch is found from the model classes, which dynamic results lack:
+        // observed, they would stay silent. (Each DynamicObject can be observed.)
+        ensure(!results.query.schema.isStored, "Change notifications of dynamic results (realm.dynamicObjects) are not supported yet: "
+               + "observe each DynamicObject, or read the results again after refresh()")
         self.results = results
         observed = ObservedElements(Element.self, keyPaths: keyPaths)
         dependencies = reachableClasses(from: Element.self) + (results.query.source.owner.map { [$0.schema.objectType] } ?? [])
@@ -281,7 +285,7 @@ struct ResultsSubject<Element: Object>: ObservedSubject {
 /// The classes `type`'s stored links (links, lists, sets and maps of objects) point at: what
 /// the default watch follows (linking objects are not followed).
 private func storedLinkTargets(of type: Object.Type) -> [Object.Type] {
-    ((try? ObjectSchema.of(type))?.properties ?? []).filter(\.isStored).compactMap(\.linkTarget)
+    ((try? ObjectSchema.of(type))?.allProperties ?? []).filter(\.isStored).compactMap(\.linkTarget)
 }
 
 /// `type` and every class reachable from it through stored links.
@@ -378,7 +382,7 @@ struct MapSubject<Key: _MapKey, MapValue: _Persistable>: ObservedSubject {
     var deliversInitial: Bool { true }
 
     func snapshot() -> CollectionSnapshot<MapEntry>? {
-        guard let keysIndex = owned.owner.schema.properties[owned.property].mapKeysIndex,
+        guard let keysIndex = owned.owner.schema.allProperties[owned.property].mapKeysIndex,
               let keys = owned.read(keysIndex), let values = owned.read(owned.property) else { return nil }
         let entries = zip(keys, values).map { key, value in
             MapEntry(key: { if case .string(let string) = key { string } else { "" } }(), value: value)

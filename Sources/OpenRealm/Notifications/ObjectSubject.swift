@@ -34,7 +34,7 @@ struct ObjectSubject<T: Object>: ObservedSubject {
     /// Reads their values.
     let values: WatchedProperties
     /// Per property index, how to turn a stored value into its Swift value.
-    let readers: [PersistedProperty.Type?]
+    let readers: [((_StoredValue) -> Any?)?]
     /// Classes linked along watched key paths.
     let linkedClasses: [Object.Type]
 
@@ -49,21 +49,29 @@ struct ObjectSubject<T: Object>: ObservedSubject {
         key = managed.key
         // Object notifications are shallow unless key paths say otherwise (as in Realm), but an
         // embedded object is part of its parent: a change inside it is one of its property.
-        let shallow = Watch.properties(managed.schema.properties.filter { $0.isStored && !$0.isHidden }.map { property in
+        let shallow = Watch.properties(managed.schema.allProperties.filter { $0.isStored && !$0.isHidden }.map { property in
             Watch.Entry(index: property.index, linked: property.linkTarget is EmbeddedObject.Type ? Watch.everything(depth: 3) : nil)
         })
         watch = Watch.of(keyPaths, in: managed.schema, otherwise: shallow)
         properties = watch.propertyIndexes(in: managed.schema)
         values = WatchedProperties(binding: managed.binding, indexes: properties)
-        readers = Self.readers(of: managed.schema)
+        readers = Self.readers(of: managed.binding, in: realm)
         linkedClasses = watch.classes(from: managed.schema.objectType).filter { $0 != managed.schema.objectType }
     }
 
-    /// The wrapper types of `schema`'s properties (from its wrapper layout, else read from a new instance).
-    private static func readers(of schema: ObjectSchema) -> [PersistedProperty.Type?] {
-        if let layout = schema.wrapperLayout { return layout.map { $0.type } + [PersistedProperty.Type?](repeating: nil, count: schema.properties.count - layout.count) }
-        let types = ObjectSchema.persistedChildren(of: schema.objectType.init()).map { type(of: $0.1) as PersistedProperty.Type }
-        return schema.properties.indices.map { $0 < types.count ? types[$0] : nil }
+    /// Per property, the Swift value of a stored value: through the wrapper types of the
+    /// model class (from its wrapper layout, else read from a new instance), or, for a class
+    /// read from the file, as a `DynamicObject` reads it.
+    private static func readers(of binding: TableBinding, in realm: Realm) -> [((_StoredValue) -> Any?)?] {
+        let schema = binding.schema
+        if schema.isStored {
+            return schema.allProperties.map { property in
+                property.isList ? nil : { DynamicObject.swiftValue($0.value, of: property, in: binding, realm: realm) }
+            }
+        }
+        let types: [PersistedProperty.Type] = schema.wrapperLayout.map { $0.map(\.type) }
+            ?? ObjectSchema.persistedChildren(of: schema.objectType.init()).map { type(of: $0.1) as PersistedProperty.Type }
+        return schema.allProperties.indices.map { index in index < types.count ? types[index].swiftValue : nil }
     }
 
     var deliversInitial: Bool { false }
@@ -91,7 +99,7 @@ struct ObjectSubject<T: Object>: ObservedSubject {
             let checker = ChangeChecker(changes, realm)
             for (position, index) in properties.enumerated() where old[position] == new[position] {
                 guard let linked = entries.first(where: { $0.index == index })?.linked else { continue }
-                if checker.linkedObjectIsModified(binding, key, binding.schema.properties[index], linked) { touched.insert(position) }
+                if checker.linkedObjectIsModified(binding, key, binding.schema.allProperties[index], linked) { touched.insert(position) }
             }
         }
         let delta = ObjectDelta(old: old, new: new, touched: touched)
@@ -106,13 +114,13 @@ struct ObjectSubject<T: Object>: ObservedSubject {
         let current = object.isInvalidated ? realm.materialize(T.self, binding, key) : object
         return .change(current, delta.changedPositions.map { position in
             let index = properties[position]
-            return PropertyChange(name: binding.schema.properties[index].name,
+            return PropertyChange(name: binding.schema.allProperties[index].name,
                                   oldValue: swiftValue(delta.old[position], index), newValue: swiftValue(new[position], index))
         })
     }
 
     private func swiftValue(_ state: PropertyState, _ index: Int) -> Any? {
         guard case .value(let value) = state, let reader = readers[index] else { return nil }
-        return reader.swiftValue(_StoredValue(value, realm: realm))
+        return reader(_StoredValue(value, realm: realm))
     }
 }

@@ -62,11 +62,11 @@ struct WatchedChanges {
         entries.contains { entry in
             guard let linked = entry.linked else { return false }
             guard case .properties(let nested) = linked else { return true }
-            guard let target = binding.schema.properties[entry.index].linkTarget,
+            guard let target = binding.schema.allProperties[entry.index].linkTarget,
                   let targetBinding = try? realm.binding(for: target) else { return false }
             let checker = ChangeChecker(changes, realm)
             if let table = changes.tables[targetBinding.table],
-               nested.contains(where: { checker.columnWasSet(targetBinding, targetBinding.schema.properties[$0.index], table) }) {
+               nested.contains(where: { checker.columnWasSet(targetBinding, targetBinding.schema.allProperties[$0.index], table) }) {
                 return true
             }
             return linksMayCount(nested, targetBinding, changes, in: realm)
@@ -106,7 +106,7 @@ struct WatchedChangeReader {
         for entry in entries {
             guard let linked = entry.linked else { continue }
             guard case .properties(let nested) = linked else { return nil }
-            let property = binding.schema.properties[entry.index]
+            let property = binding.schema.allProperties[entry.index]
             guard let target = property.linkTarget else { continue }
             guard let targetBinding = try? realm.binding(for: target) else { return nil }
             // Its class may be unchanged while a class further along the path changed.
@@ -128,7 +128,7 @@ struct WatchedChangeReader {
     private func counted(_ binding: TableBinding, _ entries: [Watch.Entry], _ table: TableChanges) throws(StorageError) -> Set<ObjectKey>? {
         let checker = ChangeChecker(changes, realm)
         var found = Set<ObjectKey>()
-        if entries.contains(where: { checker.columnWasSet(binding, binding.schema.properties[$0.index], table) }) {
+        if entries.contains(where: { checker.columnWasSet(binding, binding.schema.allProperties[$0.index], table) }) {
             for value in table.modified { found.insert(ObjectKey(value)) }
         }
         guard let further = try linkingToCounted(binding, entries) else { return nil }

@@ -51,7 +51,7 @@ struct WatchedProperties {
     /// The values of `row`'s properties, at the version it was read at.
     func states(of row: Row) throws(StorageError) -> [PropertyState] {
         try indexes.map { (index) throws(StorageError) -> PropertyState in
-            let property = binding.schema.properties[index]
+            let property = binding.schema.allProperties[index]
             if property.isComputed { return .computed }
             let column = binding.columns[index]
             guard property.isList else { return .value(try row.value(column)) }
@@ -78,7 +78,7 @@ extension Watch {
         if old != new { return true }
         return entries.contains { entry in
             guard let linked = entry.linked else { return false }
-            return checker.linkedObjectIsModified(binding, key, binding.schema.properties[entry.index], linked)
+            return checker.linkedObjectIsModified(binding, key, binding.schema.allProperties[entry.index], linked)
         }
     }
 
@@ -91,7 +91,7 @@ extension Watch {
         if changedValues.contains(key) { return true }
         return entries.contains { entry in
             guard let linked = entry.linked else { return false }
-            return checker.linkedObjectIsModified(binding, key, binding.schema.properties[entry.index], linked)
+            return checker.linkedObjectIsModified(binding, key, binding.schema.allProperties[entry.index], linked)
         }
     }
 }

@@ -28,13 +28,41 @@ open class Object: ObjectBase, CustomStringConvertible {
     /// Persisted property names to names in the file (`propertiesMapping()` in the seeds).
     open class func propertiesMapping() -> [String: String] { [:] }
 
+    /// The value of the property named `key`; setting it (on a managed object, inside a
+    /// write transaction) stores it. For a model class the value is what the property
+    /// returns (`List<Dog>`, `Dog?`, an enum case); setting takes what `create` takes. A
+    /// `DynamicObject` gives the forms its documentation lists.
+    ///
+    /// ```swift
+    /// let name = dog["name"] as? String
+    /// try realm.write { dog["age"] = 4 }
+    /// ```
+    ///
+    /// A name the class lacks traps, as in Realm Swift. A value that does not fit makes the
+    /// write throw `invalidArgument` at its end (Realm Swift raises an exception).
+    open subscript(key: String) -> Any? {
+        get { modelValue(forKey: key) }
+        set { setModelValue(newValue, forKey: key) }
+    }
+
+    /// The schema of the object's class: for a managed object the one it was read with (for
+    /// a `DynamicObject`, its class as the file records it), else its model class's.
+    ///
+    /// ```swift
+    /// let key = dog.objectSchema.primaryKeyProperty?.name
+    /// ```
+    public final var objectSchema: ObjectSchema {
+        if _isManaged { return schema }
+        do { return try ObjectSchema.of(type(of: self)) } catch { misuse("\(error)") }
+    }
+
     /// The class name and the persisted properties' values.
     open var description: String {
         // Reading an invalidated object traps; printing one (a log line, a failed test's
         // message) should not.
         if isInvalidated { return "[invalid object]" }
         let schema = try? ObjectSchema.of(type(of: self))
-        let fields = schema?.properties.filter { !$0.isHidden && !$0.isList && !$0.isComputed }.map { property in
+        let fields = schema?.allProperties.filter { !$0.isHidden && !$0.isList && !$0.isComputed }.map { property in
             "\(property.name) = \(_managed.map { String(describing: $0.read(property.index).value) } ?? "…")"
         } ?? []
         return "\(Self.className()) { \(fields.joined(separator: "; ")) }"
@@ -255,7 +283,7 @@ open class ObjectBase {
             // Only links need the realm (to materialise the object linked to).
             return kind == .link ? _StoredValue(value, realm: realm) : _StoredValue(value)
         } catch {
-            readFailure(error, path: realm.configuration.path, reading: "\(schema.className).\(schema.properties[property].name)",
+            readFailure(error, path: realm.configuration.path, reading: "\(schema.className).\(schema.allProperties[property].name)",
                         otherwise: "Object has been deleted or invalidated: it is no longer in the realm (\(error))")
         }
     }
@@ -282,14 +310,25 @@ open class ObjectBase {
             }
             return try realm.tableView(table).list(key, binding.columns[property])
         } catch {
-            readFailure(error, path: realm.configuration.path, reading: "\(schema.className).\(schema.properties[property].name)",
+            readFailure(error, path: realm.configuration.path, reading: "\(schema.className).\(schema.allProperties[property].name)",
                         otherwise: "Object has been deleted or invalidated: it is no longer in the realm (\(error))")
         }
     }
 
+    /// An element of list property `property` as `_rlmGet` takes it. A link of a class read
+    /// from the file names its table: the element type, `DynamicObject`, does not say which
+    /// class it links to.
+    @inline(__always)
+    final func storedElement(_ value: Value, of property: Int) -> _StoredValue {
+        if case .link(let key) = value, binding.schema.isStored, let table = binding.linkTargets[property] {
+            return _StoredValue(.typedLink(table, key), realm: _realm)
+        }
+        return _StoredValue(value, realm: _realm)
+    }
+
     /// The keys the link or list-of-links property `property` points at.
     final func linkedKeys(_ property: Int) -> [ObjectKey] {
-        let values = schema.properties[property].isList ? readList(property) : [read(property).value]
+        let values = schema.allProperties[property].isList ? readList(property) : [read(property).value]
         return values.compactMap { if case .link(let k) = $0 { return k } else { return nil } }
     }
 
@@ -308,7 +347,7 @@ open class ObjectBase {
             let values = elements.map { realm.resolveLink($0) }
             try transaction.setList(table, key, binding.columns[property], values)
             let kept = Set(values.compactMap { if case .link(let k) = $0 { return k } else { return nil } })
-            for gone in before where !kept.contains(gone) { realm.deleteEmbedded(schema.properties[property].linkTarget!, gone) }
+            for gone in before where !kept.contains(gone) { realm.deleteEmbedded(schema.allProperties[property].linkTarget!, gone) }
         } catch {
             realm.failWrite(error, "Cannot change a list of \(schema.className)")
         }
@@ -319,7 +358,7 @@ open class ObjectBase {
         let realm = managedRealm
         realm.confinement.verify()
         ensureValid(in: realm)
-        ensure(!binding.schema.properties[property].isComputed,
+        ensure(!binding.schema.allProperties[property].isComputed,
                      "LinkingObjects properties are read-only: change the links of the objects pointing here instead")
         if let elements = value.elements {
             writeList(property, elements)
@@ -335,7 +374,7 @@ open class ObjectBase {
             let replaced = schema.embeddedLinks.contains { $0.index == property } ? linkedKeys(property) : []
             let newValue = realm.resolveLink(value)
             try transaction.set(table, key, binding.columns[property], newValue)
-            for old in replaced where newValue != .link(old) { realm.deleteEmbedded(schema.properties[property].linkTarget!, old) }
+            for old in replaced where newValue != .link(old) { realm.deleteEmbedded(schema.allProperties[property].linkTarget!, old) }
         } catch {
             realm.failWrite(error, "Cannot set a property of \(schema.className)")
         }

@@ -197,6 +197,9 @@ protocol PersistedProperty {
     /// The Swift value of a stored value read from the file (for change notifications'
     /// old and new values).
     static func swiftValue(_ stored: _StoredValue) -> Any?
+    /// The stored form of a loosely typed value for this property (`Object.subscript(key:)`),
+    /// converted as `create` converts it.
+    static func stored(_ value: Any?, objects: LinkedObjectMaker) throws(ValueMismatch) -> _StoredValue
 }
 
 extension Persisted: PersistedProperty {
@@ -270,6 +273,10 @@ extension Persisted: PersistedProperty {
     static func setUnmanaged(_ value: Any?, at address: UnsafeMutableRawPointer, objects: LinkedObjectMaker) throws(ValueMismatch) {
         let converted = try ValueConversion.convert(value, to: Value.self, objects: objects)
         address.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .unmanaged(converted)
+    }
+
+    static func stored(_ value: Any?, objects: LinkedObjectMaker) throws(ValueMismatch) -> _StoredValue {
+        try ValueConversion.convert(value, to: Value.self, objects: objects)._rlmSet()
     }
 
     static var managedIndexOffset: Int { MemoryLayout<Persisted<Value>>.offset(of: \Persisted<Value>.managedIndex)! }
@@ -355,11 +362,11 @@ enum OriginPropertyNames {
     }
 }
 
-/// Recognises an optional inside an `Any` (`swiftValue`).
-private protocol OptionalMarker {
+/// Recognises an optional inside an `Any` (`swiftValue`, `Object.subscript(key:)`).
+protocol OptionalMarker {
     var wrappedValue: Any? { get }
 }
 
 extension Optional: OptionalMarker {
-    fileprivate var wrappedValue: Any? { self.map { $0 as Any } }
+    var wrappedValue: Any? { self.map { $0 as Any } }
 }

@@ -25,12 +25,12 @@ struct BoundPath {
 
     var last: PropertySchema { steps[steps.count - 1] }
     /// The class the path ends in, when its last step is a link (else nil).
-    var target: ObjectSchema? { last.linkTarget.flatMap { try? ObjectSchema.of($0) } }
+    var target: ObjectSchema? { try? last.targetSchema() }
     /// Whether the path can reach several values (it goes through a list, set, map or
     /// linking objects).
     var isToMany: Bool { steps.contains { $0.isList || $0.isComputed } }
     /// The type of the values the path reaches.
-    var type: ColumnType { last.type }
+    var type: ColumnType { last.columnType }
     var name: String { steps.map(\.name).joined(separator: ".") }
 }
 

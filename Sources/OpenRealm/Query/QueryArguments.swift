@@ -19,7 +19,7 @@ enum QueryArguments {
 
     /// Argument `index` (or a constant written in the predicate, when `index` is nil) as a
     /// value compared with values of `type`.
-    static func value(_ argument: Any?, as type: ColumnType, linkingTo target: Object.Type? = nil, argument index: Int?,
+    static func value(_ argument: Any?, as type: ColumnType, linkingTo target: String? = nil, argument index: Int?,
                       position: Int) throws(QueryError) -> Value {
         // NSNull is how NSPredicate users spell nil in an argument list.
         guard let argument = ValueConversion.unwrapped(argument), !(argument is NSNull) else { return .null }
@@ -32,8 +32,8 @@ enum QueryArguments {
             guard type == .link || type == .mixed else {
                 throw QueryError(position: position, reason: "\(what) is an object; the property holds \(QueryBinder.typeName(type))")
             }
-            if type == .link, let target, managed.schema.className != target.className() {
-                throw QueryError(position: position, reason: "\(what) is a \(managed.schema.className); the property links to \(target.className())")
+            if type == .link, let target, managed.schema.className != target {
+                throw QueryError(position: position, reason: "\(what) is a \(managed.schema.className); the property links to \(target)")
             }
             return type == .mixed ? .typedLink(managed.table, managed.key) : .link(managed.key)
         } else if let persistable = argument as? _Persistable, !(argument is AnyRealmValue), Swift.type(of: persistable)._rlmKind.linkTarget == nil,

@@ -84,8 +84,8 @@ struct QueryBinder {
             throw QueryError(position: c.position, reason: "\(explicit.rawValue) needs a key path through a list, set, map or linking objects")
         }
         try Self.check(op, c.options, leftType, c.position)
-        var target: Object.Type?
-        if case .path(let path) = boundLeft { target = path.last.linkTarget }
+        var target: String?
+        if case .path(let path) = boundLeft { target = path.last.objectClassName }
         let boundRight = try bindOtherSide(right, op, leftType, target, schema, c.position)
         if case .value(.null) = boundRight, op != .equal, op != .notEqual {
             throw QueryError(position: c.position, reason: "nil can only be compared with == or !=")
@@ -145,7 +145,7 @@ struct QueryBinder {
             return .aggregate(path, .count, property: nil)
         }
         var property: BoundPath? = nil
-        var valueType = path.last.type
+        var valueType = path.last.columnType
         if elementIsObject {
             guard !k.aggregateProperty.isEmpty, let element = path.target else {
                 throw QueryError(position: k.position, reason: "\(aggregate.rawValue) over objects needs a property: \(path.name).\(aggregate.rawValue).<property>")
@@ -187,17 +187,22 @@ struct QueryBinder {
         var steps: [PropertySchema] = []
         var owners: [ObjectSchema] = []
         for (i, name) in names.enumerated() {
-            guard let property = current.properties.first(where: { $0.name == name && !$0.isHidden }) else {
+            guard let property = current.allProperties.first(where: { $0.name == name && !$0.isHidden }) else {
                 throw QueryError(position: position, reason: "class \(current.className) has no property '\(name)'")
             }
             steps.append(property)
             owners.append(current)
             if i < names.count - 1 {
-                guard let target = property.linkTarget else {
+                guard property.linkTarget != nil else {
                     throw QueryError(position: position, reason: "'\(name)' of \(current.className) is a \(Self.typeName(property)), not a link: '\(names[names.startIndex + i + 1])' cannot follow it")
                 }
-                do { current = try ObjectSchema.of(target) } catch {
-                    throw QueryError(position: position, reason: "class \(target.className()) has an invalid schema: \(error.message)")
+                do throws(Realm.Error) {
+                    guard let target = try property.targetSchema() else {
+                        throw Realm.Error(.invalidArgument, "the file no longer has it")
+                    }
+                    current = target
+                } catch {
+                    throw QueryError(position: position, reason: "class \(property.objectClassName ?? "?") has an invalid schema: \(error.message)")
                 }
             }
         }
@@ -208,7 +213,7 @@ struct QueryBinder {
 
     /// The side compared with the key path; `target` is the class a link path leads to (an
     /// object argument must be one of it).
-    private mutating func bindOtherSide(_ e: QueryExpression, _ op: ComparisonOperator, _ type: ColumnType, _ target: Object.Type?,
+    private mutating func bindOtherSide(_ e: QueryExpression, _ op: ComparisonOperator, _ type: ColumnType, _ target: String?,
                                         _ schema: ObjectSchema, _ position: Int) throws(QueryError) -> BoundOperand {
         switch op {
         case .in, .between:
@@ -262,7 +267,7 @@ struct QueryBinder {
         }
     }
 
-    private func collectionArgument(_ index: Int, as type: ColumnType, _ target: Object.Type?, _ position: Int) throws(QueryError) -> [Value] {
+    private func collectionArgument(_ index: Int, as type: ColumnType, _ target: String?, _ position: Int) throws(QueryError) -> [Value] {
         guard index < arguments.count else {
             throw QueryError(position: position, reason: "argument \(index) is missing: \(arguments.count) given")
         }
@@ -274,7 +279,7 @@ struct QueryBinder {
         return values
     }
 
-    private func value(_ constant: QueryConstant, as type: ColumnType, _ target: Object.Type?, _ position: Int) throws(QueryError) -> Value {
+    private func value(_ constant: QueryConstant, as type: ColumnType, _ target: String?, _ position: Int) throws(QueryError) -> Value {
         switch constant {
         case .argument(let index):
             guard index < arguments.count else {

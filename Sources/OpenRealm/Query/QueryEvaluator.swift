@@ -9,7 +9,9 @@ import RealmStorage
 
 final class QueryEvaluator {
     let realm: Realm
+    /// By model class; classes read from the file (all `DynamicObject`) by name.
     private var bindings: [ObjectIdentifier: TableBinding?] = [:]
+    private var storedBindings: [String: TableBinding?] = [:]
     private var views: [TableKey: TableView] = [:]
     /// Per linking-objects property (`Class.property`): target key → keys of the objects
     /// linking to it, ascending.
@@ -21,12 +23,13 @@ final class QueryEvaluator {
 
     func binding(_ schema: ObjectSchema) throws(StorageError) -> TableBinding? {
         let id = ObjectIdentifier(schema.objectType)
-        if let known = bindings[id] { return known }
+        if schema.isStored, let known = storedBindings[schema.className] { return known }
+        if !schema.isStored, let known = bindings[id] { return known }
         let binding: TableBinding?
-        do { binding = try realm.binding(for: schema.objectType) } catch {
+        do { binding = try realm.binding(for: schema) } catch {
             throw StorageError(.invalidArgument, error.message)
         }
-        bindings[id] = binding
+        if schema.isStored { storedBindings[schema.className] = binding } else { bindings[id] = binding }
         return binding
     }
 
@@ -40,10 +43,9 @@ final class QueryEvaluator {
     }
 
     private func target(_ property: PropertySchema) throws(StorageError) -> TableBinding? {
-        guard let type = property.linkTarget else { return nil }
-        let schema: ObjectSchema
-        do { schema = try ObjectSchema.of(type) } catch { throw StorageError(.invalidArgument, error.message) }
-        return try binding(schema)
+        let schema: ObjectSchema?
+        do { schema = try property.targetSchema() } catch { throw StorageError(.invalidArgument, error.message) }
+        return try schema.flatMap { schema throws(StorageError) in try binding(schema) }
     }
 
     // MARK: Objects
@@ -208,7 +210,7 @@ final class QueryEvaluator {
         if let known = inverses[id] { return known }
         let originSchema: ObjectSchema
         do { originSchema = try ObjectSchema.of(originType) } catch { throw StorageError(.invalidArgument, error.message) }
-        guard let origin = originSchema.property(named: originName), origin.type == .link,
+        guard let origin = originSchema.property(named: originName), origin.columnType == .link,
               let originBinding = try binding(originSchema) else {
             inverses[id] = [:]
             return [:]

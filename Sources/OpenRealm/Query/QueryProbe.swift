@@ -107,7 +107,7 @@ enum QueryProbe {
             }
             guard let offset, let schema = try? ObjectSchema.of(Swift.type(of: object)),
                   let index = schema.wrapperLayout?.firstIndex(where: { $0.offset == offset }) else { break }
-            properties.append(schema.properties[index])
+            properties.append(schema.allProperties[index])
             current = next
         }
         return properties

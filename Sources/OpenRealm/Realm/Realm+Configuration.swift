@@ -114,6 +114,22 @@ extension Realm {
         var compressedReading = CompressedReading.onDemand
         /// Tests: how an encrypted file is read (the fallback forced).
         var encryptedReading = EncryptedReading.onDemand
+        /// Open the file with the schema it records, for code without its model classes (a
+        /// command-line tool, an admin page): `realm.schema` describes the file, and objects
+        /// are read and written by class and property name (`realm.dynamicObjects(_:)`,
+        /// `DynamicObject`). Model classes are neither discovered nor checked, the file's
+        /// schema version is neither compared with `schemaVersion` nor changed, and nothing
+        /// migrates or changes indexes; `objectTypes` must be nil or empty (`invalidArgument`
+        /// otherwise). Realm Swift has this as the private `dynamic` setting of its Objective-C
+        /// configuration (<doc:ComingFromRealmSwift>).
+        ///
+        /// ```swift
+        /// var config = Realm.Configuration(fileURL: url, readOnly: true)
+        /// config.isDynamic = true
+        /// let realm = try Realm(configuration: config)
+        /// for dog in try realm.dynamicObjects("Dog") { print(dog["name"] ?? "nil") }
+        /// ```
+        public var isDynamic = false
         /// The 64-byte key of an encrypted realm file; any other length is an `invalidArgument`
         /// error when the realm opens. A new file is created encrypted with it; an existing one
         /// opens only with the key it was created with (`decryptionFailed` otherwise, and for a

@@ -70,17 +70,17 @@ extension Realm {
         try engine { () throws(StorageError) in
             for schema in schemas {
                 guard let info = transaction.tables.first(where: { $0.name == schema.className }) else {
-                    let plain = schema.properties.filter { $0.type != .link && $0.isStored }
+                    let plain = schema.allProperties.filter { $0.columnType != .link && $0.isStored }
                     let table = try transaction.createTable(schema.className, columns: plain.map { $0.newTableColumnSpec() })
-                    pendingLinks += schema.properties.filter { $0.type == .link && $0.isStored }.map { (table, $0) }
+                    pendingLinks += schema.allProperties.filter { $0.columnType == .link && $0.isStored }.map { (table, $0) }
                     continue
                 }
-                let wanted = Set(schema.properties.filter(\.isStored).map(\.columnName))
-                for property in schema.properties where property.isStored {
+                let wanted = Set(schema.allProperties.filter(\.isStored).map(\.columnName))
+                for property in schema.allProperties where property.isStored {
                     if let column = info.column(named: property.columnName) {
                         let spec = info.columns[column.index]
-                        let sameShape = spec.type == property.type && spec.isList == property.isList
-                            && (property.type != .link || tableName(spec.linkTarget) == property.linkTarget?.className())
+                        let sameShape = spec.type == property.columnType && spec.isList == property.isList
+                            && (property.columnType != .link || tableName(spec.linkTarget) == property.linkTarget?.className())
                         // Compared with the column the property would get: links and mixed
                         // values are always nullable, whatever the Swift type says.
                         if sameShape && spec.nullable == property.columnSpec().nullable {
@@ -93,7 +93,7 @@ extension Realm {
                         drop.append((info.key, column))
                         if sameShape { nullabilityChanges.append((info.key, column, property)) }
                     }
-                    if property.type == .link {
+                    if property.columnType == .link {
                         pendingLinks.append((info.key, property))
                     } else {
                         // Indexes come after the block: a new primary key's values are only
@@ -124,7 +124,7 @@ extension Realm {
         for schema in schemas {
             guard let info = transaction.tables.first(where: { $0.name == schema.className }) else { continue }
             var columns: [String: ColumnKey] = [:]
-            for property in schema.properties where property.isStored { columns[property.name] = info.column(named: property.columnName) }
+            for property in schema.allProperties where property.isStored { columns[property.name] = info.column(named: property.columnName) }
             newColumns[schema.className] = (info.key, columns)
         }
         let migration = Migration(transaction: transaction, snapshot: snapshot, oldColumns: oldColumns, newColumns: newColumns)
@@ -137,7 +137,7 @@ extension Realm {
             try Self.removeTables(migration.deletedTables, transaction)
             for schema in schemas {
                 guard let info = transaction.tables.first(where: { $0.name == schema.className }) else { continue }
-                for property in schema.properties where property.type != .link && !property.isList && property.isStored {
+                for property in schema.allProperties where property.columnType != .link && !property.isList && property.isStored {
                     guard let column = info.column(named: property.columnName) else { continue }
                     do throws(StorageError) {
                         try transaction.setIndex(info.key, column, indexed: property.isIndexed, unique: property.isPrimaryKey)

@@ -92,11 +92,11 @@ extension Realm {
         // Only objects with links or collections take the general path (and the retains
         // its loop costs even over nothing).
         if !schema.writeFlatValues(of: object, columns: binding.columns, into: &values) {
-            for (index, value) in schema.unmanagedValues(of: object).enumerated() where schema.properties[index].isStored {
+            for (index, value) in schema.unmanagedValues(of: object).enumerated() where schema.allProperties[index].isStored {
                 let column = binding.columns[index]
                 if value.elements != nil {
                     lists.append(LinkedValue(property: index, column: column, value: value))
-                    if let keys = value.mapKeys, let keysIndex = schema.properties[index].mapKeysIndex {
+                    if let keys = value.mapKeys, let keysIndex = schema.allProperties[index].mapKeysIndex {
                         let keyValues = _StoredValue(.null, elements: keys.map { _StoredValue(.string($0)) })
                         lists.append(LinkedValue(property: index, column: binding.columns[keysIndex], value: keyValues))
                     }
@@ -143,7 +143,7 @@ extension Realm {
         let table = try engine { () throws(StorageError) in try transaction.table(binding.table, flushingIndexes: false) }
         let embedded = Set(managed.schema.embeddedLinks.map(\.index))
         func isGiven(_ property: Int) -> Bool { given?.contains(property) ?? true }
-        for property in managed.schema.properties where !property.isPrimaryKey && property.isStored && !property.isList && isGiven(property.index) {
+        for property in managed.schema.allProperties where !property.isPrimaryKey && property.isStored && !property.isList && isGiven(property.index) {
             // Links to objects are written below, once those objects are in the realm.
             if links.contains(where: { $0.property == property.index }) { continue }
             let column = binding.columns[property.index]
@@ -159,13 +159,13 @@ extension Realm {
             if update == .modified, try engine({ () throws(StorageError) in try table.list(managed.key, list.column) }) == elements { continue }
             try engine { () throws(StorageError) in try transaction.setList(binding.table, managed.key, list.column, elements) }
             let kept = Set(elements.compactMap { if case .link(let key) = $0 { return key } else { return nil } })
-            for key in unlinked where !kept.contains(key) { deleteEmbedded(managed.schema.properties[list.property].linkTarget!, key) }
+            for key in unlinked where !kept.contains(key) { deleteEmbedded(managed.schema.allProperties[list.property].linkTarget!, key) }
         }
         for link in links where isGiven(link.property) {
             let unlinked = embedded.contains(link.property) ? managed.linkedKeys(link.property) : []
             let value = resolveLink(link.value, update: update)
             try engine { () throws(StorageError) in try transaction.set(binding.table, managed.key, link.column, value) }
-            for key in unlinked where value != .link(key) { deleteEmbedded(managed.schema.properties[link.property].linkTarget!, key) }
+            for key in unlinked where value != .link(key) { deleteEmbedded(managed.schema.allProperties[link.property].linkTarget!, key) }
         }
     }
 
@@ -250,14 +250,14 @@ extension Realm {
         let entries: [(PropertySchema, Any?)]
         var given: Set<Int>?
         if let source {
-            entries = zip(schema.properties, schema.unmanagedValuesOrManaged(of: source)).filter { $0.0.isStored }
+            entries = zip(schema.allProperties, schema.unmanagedValuesOrManaged(of: source)).filter { $0.0.isStored }
         } else {
             switch value {
             case let dictionary as [String: Any?]:
-                entries = schema.properties.filter(\.isStored).compactMap { property in dictionary[property.name].map { (property, $0) } }
+                entries = schema.allProperties.filter(\.isStored).compactMap { property in dictionary[property.name].map { (property, $0) } }
                 given = Set(entries.map(\.0.index))
             case let array as [Any?]:
-                let stored = schema.properties.filter { $0.isStored && !$0.isHidden }
+                let stored = schema.allProperties.filter { $0.isStored && !$0.isHidden }
                 guard array.count == stored.count else {
                     throw Realm.Error(.invalidArgument, "Invalid array for \(schema.className): \(array.count) values for \(stored.count) properties")
                 }
@@ -424,6 +424,8 @@ extension Realm {
     /// A managed object for a typed link (from an `AnyRealmValue`): its class is the one this
     /// realm has bound to the table, else the configured or used class of the table's name.
     func materializeLinked(table: TableKey, _ key: ObjectKey) -> Object {
+        // A realm without model classes reads every object as the file records it.
+        if configuration.isDynamic { return dynamicObject(table: table, key: key) }
         if let type = boundClass(of: table) { return materializeLinked(type, key) }
         let tables = writeTransaction?.tables ?? readTransaction.tables
         guard let name = tables.first(where: { $0.key == table })?.name else {

@@ -9,7 +9,9 @@
 //   3. Open the store, check the whole file when `verifyIntegrityOnOpen` asks, and compare
 //      the schema recorded in the file with the model classes: a newer schema version is
 //      refused; differences are migrated (a raised schemaVersion), or the file is deleted
-//      (`deleteRealmIfMigrationNeeded`), or refused with what differs and how to fix it.
+//      (`deleteRealmIfMigrationNeeded`), or refused with what differs and how to fix it. A
+//      dynamic realm (`isDynamic`) skips this and step 4's migration, binding and recording:
+//      it takes the schema the file records (Realm+Dynamic.swift).
 //   4. Make the realm (its designated initializer, Realm.swift), migrate (Realm+Migration.swift),
 //      bind the listed classes, record the schema version and the index changes in one write,
 //      and give it its context last (RealmContext.swift: how work from elsewhere reaches it).
@@ -54,7 +56,8 @@ extension Realm {
     ///   `fileCorrupted`, `incompatibleLockFile` (another process opened it with a different
     ///   lock file layout, or has it open through a lock file deleted or replaced since),
     ///   `schemaMismatch`, `invalidSchema`,
-    ///   `invalidArgument` (an encryption key that is not 64 bytes), `decryptionFailed` (a key
+    ///   `invalidArgument` (an encryption key that is not 64 bytes, or `objectTypes` listed for a
+    ///   realm that `isDynamic`), `decryptionFailed` (a key
     ///   that is not the file's, a key for a plain file, or none for an encrypted one; or, while
     ///   another realm of this process has the file or in-memory identifier open, not its key),
     ///   `readOnly` (an LZ4-compressed copy opened without `readOnly`).
@@ -95,10 +98,21 @@ extension Realm {
         if configuration.verifyIntegrityOnOpen {
             try engine { () throws(StorageError) in try store.verifyIntegrity(of: read) }
         }
+        if configuration.isDynamic {
+            // The file's own schema: nothing to compare, migrate or record (Realm+Dynamic.swift).
+            guard configuration.objectTypes?.isEmpty ?? true else {
+                throw Realm.Error(.invalidArgument, "a dynamic realm reads the schema the file records: leave objectTypes nil or empty",
+                                  path: configuration.path)
+            }
+            self.init(store: store, reading: read, configuration: configuration, confinement: confinement)
+            context = RealmContext(for: self)
+            return
+        }
         let stored = try engine { () throws(StorageError) in try read.schemaBlob() }.flatMap(SchemaRecord.init)
         if let stored, stored.schemaVersion > configuration.schemaVersion {
             throw Realm.Error(.schemaMismatch, "the file has schema version \(stored.schemaVersion), newer than this configuration's "
-                              + "\(configuration.schemaVersion); open it with the matching schemaVersion", path: configuration.path)
+                              + "\(configuration.schemaVersion); open it with the matching schemaVersion, or with isDynamic to read it "
+                              + "without model classes", path: configuration.path)
         }
         let problems = try Realm.schemaProblems(read, configuration, classes: try configuration.listedClasses() ?? ModelClassDiscovery.all)
         let versionRaised = stored.map { $0.schemaVersion < configuration.schemaVersion } ?? false

@@ -37,7 +37,10 @@ public final class Realm {
     }
     /// Every binding this realm made, kept for as long as it lives: managed objects hold
     /// theirs without retaining it (ObjectBase.binding), and outlive `bindings` resets.
-    private var everyBinding: [TableBinding] = []
+    var everyBinding: [TableBinding] = []
+    /// The file's classes as its catalogue records them, and the bindings of dynamic objects
+    /// to their tables (Realm+Dynamic.swift).
+    var dynamicState = DynamicState()
     /// The binding found last (see `binding(for:)`); forgotten whenever `bindings` changes.
     private var lastBinding: TableBinding?
     /// Index additions (true) and removals (false) that bound classes ask of the file and
@@ -290,17 +293,17 @@ public final class Realm {
             throw Realm.Error(.notInWriteTransaction, "adding objects requires a write transaction: use realm.write { }")
         }
         let schema = try ObjectSchema.of(type)
-        let plain = schema.properties.filter { $0.type != .link && $0.isStored }
+        let plain = schema.allProperties.filter { $0.columnType != .link && $0.isStored }
         let key = try engine { () throws(StorageError) in
             try writeTransaction.createTable(schema.className, columns: plain.map { $0.newTableColumnSpec() })
         }
-        var columns = [ColumnKey](repeating: ColumnKey(0), count: schema.properties.count)
+        var columns = [ColumnKey](repeating: ColumnKey(0), count: schema.allProperties.count)
         for (position, property) in plain.enumerated() { columns[property.index] = ColumnKey(position) }
         // Bound before the links are added, so that a link back to this class finds it.
         var binding = TableBinding(schema: schema, table: key, columns: columns)
         bindings[ObjectIdentifier(type)] = binding
         everyBinding.append(binding)
-        for property in schema.properties where property.type == .link && property.isStored {
+        for property in schema.allProperties where property.columnType == .link && property.isStored {
             let target = try bindingCreatingTable(for: property.linkTarget!)
             let column = try engine { () throws(StorageError) in
                 try writeTransaction.addColumn(key, property.columnSpec(linkTarget: target.table))
@@ -741,6 +744,10 @@ final class TableBinding {
     /// The primary key property's index, if the class has one.
     let primaryKeyIndex: Int?
 
+    /// For a class read from the file (a dynamic binding): per property, the table its links
+    /// lead to. A `DynamicObject` element type does not say which class a link reaches.
+    var linkTargets: [TableKey?] = []
+
     /// Indexes the class declares and the file lacks (true), or the reverse (false), by
     /// column name. Realm adds and drops indexes without a migration (`Realm.scheduleIndexChanges`).
     let indexChanges: [(column: String, indexed: Bool)]
@@ -750,10 +757,10 @@ final class TableBinding {
         self.table = table
         self.columns = columns
         self.indexChanges = indexChanges
-        self.primaryKeyIndex = schema.properties.firstIndex { $0.isPrimaryKey }
-        self.readKinds = schema.properties.map { property in
+        self.primaryKeyIndex = schema.allProperties.firstIndex { $0.isPrimaryKey }
+        self.readKinds = schema.allProperties.map { property in
             if property.isList || property.isComputed { return .collection }
-            return property.type == .link || property.type == .mixed ? .link : .value
+            return property.columnType == .link || property.columnType == .mixed ? .link : .value
         }
     }
 
@@ -764,7 +771,7 @@ final class TableBinding {
         var columns: [ColumnKey] = []
         var differences: [String] = []
         var indexChanges: [(column: String, indexed: Bool)] = []
-        for property in schema.properties {
+        for property in schema.allProperties {
             guard property.isStored else {
                 columns.append(ColumnKey(-1))
                 continue
@@ -774,8 +781,8 @@ final class TableBinding {
                 continue
             }
             let spec = info.columns[column.index]
-            if spec.type != property.type || spec.nullable != property.columnSpec().nullable || spec.isList != property.isList
-                || (spec.type == .link && linkTargetName(spec.linkTarget) != property.linkTarget?.className()) {
+            if spec.type != property.columnType || spec.nullable != property.columnSpec().nullable || spec.isList != property.isList
+                || (spec.type == .link && linkTargetName(spec.linkTarget) != property.objectClassName) {
                 differences.append("property \(property.name) changed type")
             } else if (spec.unique || spec.isObjectKey) != property.isPrimaryKey {
                 differences.append("primary key changed on \(property.name)")
@@ -785,7 +792,7 @@ final class TableBinding {
             }
             columns.append(column)
         }
-        let names = Set(schema.properties.filter(\.isStored).map(\.columnName))
+        let names = Set(schema.allProperties.filter(\.isStored).map(\.columnName))
         for spec in info.columns where !spec.removed && !names.contains(spec.name) {
             differences.append("property \(spec.name) was removed")
         }

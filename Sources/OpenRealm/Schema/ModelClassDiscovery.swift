@@ -89,7 +89,8 @@ enum ModelClassDiscovery {
                 guard let metadata = access(0) else { continue }
                 let type = unsafeBitCast(metadata, to: Any.Type.self)
                 guard let model = type as? Object.Type,
-                      model != Object.self, model != EmbeddedObject.self, model != AsymmetricObject.self else { continue }
+                      model != Object.self, model != EmbeddedObject.self, model != AsymmetricObject.self,
+                      model != DynamicObject.self else { continue }
                 classes.append(model)
             }
         }

@@ -41,7 +41,8 @@ public struct PropertySchema: @unchecked Sendable, Equatable {
     public var isIndexed: Bool
     /// Position of the property in its class (`Realm` maps it to the table's column).
     var index: Int
-    var type: ColumnType
+    /// How the file stores the property.
+    var columnType: ColumnType
     /// For links: the class linked to.
     var linkTarget: Object.Type?
     /// A `List` property.
@@ -54,11 +55,16 @@ public struct PropertySchema: @unchecked Sendable, Equatable {
     var mapKeysIndex: Int?
     /// The keys column of a `Map` (not a Swift property).
     var isHidden = false
+    /// For a link of a class read from the file (`ObjectSchema.stored`): the class linked to,
+    /// by name, found among `storedSchemas` (`linkTarget` is then `DynamicObject`).
+    var storedTargetName: String?
+    /// For a property of a class read from the file: the file's classes at that version.
+    var storedSchemas: StoredSchemas?
 
     /// Whether two properties are the same in every respect, their position and column included.
     public static func == (a: PropertySchema, b: PropertySchema) -> Bool {
         a.name == b.name && a.columnName == b.columnName && a.typeName == b.typeName && a.isOptional == b.isOptional
-            && a.isPrimaryKey == b.isPrimaryKey && a.isIndexed == b.isIndexed && a.index == b.index && a.type == b.type
+            && a.isPrimaryKey == b.isPrimaryKey && a.isIndexed == b.isIndexed && a.index == b.index && a.columnType == b.columnType
             && a.linkTarget.map(ObjectIdentifier.init) == b.linkTarget.map(ObjectIdentifier.init) && a.isList == b.isList
             && a.isComputed == b.isComputed && a.originProperty == b.originProperty
             && a.mapKeysIndex == b.mapKeysIndex && a.isHidden == b.isHidden
@@ -69,42 +75,56 @@ public struct PropertySchema: @unchecked Sendable, Equatable {
 
     /// The column for this property; links need the target table's key.
     func columnSpec(linkTarget: TableKey? = nil) -> ColumnSpec {
-        ColumnSpec(name: columnName, type: type, nullable: isOptional, isList: isList, indexed: isIndexed, unique: isPrimaryKey, linkTarget: linkTarget)
+        var spec = ColumnSpec(name: columnName, type: columnType, nullable: isOptional, isList: isList, indexed: isIndexed,
+                              unique: isPrimaryKey, linkTarget: linkTarget)
+        // Recorded so that the file tells a set from a list to code without this class.
+        spec.isSet = isSet
+        return spec
     }
 
     /// The column of a new table: a non-optional integer primary key becomes the object key
     /// (no index; lookups descend the object tree directly).
     func newTableColumnSpec() -> ColumnSpec {
-        isPrimaryKey && type == .int && !isOptional && !isList ? .objectKey(name: columnName) : columnSpec()
+        isPrimaryKey && columnType == .int && !isOptional && !isList ? .objectKey(name: columnName) : columnSpec()
     }
 }
 
-/// The persisted shape of a model class.
+/// The persisted shape of a class: of a model class, or of a class as the file records it
+/// (`realm.schema`, the dynamic API).
 ///
 /// ```swift
+/// let schema = realm.schema["Dog"]!
 /// print(schema)   // Dog { _id: ObjectId (primary key), name: String, age: Int }
 /// let key = schema.primaryKeyProperty?.name   // "_id"
 /// ```
-///
-/// No public API hands one out yet (Realm Swift's `Object.objectSchema` and `Realm.schema`
-/// are missing).
 public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     // @unchecked: everything is immutable after init (`indexesByWrapperOffset` is a lock); the
     // wrapper readers are functions and metatypes that are never mutated.
     /// The class name: the Swift class's name unless `className()` is overridden.
     public let className: String
-    /// The persisted properties, in declaration order (with hidden companion columns of `Map`
-    /// properties after them).
-    public let properties: [PropertySchema]
+    /// Every property, in declaration order, with the hidden companion columns of `Map`
+    /// properties after them: a property's `index` is its position here.
+    let allProperties: [PropertySchema]
+    /// The model class; `DynamicObject` for a class read from the file.
     let objectType: Object.Type
+    /// For a class read from the file (Schema.swift): the file's classes at that version,
+    /// where its links find their targets. Nil for a model class.
+    let storedSchemas: StoredSchemas?
+    /// Whether the schema was read from the file rather than from a model class.
+    var isStored: Bool { storedSchemas != nil }
+    /// The persisted properties, in declaration order (for a class read from the file, in the
+    /// file's column order).
+    public var properties: [PropertySchema] { allProperties.filter { !$0.isHidden } }
+    /// The property named `propertyName`, if the class has one.
+    public subscript(propertyName: String) -> PropertySchema? { allProperties.first { $0.name == propertyName && !$0.isHidden } }
     /// The primary key property, if the class has one.
-    public var primaryKeyProperty: PropertySchema? { properties.first { $0.isPrimaryKey } }
+    public var primaryKeyProperty: PropertySchema? { allProperties.first { $0.isPrimaryKey } }
     /// Instances are owned by a parent object (`EmbeddedObject`).
     public var isEmbedded: Bool { objectType is EmbeddedObject.Type }
 
     /// The stored link and list-of-link properties whose targets are embedded objects.
     var embeddedLinks: [PropertySchema] {
-        properties.filter { $0.isStored && $0.type == .link && ($0.linkTarget.map { $0 is EmbeddedObject.Type } ?? false) }
+        allProperties.filter { $0.isStored && $0.columnType == .link && ($0.linkTarget.map { $0 is EmbeddedObject.Type } ?? false) }
     }
 
     private let indexesByWrapperOffset = Locked([Int: Int]())
@@ -123,15 +143,16 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     private let flatReaders: [(offset: Int, reader: PlainReader)]?
 
     init(className: String, properties: [PropertySchema], objectType: Object.Type,
-         wrapperLayout: [(offset: Int, type: PersistedProperty.Type)]?) {
+         wrapperLayout: [(offset: Int, type: PersistedProperty.Type)]?, storedSchemas: StoredSchemas? = nil) {
         self.className = className
-        self.properties = properties
+        self.storedSchemas = storedSchemas
+        self.allProperties = properties
         self.objectType = objectType
         self.wrapperLayout = wrapperLayout
         self.managedIndexOffsets = wrapperLayout?.map { $0.offset + $0.type.managedIndexOffset }
         self.unmanagedReaders = wrapperLayout?.map { (offset: $0.offset, read: $0.type.unmanagedReader) }
         let flat = properties.allSatisfy {
-            $0.isStored && !$0.isHidden && !$0.isList && $0.mapKeysIndex == nil && $0.linkTarget == nil && $0.type != .link && $0.type != .mixed
+            $0.isStored && !$0.isHidden && !$0.isList && $0.mapKeysIndex == nil && $0.linkTarget == nil && $0.columnType != .link && $0.columnType != .mixed
         }
         self.flatReaders = flat && wrapperLayout?.count == properties.count
             ? wrapperLayout?.map { (offset: $0.offset, reader: $0.type.plainReader) } : nil
@@ -180,12 +201,12 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
 
     /// The class and its properties, for debugging: `Dog { name: String, age: Int }`.
     public var description: String {
-        "\(className) { " + properties.filter { !$0.isHidden }.map { "\($0.name): \($0.typeName)\($0.isPrimaryKey ? " (primary key)" : $0.isIndexed ? " (indexed)" : "")" }
+        "\(className) { " + allProperties.filter { !$0.isHidden }.map { "\($0.name): \($0.typeName)\($0.isPrimaryKey ? " (primary key)" : $0.isIndexed ? " (indexed)" : "")" }
             .joined(separator: ", ") + " }"
     }
 
 
-    func property(named name: String) -> PropertySchema? { properties.first { $0.name == name } }
+    func property(named name: String) -> PropertySchema? { allProperties.first { $0.name == name } }
 
     // MARK: Discovery
 
@@ -219,6 +240,11 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
     static let maxPropertyNameBytes = 63
 
     private static func discover(_ type: Object.Type) throws(Realm.Error) -> ObjectSchema {
+        // Its objects take the schema of the class they were read as, from the file.
+        guard type != DynamicObject.self else {
+            throw Realm.Error(.invalidSchema, "DynamicObject is not a model class: its objects come from realm.dynamicObjects(_:), "
+                              + "and what needs a model class (type-safe queries, change notifications, Frozen results) does not take them")
+        }
         let className = type.className()
         guard !className.isEmpty, className.utf8.count <= maxClassNameBytes else {
             throw Realm.Error(.invalidSchema, "class name \(className) is \(className.utf8.count) bytes of UTF-8; the limit is \(maxClassNameBytes)")
@@ -240,7 +266,7 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
             }
             properties.append(PropertySchema(name: name, columnName: columnName, typeName: property.propertyKind.name,
                                              isOptional: property.isOptional, isPrimaryKey: property.isPrimaryKey,
-                                             isIndexed: property.isIndexed, index: properties.count, type: property.propertyKind.type,
+                                             isIndexed: property.isIndexed, index: properties.count, columnType: property.propertyKind.type,
                                              linkTarget: property.propertyKind.linkTarget, isList: property.propertyKind.isList,
                                              isComputed: property.propertyKind.isComputed, originProperty: property.originProperty))
         }
@@ -251,7 +277,7 @@ public final class ObjectSchema: @unchecked Sendable, CustomStringConvertible {
             properties[i].mapKeysIndex = properties.count
             properties.append(PropertySchema(name: "__keys:" + properties[i].name, columnName: "__keys:" + properties[i].columnName,
                                              typeName: "Map keys", isOptional: false, isPrimaryKey: false, isIndexed: false,
-                                             index: properties.count, type: .string, linkTarget: nil, isList: true, isHidden: true))
+                                             index: properties.count, columnType: .string, linkTarget: nil, isList: true, isHidden: true))
         }
         let keys = properties.filter(\.isPrimaryKey)
         if type is EmbeddedObject.Type, let key = keys.first {

@@ -242,6 +242,10 @@ extension Object: _Persistable {
     }
 
     public static func _rlmGet(_ stored: _StoredValue) -> Self {
+        // An element of a collection of a class read from the file (ObjectBase.storedElement).
+        if self == DynamicObject.self, case .typedLink(let table, let key) = stored.value, let realm = stored.realm {
+            return unsafeDowncast(realm.dynamicObject(table: table, key: key), to: self)
+        }
         guard case .link(let key) = stored.value, let realm = stored.realm else {
             // Null is what a link to nothing reads as: only a non-optional declaration reads it
             // here. Any other value is no link at all: the file does not hold what its schema says.

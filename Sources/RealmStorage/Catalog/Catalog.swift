@@ -16,7 +16,8 @@
 //                 u64 change set ref (0 = nothing changed)
 //
 // Strings are a u32 byte length followed by UTF-8 bytes. Column flags: 1 nullable, 2 list,
-// 4 indexed, 8 unique, 16 removed, 32 object key (the value is the object's key).
+// 4 indexed, 8 unique, 16 removed, 32 object key (the value is the object's key), 64 set (a
+// list holding a set; a reader that does not know the flag reads the list unchanged).
 //
 // With node flag 0x80 (`SealedRefs.flag`; format 6, encrypted files) every ref above (schema
 // blob, cluster root, index root, change set ref) is followed by a u64: its node's seal
@@ -99,6 +100,7 @@ package struct TopState: Sendable {
                 if column.unique { flags |= 8 }
                 if column.removed { flags |= 16 }
                 if column.isObjectKey { flags |= 32 }
+                if column.isSet { flags |= 64 }
                 w.u8(flags)
                 w.u32(column.linkTarget?.value ?? UInt32.max)
                 ref(table.indexRoots[c])
@@ -148,6 +150,7 @@ package struct TopState: Sendable {
                 spec.nullable = flags & 1 != 0
                 spec.removed = flags & 16 != 0
                 spec.isObjectKey = flags & 32 != 0
+                spec.isSet = flags & 64 != 0 && spec.isList
                 guard !spec.isObjectKey || (type == .int && !spec.nullable && !spec.isList && !spec.indexed) else {
                     throw StorageError(.fileCorrupted, "table \(name): column \(columnName) cannot hold object keys")
                 }

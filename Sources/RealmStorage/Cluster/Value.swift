@@ -195,6 +195,10 @@ package struct ColumnSpec: Hashable, Sendable {
     /// SQLite's INTEGER PRIMARY KEY is the rowid): unique by construction, found by a
     /// descent of the cluster tree, and needing no index. Immutable once the object exists.
     package var isObjectKey: Bool = false
+    /// A list column that holds a set (Realm's `MutableSet`): the engine stores and reads it as
+    /// any list; the flag only tells code without the model class (the dynamic API, tools)
+    /// what the list is. Files written before the flag existed have it clear on every column.
+    package var isSet: Bool = false
 
     package init(name: String, type: ColumnType, nullable: Bool = false, isList: Bool = false,
                  indexed: Bool = false, unique: Bool = false, linkTarget: TableKey? = nil) {
