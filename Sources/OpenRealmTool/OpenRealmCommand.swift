@@ -4,7 +4,7 @@ import OpenRealm
 
 // openrealm: a command-line tool over OpenRealm's files.
 //
-// One file per command in Commands/ (`<Name>Command.swift`), each a `ParsableCommand` listed in
+// One file per command in Commands/ (InfoCommand.swift and the like), each a `ParsableCommand` listed in
 // `subcommands` below; what they share is beside this file: opening a file read-only
 // (Reading.swift), `--key-file` and the copy options (Options.swift), the exit statuses
 // (ToolFailure.swift), the progress bar (ProgressBar.swift). Commands that read objects without

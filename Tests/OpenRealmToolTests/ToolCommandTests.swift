@@ -10,20 +10,21 @@ import RealmStorage
     static let commands = ["demo", "bench", "info", "schema", "verify", "compact", "copy"]
 
     /// A command that worked: status 0, nothing on standard error (piped: no progress bar).
-    static func expectSuccess(_ run: ToolRun, sourceLocation: SourceLocation = #_sourceLocation) {
+    @discardableResult
+    static func succeed(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> ToolRun {
+        let run = try Tool.run(arguments, sourceLocation: sourceLocation)
         #expect(run.status == 0 && run.exited, "\(run)", sourceLocation: sourceLocation)
         #expect(run.stderr.isEmpty, "\(run)", sourceLocation: sourceLocation)
+        return run
     }
 
     @Test func helpListsEveryCommandAndTheExitStatuses() throws {
-        let help = try Tool.run(["--help"])
-        Self.expectSuccess(help)
+        let help = try Self.succeed(["--help"])
         for command in Self.commands { #expect(help.stdout.contains("\n  \(command) "), "\(command) in \(help.stdout)") }
         #expect(!help.stdout.contains("inspect"), "the old name stays hidden")
         #expect(help.stdout.contains("2 the file is damaged"))
         for command in Self.commands + ["inspect"] {
-            let run = try Tool.run([command, "--help"])
-            Self.expectSuccess(run)
+            let run = try Self.succeed([command, "--help"])
             #expect(run.stdout.contains("USAGE: openrealm \(command)"), "\(run)")
         }
         let verify = try Tool.run(["verify", "--help"])
@@ -41,8 +42,7 @@ import RealmStorage
     }
 
     @Test func versionNamesTheFileFormat() throws {
-        let run = try Tool.run(["--version"])
-        Self.expectSuccess(run)
+        let run = try Self.succeed(["--version"])
         #expect(run.stdout == OpenRealmCommand.version + "\n")
         #expect(run.stdout.contains("file format"))
     }
@@ -50,8 +50,7 @@ import RealmStorage
     @Test func infoShowsFormatSpaceStateAndCounts() throws {
         let folder = ToolFolder()
         let path = try folder.realm(owners: 20)
-        let run = try Tool.run(["info", path])
-        Self.expectSuccess(run)
+        let run = try Self.succeed(["info", path])
         let lines = run.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == path)
         for field in ["format version", "file size", "space", "version", "other processes", "encryption", "compression"] {
@@ -73,13 +72,11 @@ import RealmStorage
         let key = ToolBadInputTests.key
         let keyFile = try folder.file("key", key)
         let path = try folder.realm("secret.realm", owners: 5, key: key)
-        let encrypted = try Tool.run(["info", path, "--key-file", keyFile])
-        Self.expectSuccess(encrypted)
+        let encrypted = try Self.succeed(["info", path, "--key-file", keyFile])
         #expect(encrypted.stdout.contains("encryption       encrypted"), "\(encrypted)")
         let archive = folder.path("archive.realmz")
-        Self.expectSuccess(try Tool.run(["copy", path, archive, "--lz4", "--decrypt", "--key-file", keyFile]))
-        let compressed = try Tool.run(["info", archive])
-        Self.expectSuccess(compressed)
+        try Self.succeed(["copy", path, archive, "--lz4", "--decrypt", "--key-file", keyFile])
+        let compressed = try Self.succeed(["info", archive])
         #expect(compressed.stdout.contains("compression      LZ4-compressed copy"), "\(compressed)")
         #expect(compressed.stdout.contains("  ToolPet    15 objects"), "\(compressed)")
     }
@@ -90,8 +87,7 @@ import RealmStorage
         let path = try folder.realm(owners: 3)
         let store = try Store.open(path: path)
         let read = store.beginRead()
-        let run = try Tool.run(["info", path])
-        Self.expectSuccess(run)
+        let run = try Self.succeed(["info", path])
         #expect(run.stdout.contains("other processes  have the file open"), "\(run)")
         _ = read
     }
@@ -99,8 +95,7 @@ import RealmStorage
     @Test func verifySaysOKWithStatusZero() throws {
         let folder = ToolFolder()
         let path = try folder.realm(owners: 30)
-        let run = try Tool.run(["verify", path])
-        Self.expectSuccess(run)
+        let run = try Self.succeed(["verify", path])
         #expect(run.stdout.hasPrefix("\(path): OK — version "), "\(run)")
         #expect(run.stdout.contains("2 tables, 120 objects"), "\(run)")
     }
@@ -118,18 +113,15 @@ import RealmStorage
         let folder = ToolFolder()
         let path = try folder.realm(owners: 40)
         let compacted = folder.path("compacted.realm"), archive = folder.path("archive.realmz"), restored = folder.path("restored.realm")
-        let compact = try Tool.run(["compact", path, compacted])
-        Self.expectSuccess(compact)
+        let compact = try Self.succeed(["compact", path, compacted])
         #expect(compact.stdout.hasPrefix("wrote \(compacted): "), "\(compact)")
-        let copy = try Tool.run(["copy", path, archive, "--lz4"])
-        Self.expectSuccess(copy)
+        let copy = try Self.succeed(["copy", path, archive, "--lz4"])
         #expect(copy.stdout.contains("LZ4-compressed"), "\(copy)")
         #expect(CompressedFormat.isCompressedFile(at: archive))
-        Self.expectSuccess(try Tool.run(["copy", archive, restored]))
+        try Self.succeed(["copy", archive, restored])
         #expect(!CompressedFormat.isCompressedFile(at: restored))
         for file in [compacted, archive, restored] {
-            let run = try Tool.run(["verify", file])
-            Self.expectSuccess(run)
+            let run = try Self.succeed(["verify", file])
             #expect(run.stdout.contains("160 objects"), "\(run)")
         }
         // A copy is never written over an existing file.
@@ -144,17 +136,15 @@ import RealmStorage
             #expect(refused.stderr.contains("was not compacted"), "\(refused)")
             _ = store
         }
-        let inPlace = try Tool.run(["compact", path])
-        Self.expectSuccess(inPlace)
+        let inPlace = try Self.succeed(["compact", path])
         #expect(inPlace.stdout.hasPrefix("compacted \(path)") || inPlace.stdout.contains("needs no compaction"), "\(inPlace)")
-        Self.expectSuccess(try Tool.run(["verify", path]))
+        try Self.succeed(["verify", path])
     }
 
     /// The README's first command: the demo runs and checks its realms.
     @Test func demoRunsInAFolder() throws {
         let folder = ToolFolder()
-        let run = try Tool.run(["demo", folder.url.path])
-        Self.expectSuccess(run)
+        let run = try Self.succeed(["demo", folder.url.path])
         #expect(run.stdout.contains("OpenRealm object API demo"), "\(run)")
         #expect(run.stdout.contains("compacted copy: "), "\(run)")
         #expect(FileManager.default.fileExists(atPath: folder.path("demo.realm")))
@@ -162,8 +152,7 @@ import RealmStorage
 
     @Test func benchRunsTheRowsItIsGiven() throws {
         let folder = ToolFolder()
-        let run = try Tool.run(["bench", "--rows", "500", folder.url.path])
-        Self.expectSuccess(run)
+        let run = try Self.succeed(["bench", "--rows", "500", folder.url.path])
         #expect(run.stdout.hasPrefix("insert: 500 rows in "), "\(run)")
         #expect(run.stdout.contains("lookup by unique id"), "\(run)")
     }

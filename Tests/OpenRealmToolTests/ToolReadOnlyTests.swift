@@ -14,7 +14,7 @@ import RealmStorage
         let before = try folder.listing()
         #expect(before.count == 1)
         for command in Self.readingCommands {
-            ToolCommandTests.expectSuccess(try Tool.run(command + [path]))
+            try ToolCommandTests.succeed(command + [path])
             #expect(try folder.listing() == before, "\(command)")
         }
     }
@@ -23,11 +23,11 @@ import RealmStorage
         let folder = ToolFolder()
         let keyFile = try folder.file("key", ToolBadInputTests.key)
         let path = try folder.realm("secret.realm", owners: 10, key: ToolBadInputTests.key)
-        ToolCommandTests.expectSuccess(try Tool.run(["copy", path, folder.path("archive.realmz"), "--lz4", "--key-file", keyFile]))
+        try ToolCommandTests.succeed(["copy", path, folder.path("archive.realmz"), "--lz4", "--key-file", keyFile])
         let before = try folder.listing()
         for command in Self.readingCommands {
             for file in [path, folder.path("archive.realmz")] {
-                ToolCommandTests.expectSuccess(try Tool.run(command + [file, "--key-file", keyFile]))
+                try ToolCommandTests.succeed(command + [file, "--key-file", keyFile])
                 #expect(try folder.listing() == before, "\(command) \(file)")
             }
         }
@@ -51,7 +51,7 @@ import RealmStorage
         let before = try folder.listing()
         for (index, command) in [["copy"], ["copy", "--lz4"], ["compact"]].enumerated() {
             let copy = folder.path("copy-\(index).realm")
-            ToolCommandTests.expectSuccess(try Tool.run(command + [path, copy]))
+            try ToolCommandTests.succeed(command + [path, copy])
             let after = try folder.listing()
             #expect(after.filter { !$0.hasPrefix("copy-") } == before, "\(command)")
             #expect(after.filter { $0.hasPrefix("copy-\(index).realm ") }.count == 1, "\(command): \(after)")

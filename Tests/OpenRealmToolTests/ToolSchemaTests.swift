@@ -8,8 +8,7 @@ import RealmStorage
 @Suite(.childProcesses) struct ToolSchemaTests {
     @Test func schemaListsClassesPropertiesTypesAndTraits() throws {
         let folder = ToolFolder()
-        let run = try Tool.run(["schema", try folder.realm()])
-        ToolCommandTests.expectSuccess(run)
+        let run = try ToolCommandTests.succeed(["schema", try folder.realm()])
         let lines = run.stdout.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
         #expect(lines.first == "ToolOwner")
         for expected in ["id Int primary key", "name String indexed", "nickname String?", "best ToolPet?", "pets List<ToolPet>",
@@ -24,8 +23,7 @@ import RealmStorage
     /// this target compiles.
     @Test func swiftSourceIsTheModelThatWroteTheFile() throws {
         let folder = ToolFolder()
-        let run = try Tool.run(["schema", "--swift", try folder.realm()])
-        ToolCommandTests.expectSuccess(run)
+        let run = try ToolCommandTests.succeed(["schema", "--swift", try folder.realm()])
         #expect(run.stdout.contains("import OpenRealm\n"))
         let model = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("ToolModel.swift"),
                                encoding: .utf8)
