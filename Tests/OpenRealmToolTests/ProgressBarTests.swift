@@ -33,6 +33,34 @@ import TestSupport
         }
     }
 
+    /// On a terminal (a pseudo-terminal made by util-linux's `script`), verify and copy draw
+    /// their bars on standard error, ending with the finished line.
+    @Test func longWorkDrawsABarOnATerminal() throws {
+        let script = "/usr/bin/script"
+        guard FileManager.default.isExecutableFile(atPath: script) else {
+            Issue.record("no \(script) (util-linux) to run the tool on a pseudo-terminal")
+            return
+        }
+        let folder = ToolFolder()
+        let path = try folder.realm(owners: 200)
+        let tool = try #require(Tool.executable).path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: script)
+        // -e: the status of the command; the typescript file is thrown away.
+        process.arguments = ["-qec", "'\(tool)' verify '\(path)' && '\(tool)' copy '\(path)' '\(folder.path("copy.realm"))'", "/dev/null"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("\rverifying [------------------------------] 0% 0/800 objects"), "\(text)")
+        #expect(text.contains("\rverifying [##############################] 100% 800/800 objects"), "\(text)")
+        #expect(text.contains("\rcopying [##############################] 100% 800/800 objects"), "\(text)")
+    }
+
     /// Verify reports its objects as it checks them, as copies do.
     @Test func verifyReportsItsProgress() throws {
         let folder = ToolFolder()
