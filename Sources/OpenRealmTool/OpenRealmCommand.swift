@@ -39,6 +39,13 @@ public struct OpenRealmCommand: ParsableCommand {
 
     public init() {}
 
+    /// `openrealm` without a command: a usage error, where argument-parser would print the help
+    /// with status 0 (a script that lost its command should fail, not succeed quietly).
+    public func run() throws {
+        let commands = Self.configuration.subcommands.filter { $0.configuration.shouldDisplay }.compactMap { $0.configuration.commandName }
+        throw ValidationError("a command is missing: one of \(commands.joined(separator: ", "))")
+    }
+
     /// Runs the command line `arguments` (the process's own when nil) and exits.
     ///
     /// In place of `ParsableCommand.main()`, which prints every failure as argument-parser

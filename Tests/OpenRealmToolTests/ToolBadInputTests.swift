@@ -52,7 +52,7 @@ import RealmStorage
         let usage = ToolFailure.usage
         #expect(usage == 64)
         for arguments in [
-            ["bench", "-5"], ["bench", "--rows", "0"], ["bench", "--rows=-5"], ["bench", "--rows", "many"], ["bench", "--rows"],
+            [], ["bench", "-5"], ["bench", "--rows", "0"], ["bench", "--rows=-5"], ["bench", "--rows", "many"], ["bench", "--rows"],
             ["bench", "1000000"], ["info"], ["info", path, "extra"], ["info", path, "--frobnicate"], ["schema", path, "--swiftly"],
             ["verify"], ["verify", path, "--key-file"], ["nonsense"], ["copy", path], ["copy", path, folder.path("c"), "--decrypt"],
             ["copy", path, folder.path("c"), "--key-file", keyFile, "--decrypt", "--new-key-file", keyFile],
@@ -62,6 +62,7 @@ import RealmStorage
         }
         Self.expectFailure(try Tool.run(["bench", "-5"]), usage, mentioning: "'-5'")
         Self.expectFailure(try Tool.run(["bench", "1000000"]), usage, mentioning: "--rows 1000000")
+        Self.expectFailure(try Tool.run([]), usage, mentioning: "a command is missing: one of demo, bench, info, schema, verify, compact, copy")
         #expect(!FileManager.default.fileExists(atPath: folder.path("c")))
     }
 
