@@ -9,6 +9,8 @@ let package = Package(
         // swift-log, swift-metrics and swift-service-lifecycle for OpenRealm, in a library of its
         // own so that OpenRealm itself depends on nothing.
         .library(name: "OpenRealmServer", targets: ["OpenRealmServer"]),
+        // The command-line tool: a thin executable over OpenRealmTool, the library of its commands
+        // (a target of its own so that its tests call the commands' code and run the tool).
         .executable(name: "openrealm", targets: ["openrealm"]),
         // A low-level facade over the storage engine for the benchmarks (Benchmarks/), a module
         // of its own so that the OpenRealm module users import does not carry it. Not user API.
@@ -16,11 +18,14 @@ let package = Package(
     ],
     dependencies: [
         // swift-docc-plugin only for `swift package generate-documentation` (scripts/build-docs.sh);
-        // swift-log, swift-metrics and swift-service-lifecycle only for the OpenRealmServer product:
+        // swift-log, swift-metrics and swift-service-lifecycle only for the OpenRealmServer product,
+        // swift-argument-parser only for the openrealm tool:
         // the OpenRealm library itself depends on nothing.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        // swift-argument-parser only for the openrealm tool (OpenRealmTool and its executable).
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
@@ -52,12 +57,28 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .executableTarget(name: "openrealm", dependencies: ["RealmStorage", "OpenRealm"]),
+        // The tool's commands, one file each (Sources/OpenRealmTool/Commands/); the executable only
+        // calls `OpenRealmCommand.main()`.
+        .target(
+            name: "OpenRealmTool",
+            dependencies: [
+                "RealmStorage",
+                "OpenRealm",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "openrealm", dependencies: ["OpenRealmTool"]),
         // What RealmStorageTests and OpenRealmTests both use (the `.childProcesses` trait, the
         // seeded generator), once: a library of the tests only, in no product.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "RealmStorageTests", dependencies: ["RealmStorage", "TestSupport"], exclude: ["Golden"]),
         .testTarget(name: "OpenRealmTests", dependencies: ["OpenRealm", "RealmStorage", "_OpenRealmEngine", "TestSupport"]),
+        // Runs the built `openrealm` as a child process: the dependency on the executable target
+        // makes `swift build --build-tests` and `swift test` build it first.
+        .testTarget(
+            name: "OpenRealmToolTests",
+            dependencies: ["OpenRealmTool", "openrealm", "OpenRealm", "RealmStorage", "TestSupport"]
+        ),
         .testTarget(
             name: "OpenRealmServerTests",
             dependencies: [

@@ -213,7 +213,7 @@ import TestSupport
 
     /// `openrealm` with `--key-file` (raw or hex), `--new-key-file` and `--decrypt`: every command
     /// opens encrypted files, copies stay encrypted with the source's key unless told otherwise,
-    /// and a key file that holds no key is an exit status of 1, never a trap.
+    /// and a key file that holds no key is an exit status of 1, never a trap (usage errors: 64).
     @Test func theCommandLineToolTakesKeyFiles() throws {
         let run = try CompressedWriteCopyTests.commandLineTool()
         let folder = TestFolder()
@@ -245,7 +245,8 @@ import TestSupport
             #expect(try run([command, url("enc.realm").path, "--key-file", otherKey]) == 1, "\(command) with another key")
             for notKey in notKeys { #expect(try run([command, url("enc.realm").path, "--key-file", notKey]) == 1, "\(command) \(notKey)") }
             #expect(try run([command, url("enc.realm").path, "--key-file", url("missing").path]) == 1)
-            #expect(try run([command, url("enc.realm").path, "--key-file"]) == 1)
+            // A usage error: argument-parser's status (EX_USAGE).
+            #expect(try run([command, url("enc.realm").path, "--key-file"]) == 64)
         }
         // Copies: the source's key, another key, or none.
         #expect(try run(["copy", url("enc.realm").path, url("same.realm").path, "--key-file", rawKey]) == 0)
@@ -270,7 +271,7 @@ import TestSupport
         #expect(try Self.contents(url("unpacked.realm"), key: Self.otherKey) == expected)
         #expect(try run(["copy", plain.path, url("plain-archive.realmz").path, "--lz4", "--new-key-file", otherKey]) == 0)
         #expect(try run(["verify", url("plain-archive.realmz").path, "--key-file", otherKey]) == 0)
-        #expect(try run(["copy", url("enc.realm").path, url("both.realm").path, "--key-file", rawKey, "--decrypt", "--new-key-file", otherKey]) == 1)
+        #expect(try run(["copy", url("enc.realm").path, url("both.realm").path, "--key-file", rawKey, "--decrypt", "--new-key-file", otherKey]) == 64)
         #expect(!FileManager.default.fileExists(atPath: url("both.realm").path))
         // Compaction in place keeps the key, under a new salt.
         let salt = try Self.salt(url("enc.realm"))

@@ -106,6 +106,58 @@ import Darwin
         other.unlockWriter()
     }
 
+    /// A read-only open told not to create a lock file (the openrealm tool's) reads without
+    /// one and leaves the folder as it was; a writer that comes meanwhile is refused, and opens
+    /// once the reader has gone.
+    @Test func aReadOnlyOpenThatMayNotCreateALockFileReadsWithoutOne() throws {
+        let directory = TemporaryDirectory()
+        let path = try Self.shippedRealm(in: directory)
+        var options = StoreOptions(create: false, readOnly: true)
+        options.createsLockFile = false
+        do {
+            let store = try Store.open(path: path, options: options)
+            #expect(try Self.rowCount(store) == 3)
+            #expect(try store.verify().objects == 3)
+            #expect(!FileManager.default.fileExists(atPath: path + ".lock"))
+            #expect(store.versionsPinnedElsewhere() == nil)
+            #expect(throws: StorageError.self) { try store.beginWrite() }
+            let writer = try ProcessCoordination(path: path, readOnly: false)
+            #expect { try writer.joinRealmFile() } throws: { ($0 as? StorageError)?.code == .incompatibleLockFile }
+            try FileManager.default.removeItem(atPath: path + ".lock")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).count == 1)
+        try Store.open(path: path).verify()
+    }
+
+    /// Where there is a lock file, such a read-only open joins it as every reader does: it sees
+    /// the other process's pins, and the writer writes on while it reads.
+    @Test func aReadOnlyOpenThatMayNotCreateALockFileJoinsOneThatExists() throws {
+        let directory = TemporaryDirectory()
+        let path = try Self.shippedRealm(in: directory)
+        let other = try ProcessCoordination(path: path, readOnly: false)
+        try other.joinRealmFile()
+        // The first process lets others in once it has recovered the file (nothing to do here).
+        other.finishedOpening()
+        var options = StoreOptions(create: false, readOnly: true)
+        options.createsLockFile = false
+        let store = try Store.open(path: path, options: options)
+        #expect(try Self.rowCount(store) == 3)
+        #expect(store.versionsPinnedElsewhere() != nil)
+        #expect(other.tryLockWriter())
+        other.unlockWriter()
+    }
+
+    /// A read-only open of a realm that is not there creates nothing, with or without the option.
+    @Test(arguments: [true, false])
+    func aReadOnlyOpenOfAMissingRealmCreatesNothing(createsLockFile: Bool) throws {
+        let directory = TemporaryDirectory()
+        var options = StoreOptions(create: false, readOnly: true)
+        options.createsLockFile = createsLockFile
+        let error = #expect(throws: StorageError.self) { try Store.open(path: directory.path("missing.realm"), options: options) }
+        #expect(error?.code == .fileNotFound)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
+    }
+
     /// Where a read-only open cannot go on, the error says why, naming the lock file.
     @Test func openingErrorsNameTheCause() throws {
         let directory = TemporaryDirectory()

@@ -114,6 +114,22 @@ import Darwin
 // its check before the byte was taken, is seen by the reader's own check after it took the
 // byte: the lock file is there now, and the reader joins it as a reader without a table.
 //
+// A read-only open that may not leave anything behind (`StoreOptions.createsLockFile` false:
+// the openrealm tool's info, schema and verify, and the source of its copies) opens the lock
+// file if there is one and joins it as every reader does, publishing its pins; if there is
+// none it creates none and goes without, as above. Nobody has the realm open then (a process
+// with it open keeps its lock file at the path, or is refused by the checks below), so there
+// is no pin to publish and nobody to publish it to: what such a reader needs against a writer
+// of another process is that the writer does not reuse space under it, and the realm file's
+// byte gives exactly that (a writer that comes later is refused until the reader closes; one
+// that came just before is joined without a table and kept from writing). The price is on
+// the writer's side: while the reader has the file open, a writer process cannot open it.
+// Right for a tool that reads for seconds and must not leave a `<name>.lock` beside a file it
+// only looked at; wrong for a reader that stays open in a long-lived process, so it is not
+// the default of read-only opens (`Realm.Configuration.readOnly` creates the lock file, so
+// that writers open beside it). A read-only open of a realm file that does not exist creates
+// nothing, whatever the option (`fileNotFound`, before the lock file is touched).
+//
 // A lock file deleted or replaced under live processes. Everything above holds only while
 // every process with the realm open meets in the same lock file. Delete `<name>.lock`, or
 // rename another file over it, and the next opener creates or finds a file nobody holds
@@ -222,27 +238,37 @@ final class ProcessCoordination: @unchecked Sendable {
     /// table, and one that finds none and cannot create one goes without (see the header).
     /// `creationFailure` (tests): opening the lock file for writing fails with this errno, as
     /// on a read-only file system (EROFS) or where the process may not write (EACCES).
+    /// `createsLockFile` false (read-only only): a missing lock file is not created, and the
+    /// process goes without one (see the header).
     ///
     /// - Throws: `fileNotFound` (no such folder; read-only: no realm file either),
     ///   `permissionDenied` (the lock file cannot be created or opened: the message says why),
     ///   `incompatibleLockFile`, `alreadyOpen` (every reader slot taken), `ioFailure`.
-    init(path: String, readOnly: Bool, creationFailure: Int32? = nil) throws(StorageError) {
+    init(path: String, readOnly: Bool, createsLockFile: Bool = true, creationFailure: Int32? = nil) throws(StorageError) {
         let lockPath = path + ".lock"
         self.path = path
+        // Before the lock file is touched: a read-only open of a missing realm used to create
+        // `<name>.lock`, then fail, and leave it there.
+        if readOnly && access(path, F_OK) != 0 {
+            let err = errno
+            throw err == ENOENT ? Self.missingRealmError(path: path) : StorageError.system("examining the realm file", path: path, errno: err)
+        }
+        let creates = createsLockFile || !readOnly
         var fd: Int32
         if let creationFailure {
             fd = -1
             errno = creationFailure
         } else {
-            fd = systemOpen(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            fd = systemOpen(lockPath, O_RDWR | (creates ? O_CREAT : 0) | O_CLOEXEC, 0o644)
         }
         let createError = fd < 0 ? errno : 0
         let writable = fd >= 0
         if fd < 0 && readOnly { fd = systemOpen(lockPath, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
             let err = errno
-            // No lock file, and none can be made: a read-only open goes without (see the header).
-            if err == ENOENT && [EROFS, EACCES, EPERM].contains(createError) && readOnly && access(path, F_OK) == 0 {
+            // No lock file, and none can or may be made: a read-only open goes without (see the header).
+            let noneMade = [EROFS, EACCES, EPERM].contains(createError) || (!creates && createError == ENOENT)
+            if err == ENOENT && noneMade && readOnly && access(path, F_OK) == 0 {
                 self.fd = -1
                 lockFile = nil
                 table = nil
@@ -314,6 +340,16 @@ final class ProcessCoordination: @unchecked Sendable {
             close(fd)
             throw error
         }
+    }
+
+    /// A read-only open's error for a realm file that is not there: its folder missing, or
+    /// only the file.
+    private static func missingRealmError(path: String) -> StorageError {
+        let folder = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        if !folder.isEmpty && access(folder, F_OK) != 0 {
+            return StorageError(.fileNotFound, "the folder of the realm file does not exist", path: path, errno: ENOENT)
+        }
+        return StorageError(.fileNotFound, "no realm file exists at this path (and a read-only open creates none)", path: path, errno: ENOENT)
     }
 
     /// Why the lock file could not be opened: `createError` opening it for writing (creating
@@ -410,7 +446,7 @@ final class ProcessCoordination: @unchecked Sendable {
                     throw StorageError(.incompatibleLockFile,
                                        "another process has the realm open, but not through the lock file at \(path).lock: that "
                                        + "file was deleted or replaced while it had the realm open, or the process opened it "
-                                       + "read-only where it could not create the lock file. Close the other processes "
+                                       + "read-only where it could not create the lock file (or would not: openrealm's read-only commands). Close the other processes "
                                        + "that have the realm open, then open it again", path: path)
                 }
                 usleep(5_000)
@@ -683,6 +719,9 @@ final class ProcessCoordination: @unchecked Sendable {
     func unlockWriter() {
         _ = openrealm_range_lock(fd, Self.writerByte, 1, 0, 0)
     }
+
+    /// Whether this process has the shared table (and sees other processes' pins).
+    var hasTable: Bool { table != nil }
 
     /// Whether another process has the realm open now.
     var othersPresent: Bool {

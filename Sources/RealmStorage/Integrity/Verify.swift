@@ -31,11 +31,12 @@ extension Store {
     /// - Throws: `fileCorrupted` naming the first inconsistency found.
     /// `uncached`: every node's checksum is computed again, also for nodes this process has
     /// verified or written before (VerifiedNodes.swift): what the file holds, not what it held.
+    /// `progress` is told the objects checked, as a copy tells its own (CopyProgress.swift).
     @discardableResult
-    package func verify(uncached: Bool = false) throws(StorageError) -> VerifyReport {
+    package func verify(uncached: Bool = false, progress: CopyProgressHandler? = nil) throws(StorageError) -> VerifyReport {
         let read = beginRead()
         do throws(StorageError) {
-            return try read.verify(uncached: uncached)
+            return try read.verify(uncached: uncached, progress: progress)
         } catch {
             throw StorageError(.fileCorrupted, "verify: \(error.message)", path: path)
         }
@@ -80,12 +81,19 @@ extension Store.State {
 }
 
 extension ReadTransaction {
-    /// Checks this version: everything it reaches and its free list.
-    package func verify(uncached: Bool = false) throws(StorageError) -> VerifyReport {
+    /// Checks this version: everything it reaches and its free list. `progress` is told the
+    /// objects checked, leaf by leaf (the objects are most of a file's work; the free list and
+    /// the indexes count for nothing).
+    package func verify(uncached: Bool = false, progress: CopyProgressHandler? = nil) throws(StorageError) -> VerifyReport {
         let walked = uncached
             ? TreeContext(base: context.base, limit: context.limit, limits: context.limits, freed: nil, check: context.check.uncached)
             : context
         var walker = Verifier(context: walked, limit: slot.logicalSize)
+        if let progress {
+            var total = 0
+            for info in top.tables { total += try table(info.key).count() }
+            walker.progress = CopyProgressCounter(total: total, handler: progress)
+        }
         var report = VerifyReport(version: version, logicalSize: slot.logicalSize)
         try walker.claim(slot.topRef, .top)
         try walker.claim(slot.commitRecordRef, .commitRecord)
@@ -106,6 +114,7 @@ extension ReadTransaction {
         report.freeBytes = free.freeBytes
         report.freeExtents = free.extents.count
         try walker.checkCoverage(free: free)
+        walker.progress?.finish()
         return report
     }
 }
@@ -114,6 +123,8 @@ struct Verifier {
     let context: TreeContext
     let limit: UInt64
     var extents: [(offset: UInt64, length: UInt64)] = []
+    /// Counts the objects checked, for `verify`'s `progress`.
+    var progress: CopyProgressCounter?
 
     init(context: TreeContext, limit: UInt64) {
         self.context = context
@@ -197,6 +208,7 @@ struct Verifier {
                         for i in 0..<leaf.count { indexed[c, default: []].append(IndexEntry(prefix: IndexKey.prefix(value).bytes, key: leaf.keys[i])) }
                     }
                 }
+                verifier.progress?.advance(by: leaf.count)
                 return (leaf.count, leaf.count > 0 ? leaf.keys[0] : nil)
             }
         }

@@ -373,6 +373,21 @@ extension Store {
     /// Whether another process has this file open now.
     package var otherProcessesHaveTheFile: Bool { coordination?.othersPresent ?? false }
 
+    /// What readers of other processes pin now (`openrealm info`): exact versions, sorted and
+    /// distinct, and ranges that summarise more; nil when this process cannot see them (no
+    /// table in a lock file: an in-memory or compressed realm, a read-only open without a lock
+    /// file or without write access to it; ProcessCoordination.swift).
+    package func versionsPinnedElsewhere() -> (versions: [UInt64], ranges: [ClosedRange<UInt64>])? {
+        guard let coordination, coordination.hasTable else { return nil }
+        let pinned = coordination.othersPins()
+        // Sorted already: a version pinned in two processes is there twice.
+        let versions = pinned.versions.enumerated().filter { $0.offset == 0 || pinned.versions[$0.offset - 1] != $0.element }.map(\.element)
+        return (versions, pinned.ranges)
+    }
+
+    /// The file format version of the newest version's header (FileHeader.swift).
+    package var formatVersion: UInt32 { syncing.withLock { $0 } }
+
     /// Keeps other openers (of this process too) from opening the realm at `path` (they wait)
     /// until the returned value goes: with a store open and `otherProcessesHaveTheFile` false,
     /// nobody else can reach the file meanwhile, so it may be replaced (compaction). Nil,

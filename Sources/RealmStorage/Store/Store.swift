@@ -164,7 +164,8 @@ package final class Store: @unchecked Sendable {
         } else {
             // Joined before the realm file is created or read: the first process creates it
             // (atomically), and none reads it before it has a reader slot.
-            coordination = try ProcessCoordination(path: path, readOnly: options.readOnly, creationFailure: options.lockFileCreationFailure)
+            coordination = try ProcessCoordination(path: path, readOnly: options.readOnly, createsLockFile: options.createsLockFile,
+                                                   creationFailure: options.lockFileCreationFailure)
             if access(path, F_OK) != 0 {
                 guard options.create, !options.readOnly else {
                     throw StorageError(.fileNotFound, "no realm file exists at this path", path: path, errno: ENOENT)

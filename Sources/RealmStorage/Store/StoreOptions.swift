@@ -15,6 +15,11 @@ package struct StoreOptions: Sendable {
     package var create = true
     /// Open without writing; several read-only openers may share the file.
     package var readOnly = false
+    /// With `readOnly`: false opens without a lock file when there is none, creating nothing
+    /// beside the realm file (the openrealm tool's read-only commands). A writer of another
+    /// process cannot open the file meanwhile (ProcessCoordination.swift has the argument).
+    /// Ignored without `readOnly`: a writer always has a lock file.
+    package var createsLockFile = true
     package var limits: TreeLimits = .standard
     /// Wraps the opened file: tests put fault- and crash-injecting layers here.
     package var fileWrapper: (@Sendable (StorageFile) -> StorageFile)?

@@ -5,7 +5,7 @@ import Darwin
 #endif
 import RealmStorage
 
-/// `openrealm bench [rows] [folder]`: the engine workload of the storage benchmark, for a quick
+/// `openrealm bench [--rows n] [folder]`: the engine workload of the storage benchmark, for a quick
 /// reading on this machine (the side-by-side comparison lives in Benchmarks/).
 ///
 /// Inserts `rows` rows (object key, a String of 8–16 characters, an Int 0–99, a Double and an
@@ -13,7 +13,7 @@ import RealmStorage
 /// key, every column.
 enum Bench {
     static func run(rows: Int, folder: String?) throws {
-        let directory = folder ?? Demo.makeTemporaryDirectory()
+        let directory = try folder ?? Demo.makeTemporaryDirectory()
         let path = directory + "/bench.realm"
         unlink(path); unlink(path + ".lock")
         let store = try Store.open(path: path)

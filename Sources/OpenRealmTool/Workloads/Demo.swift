@@ -10,7 +10,7 @@ import RealmStorage
 /// their change set, an integrity check and a compacted copy.
 enum Demo {
     static func run(folder: String?) throws {
-        let directory = folder ?? makeTemporaryDirectory()
+        let directory = try folder ?? makeTemporaryDirectory()
         let path = directory + "/demo.realm"
         let copyPath = directory + "/demo-compacted.realm"
         unlink(path); unlink(path + ".lock"); unlink(copyPath)
@@ -73,12 +73,11 @@ enum Demo {
               + "\(copyReport.objects) objects verified: \(clock.lap())")
     }
 
-    static func makeTemporaryDirectory() -> String {
+    static func makeTemporaryDirectory() throws(ToolFailure) -> String {
         var template = Array("/tmp/openrealm-demo-XXXXXX".utf8CString)
-        return template.withUnsafeMutableBufferPointer { buffer in
-            guard let result = mkdtemp(buffer.baseAddress!) else { fail("cannot create a temporary folder") }
-            return String(cString: result)
-        }
+        let made = template.withUnsafeMutableBufferPointer { buffer in mkdtemp(buffer.baseAddress!).map { String(cString: $0) } }
+        guard let made else { throw ToolFailure("cannot create a temporary folder: \(String(cString: strerror(errno)))") }
+        return made
     }
 }
 
