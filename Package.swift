@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // Hummingbird only for OpenRealmWebView, the read-only web view `openrealm serve` runs.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -52,6 +54,19 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The read-only web view of a realm file (`openrealm serve`): a library target of its own,
+        // so that Hummingbird (and SwiftNIO under it) reaches neither OpenRealm nor its users.
+        // RealmStorage for the info page (format, space, versions), as the tool reads them.
+        .target(
+            name: "OpenRealmWebView",
+            dependencies: [
+                "OpenRealm",
+                "RealmStorage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                // For the graceful shutdown that ends the history streams.
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(name: "openrealm", dependencies: ["RealmStorage", "OpenRealm"]),
         // What RealmStorageTests and OpenRealmTests both use (the `.childProcesses` trait, the
         // seeded generator), once: a library of the tests only, in no product.
@@ -67,6 +82,17 @@ let package = Package(
                 "RealmStorage",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
+            name: "OpenRealmWebViewTests",
+            dependencies: [
+                "OpenRealmWebView",
+                "OpenRealm",
+                "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
