@@ -267,6 +267,24 @@ import Testing
         #expect(PageMiddleware.hostName("evil.example") == "evil.example")
     }
 
+    /// The file's bytes are the same after every page was read, and nothing but the lock file
+    /// (which a read-only open joins or makes, so that writers can coexist with it) is beside it.
+    @Test func readingEveryPageChangesNothingInTheFile() async throws {
+        let folder = WebFolder()
+        try Fixture.write(in: folder)
+        try FileManager.default.removeItem(at: folder.url.appendingPathComponent("people.realm.lock"))
+        let before = try Data(contentsOf: folder.fileURL)
+        let view = Fixture.view(of: folder)
+        for uri in ["/", "/info", "/class/WebPerson", "/class/WebPerson?q=age%20%3E%203&sort=name", "/object/WebPerson?pk=1",
+                    "/object/WebPerson/property/scores?pk=1", "/class/WebDog?page=2", "/object/WebDog?key=3"] {
+            #expect(try await view.fetch(uri).status == 200, "\(uri)")
+        }
+        await view.store.close()
+        #expect(try Data(contentsOf: folder.fileURL) == before)
+        let beside = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted()
+        #expect(beside == ["people.realm", "people.realm.lock"])
+    }
+
     @Test func runThrowsForAMissingFileBeforeListening() async throws {
         let folder = WebFolder()
         let view = RealmWebView(fileURL: folder.fileURL, encryptionKey: nil)
