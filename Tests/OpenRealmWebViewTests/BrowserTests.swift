@@ -27,6 +27,17 @@ import TestSupport
         try FileManager.default.copyItem(at: png, to: target)
     }
 
+    /// The document of `path` once chromium has loaded it (`--dump-dom`), and its picture
+    /// (`--screenshot`), kept as `picture`.
+    static func load(_ path: String, port: Int, picture: String, in folder: WebFolder) throws -> String {
+        let url = "http://127.0.0.1:\(port)" + path
+        let document = try Chromium.dumpDOM(url, in: folder.url)
+        let png = folder.url.appendingPathComponent(picture)
+        try Chromium.screenshot(url, to: png, in: folder.url)
+        try keep(png)
+        return document
+    }
+
     @Test func chromiumIsInstalled() throws {
         _ = try Chromium.executable()
     }
@@ -36,21 +47,14 @@ import TestSupport
         let folder = WebFolder()
         try Fixture.write(in: folder)
         try await Fixture.view(of: folder).whileListening { port in
-            let base = "http://127.0.0.1:\(port)"
-            let classes = try Chromium.dumpDOM(base + "/", in: folder.url)
+            let classes = try Self.load("/", port: port, picture: "classes.png", in: folder)
             #expect(classes.contains("<title>Classes · people.realm</title>"))
             #expect(classes.contains("<a href=\"/class/WebPerson\">WebPerson</a></td><td class=\"num\">5</td>"), "\(classes)")
             #expect(classes.contains("<a href=\"/class/WebDog\">WebDog</a></td><td class=\"num\">60</td>"))
-            let classesPNG = folder.url.appendingPathComponent("classes.png")
-            try Chromium.screenshot(base + "/", to: classesPNG, in: folder.url)
-            try Self.keep(classesPNG)
 
-            let info = try Chromium.dumpDOM(base + "/info", in: folder.url)
+            let info = try Self.load("/info", port: port, picture: "info.png", in: folder)
             #expect(info.contains("<dd data-field=\"format version\">4 (realm file)</dd>"), "\(info)")
             #expect(info.contains("<dd data-field=\"encryption\">none</dd>"))
-            let infoPNG = folder.url.appendingPathComponent("info.png")
-            try Chromium.screenshot(base + "/info", to: infoPNG, in: folder.url)
-            try Self.keep(infoPNG)
         }
     }
 
@@ -59,8 +63,7 @@ import TestSupport
         let folder = WebFolder()
         try Fixture.write(in: folder)
         try await Fixture.view(of: folder).whileListening { port in
-            let base = "http://127.0.0.1:\(port)"
-            let table = try Chromium.dumpDOM(base + "/class/WebPerson", in: folder.url)
+            let table = try Self.load("/class/WebPerson", port: port, picture: "class.png", in: folder)
             #expect(table.contains("5 objects · showing 1–5"), "\(table)")
             #expect(table.contains("<td>Ada</td>"))
             #expect(table.contains("<a class=\"link\" href=\"/object/WebDog?key=0\">WebDog #0</a>"))
@@ -68,16 +71,10 @@ import TestSupport
             // element came of it (the page's own script is on object pages only).
             #expect(table.contains("&lt;script&gt;alert('x')&lt;/script&gt;"))
             #expect(!table.contains("<script>alert"))
-            let tablePNG = folder.url.appendingPathComponent("class.png")
-            try Chromium.screenshot(base + "/class/WebPerson", to: tablePNG, in: folder.url)
-            try Self.keep(tablePNG)
 
-            let dogs = try Chromium.dumpDOM(base + "/object/WebPerson/property/dogs?pk=1", in: folder.url)
+            let dogs = try Self.load("/object/WebPerson/property/dogs?pk=1", port: port, picture: "collection.png", in: folder)
             #expect(dogs.contains("List&lt;WebDog&gt; · 2 elements"), "\(dogs)")
             #expect(dogs.contains("<td>Fido</td>"))
-            let dogsPNG = folder.url.appendingPathComponent("collection.png")
-            try Chromium.screenshot(base + "/object/WebPerson/property/dogs?pk=1", to: dogsPNG, in: folder.url)
-            try Self.keep(dogsPNG)
         }
     }
 

@@ -12,7 +12,7 @@ import ServiceLifecycle
 /// data: {"version":41}
 ///
 /// event: change
-/// data: {"version":42,"changes":[{"property":"name","value":"Rex II"},{"property":"age","value":"4"}]}
+/// data: {"changes":[{"property":"name","value":"Rex II"},{"property":"age","value":"4"}],"version":42}
 ///
 /// event: deleted
 /// data: {"version":43}
@@ -138,9 +138,11 @@ struct HistoryStream: Sendable {
     }
 
     /// One server-sent event: JSON has no line breaks (they are escaped in its strings), so
-    /// the data is one `data:` line.
+    /// the data is one `data:` line. Keys sorted, so that an event reads the same every time.
     private static func event(_ name: String, _ value: some Encodable) -> String {
-        let json = (try? JSONEncoder().encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let json = (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return "event: \(name)\ndata: \(json)\n\n"
     }
 }
