@@ -110,6 +110,24 @@ import Testing
         }
     }
 
+    /// Whatever a user types in the query box is a page: results (200) or what is wrong (400),
+    /// never a stopped server.
+    @Test(arguments: ["TRUEPREDICATE", "FALSEPREDICATE", "dogs.@count > 1", "ANY dogs.name == 'Rex'", "ALL dogs.weight > 0",
+                      "SUBQUERY(dogs, $d, $d.weight > 1).@count > 0", "name IN {'Ada', 'Bob'}", "nickname == nil", "nickname != NULL",
+                      "age BETWEEN {1, 5}", "name ==[c] 'ada'", "name LIKE 'A*'", "best.name == 'Rex'", "best == nil", "scores['chess'] == 7",
+                      "'math' IN tags", "tags.@count == 2", "dogs.@sum.weight > 1", "dogs.@avg.weight < 2", "born < 0", "born > 1970-01-01@00:00:00",
+                      "((((", "age > 'x'", "%@", "$0 == 1", "name.count == 1", "best.name.first == 'x'", "age == 1 AND", "NOT", "名前 == 'x'",
+                      "age == 99999999999999999999999", "name == '\u{0}'", "dogs == 'x'", "scores == 3", "tags['a'] == 1", "@count > 1",
+                      String(repeating: "(", count: 5_000) + "age > 1" + String(repeating: ")", count: 5_000),
+                      String(repeating: "NOT ", count: 5_000) + "age > 1"])
+    func anyPredicateIsAPage(predicate: String) async throws {
+        let folder = WebFolder()
+        try Fixture.write(in: folder)
+        let response = try await Fixture.view(of: folder).fetch("/class/WebPerson?q=" + Link.encode(predicate))
+        #expect(response.status == 200 || response.status == 400, "\(predicate): \(response.status)")
+        #expect(response.body.contains(response.status == 200 ? "id=\"summary\"" : "id=\"error\""))
+    }
+
     @Test(arguments: [("sort=colour", "has no property &#39;colour&#39;"), ("sort=dogs", "which holds many values"),
                       ("sort=best", "is a link"), ("sort=name.count", "is not a link"), ("sort=best.owner", "has no property &#39;owner&#39;"),
                       ("limit=100000", "from 1 to 10000"), ("limit=0", "from 1 to 10000"), ("limit=-5", "from 1 to 10000"), ("limit=lots", "from 1 to 10000")])
@@ -148,6 +166,14 @@ import Testing
         let note = try await view.fetch(link)
         #expect(note.status == 200)
         #expect(note.body.contains("<td data-property=\"blob\">4 bytes: deadbeef</td>"))
+        #expect(note.body.contains("<td data-property=\"mixed\"><a class=\"link\" href=\"/object/WebDog?key=1\">WebDog #1</a></td>"))
+        #expect(note.body.contains("<td data-property=\"uuid\">6F9619FF-8B86-D011-B42D-00C04FC964FF</td>"))
+        #expect(note.body.contains("<td data-property=\"price\">12.50</td>"))
+        // An embedded object has no primary key: it is followed by its key, and its page shows it.
+        let place = try #require(note.body.firstRange(of: #/href="(/object/WebPlace\?key=[0-9]+)"/#).map { String(note.body[$0].dropFirst(6).dropLast()) })
+        let embedded = try await view.fetch(place)
+        #expect(embedded.status == 200)
+        #expect(embedded.body.contains("<td data-property=\"city\">Lovelace &lt;Town&gt;</td>"))
     }
 
     @Test func collectionPagesShowTheirElements() async throws {
@@ -166,7 +192,7 @@ import Testing
         #expect(empty.body.contains("no objects"))
     }
 
-    @Test(arguments: [("/class/Nope", 404, "The file has no class &#39;Nope&#39;. It has: WebDog, WebNote, WebPerson."),
+    @Test(arguments: [("/class/Nope", 404, "The file has no class &#39;Nope&#39;. It has: WebDog, WebNote, WebPerson, WebPlace."),
                       ("/object/WebPerson?pk=99", 404, "There is no WebPerson 99 in the file."),
                       ("/object/WebPerson?pk=abc", 400, "&#39;abc&#39; is not a primary key of WebPerson: its primary key id is Int."),
                       ("/object/WebPerson", 400, "Name the object with ?pk="),
@@ -231,7 +257,7 @@ import Testing
         #expect(info.body.contains("<dd data-field=\"format version\">4 (realm file)</dd>"))
         #expect(info.body.contains("<dd data-field=\"encryption\">none</dd>"))
         #expect(info.body.contains("<dd data-field=\"compression\">none</dd>"))
-        #expect(info.body.contains("<dd data-field=\"objects\">66 in 3 classes</dd>"))
+        #expect(info.body.contains("<dd data-field=\"objects\">67 in 4 classes</dd>"))
         let size = try #require(try FileManager.default.attributesOfItem(atPath: folder.fileURL.path)[.size] as? Int)
         #expect(info.body.contains("<dd data-field=\"file size\">\(size) bytes"))
         #expect(info.body.contains("<a href=\"/class/WebDog\">WebDog</a></td><td class=\"num\">60</td>"))

@@ -29,11 +29,21 @@ final class WebDog: Object {
     @Persisted var weight = 0.0
 }
 
-/// A class whose string primary keys hold what URLs and markup give meaning to.
+/// A class whose string primary keys hold what URLs and markup give meaning to, with the
+/// value types the other classes lack and an embedded object.
 final class WebNote: Object {
     @Persisted(primaryKey: true) var title = ""
     @Persisted var body = ""
     @Persisted var blob = Data()
+    @Persisted var mixed: AnyRealmValue
+    @Persisted var objectId = ObjectId()
+    @Persisted var uuid = UUID(uuidString: "6F9619FF-8B86-D011-B42D-00C04FC964FF")!
+    @Persisted var price = Decimal128()
+    @Persisted var place: WebPlace?
+}
+
+final class WebPlace: EmbeddedObject {
+    @Persisted var city = ""
 }
 
 /// A fresh folder per test (tests run in parallel), removed when it goes.
@@ -50,7 +60,7 @@ final class WebFolder: @unchecked Sendable {
 
     /// The configuration that writes the file with the model classes.
     func writing(encryptionKey: Data? = nil) -> Realm.Configuration {
-        var configuration = Realm.Configuration(fileURL: fileURL, objectTypes: [WebPerson.self, WebDog.self, WebNote.self])
+        var configuration = Realm.Configuration(fileURL: fileURL, objectTypes: [WebPerson.self, WebDog.self, WebNote.self, WebPlace.self])
         configuration.encryptionKey = encryptionKey
         return configuration
     }
@@ -83,7 +93,10 @@ enum Fixture {
             realm.create(WebPerson.self, value: ["id": 3, "name": "Bob", "age": 2])
             realm.create(WebPerson.self, value: ["id": 4, "name": "Al", "age": 5])
             realm.create(WebPerson.self, value: ["id": 5, "name": markup, "age": 1, "nickname": markup])
-            realm.create(WebNote.self, value: ["title": "a/b?c&d=<e>#f", "body": markup, "blob": Data([0xde, 0xad, 0xbe, 0xef])])
+            let note = realm.create(WebNote.self, value: ["title": "a/b?c&d=<e>#f", "body": markup, "blob": Data([0xde, 0xad, 0xbe, 0xef])])
+            note.mixed = .object(dogs[1])
+            note.price = try! Decimal128(string: "12.50")
+            note.place = WebPlace(value: ["city": "Lovelace <Town>"])
         }
         return configuration
     }
