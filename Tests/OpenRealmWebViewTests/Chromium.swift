@@ -158,6 +158,9 @@ final class BrowserSession {
     private var sessionID = ""
 
     init(in folder: URL) throws {
+        // A browser that died makes the next command's write fail with EPIPE instead of
+        // SIGPIPE ending the whole test process.
+        signal(SIGPIPE, SIG_IGN)
         let profile = folder.appendingPathComponent("chromium-profile-\(UUID().uuidString)")
         process = try Spawned(Chromium.executable(),
                               Chromium.baseArguments(profile: profile) + ["--window-size=1280,900", "--remote-debugging-pipe", "about:blank"],
