@@ -71,7 +71,8 @@ enum ClassPage {
 
         let what = predicate.isEmpty ? "\(total) object\(total == 1 ? "" : "s")"
                                      : "\(total) object\(total == 1 ? "" : "s") match\(total == 1 ? "es" : "")"
-        let range: HTML = shown == 0 ? "" : " · showing \(offset + 1)–\(offset + rows.count)\(limit != nil && limit! < total ? " of the first \(shown)" : "")"
+        let limited = shown < total ? " of the first \(shown)" : ""
+        let range: HTML = shown == 0 ? "" : " · showing \(offset + 1)–\(offset + rows.count)\(limited)"
         let body: HTML = """
             \(heading(schema))
             \(form)
