@@ -110,6 +110,29 @@ import TestSupport
         withExtendedLifetime(writer) {}
     }
 
+    /// The public entry point: `run` tells the port it listens on and stops when its task is
+    /// cancelled, an open history stream included.
+    @Test func runServesUntilItsTaskIsCancelled() async throws {
+        let folder = WebFolder()
+        try Fixture.write(in: folder)
+        let (ports, announce) = AsyncStream.makeStream(of: Int.self)
+        let view = RealmWebView(fileURL: folder.fileURL, encryptionKey: nil)
+        let running = Task { try await view.run(port: 0) { port in announce.yield(port) } }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let stream = try RawHTTPClient(port: port, path: "/object/WebPerson/events?pk=1")
+        _ = try stream.read(until: "event: ready")
+        let page = try RawHTTPClient(port: port, path: "/class/WebPerson").readToEnd()
+        #expect(page.hasPrefix("HTTP/1.1 200"))
+        #expect(page.contains("<td>Ada</td>"))
+        running.cancel()
+        _ = await running.result
+        // The stream ended with the server: its connection is closed.
+        _ = try stream.readToEnd()
+        #expect(stream.closed)
+        #expect(throws: (any Error).self) { try RawHTTPClient(port: port, path: "/") }
+    }
+
     @Test func requestsAddressedToAnotherHostAreRefused() async throws {
         let folder = WebFolder()
         try Fixture.write(in: folder)
