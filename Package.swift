@@ -27,6 +27,8 @@ let package = Package(
         // swift-argument-parser only for the openrealm tool (OpenRealmTool and its executable).
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // Hummingbird only for OpenRealmWebView, the read-only web view `openrealm serve` runs.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -57,13 +59,27 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The read-only web view of a realm file (`openrealm serve`): a library target of its own,
+        // so that Hummingbird (and SwiftNIO under it) reaches neither OpenRealm nor its users.
+        // RealmStorage for the info page (format, space, versions), as the tool reads them.
+        .target(
+            name: "OpenRealmWebView",
+            dependencies: [
+                "OpenRealm",
+                "RealmStorage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                // For the graceful shutdown that ends the history streams.
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // The tool's commands, one file each (Sources/OpenRealmTool/Commands/); the executable only
-        // calls `OpenRealmCommand.main()`.
+        // calls `OpenRealmCommand.main()`. `serve` runs the web view.
         .target(
             name: "OpenRealmTool",
             dependencies: [
                 "RealmStorage",
                 "OpenRealm",
+                "OpenRealmWebView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -88,6 +104,19 @@ let package = Package(
                 "RealmStorage",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
+            name: "OpenRealmWebViewTests",
+            dependencies: [
+                "OpenRealmWebView",
+                "OpenRealm",
+                "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                // The service group the browser tests run the web view in takes a Logger.
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

@@ -7,9 +7,9 @@ import OpenRealm
 // One file per command in Commands/ (InfoCommand.swift and the like), each a `ParsableCommand` listed in
 // `subcommands` below; what they share is beside this file: opening a file read-only
 // (Reading.swift), `--key-file` and the copy options (Options.swift), the exit statuses
-// (ToolFailure.swift), the progress bar (ProgressBar.swift). Commands that read objects without
-// their model classes (query, export, import, stats or watch, serve: issue 30) come with the
-// dynamic object API and plug in the same way.
+// (ToolFailure.swift), the progress bar (ProgressBar.swift). `serve` runs the web view
+// (OpenRealmWebView). Commands that read objects without their model classes (query, export,
+// import, stats or watch: issue 30) plug in the same way, on the dynamic object API.
 
 /// The `openrealm` command: parses the arguments, runs the subcommand, and exits with the status
 /// `ToolFailure` documents.
@@ -30,7 +30,7 @@ public struct OpenRealmCommand: ParsableCommand {
         version: OpenRealmCommand.version,
         subcommands: [
             DemoCommand.self, BenchCommand.self, InfoCommand.self, InspectCommand.self, SchemaCommand.self,
-            VerifyCommand.self, CompactCommand.self, CopyCommand.self,
+            VerifyCommand.self, CompactCommand.self, CopyCommand.self, ServeCommand.self,
         ]
     )
 
