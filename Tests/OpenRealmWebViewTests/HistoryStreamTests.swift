@@ -130,7 +130,9 @@ import TestSupport
         // The stream ended with the server: its connection is closed.
         _ = try stream.readToEnd()
         #expect(stream.closed)
-        #expect(throws: (any Error).self) { try RawHTTPClient(port: port, path: "/") }
+        // No check that the port now refuses connections: tests run in parallel, and another
+        // test's server may be given the same port by the system as soon as this one lets it go
+        // (a fresh-clone CI run saw a connection succeed there).
     }
 
     @Test func requestsAddressedToAnotherHostAreRefused() async throws {
