@@ -22,7 +22,7 @@ public struct OpenRealmCommand: ParsableCommand {
         commandName: "openrealm",
         abstract: "Look inside, query, check, compact, copy, export and import OpenRealm files.",
         discussion: """
-            Commands that only read a file (info, schema, query, verify, export, and the \
+            Commands that only read a file (info, schema, query, verify, export, watch, and the \
             source of compact and copy) open it read-only and leave nothing beside it, not even a lock file.
 
             Exit status: \(ToolFailure.statusSummary)

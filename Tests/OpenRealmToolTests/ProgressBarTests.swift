@@ -77,3 +77,42 @@ import TestSupport
         #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.objectsDone <= $1.objectsDone })
     }
 }
+
+/// Export and import draw the same bar on a terminal, and nothing when piped.
+@Suite(.childProcesses) struct RecordProgressBarTests {
+    @Test func exportAndImportPrintNoProgressWhenPiped() throws {
+        let folder = ToolFolder()
+        let path = try folder.realm(owners: 200)
+        let output = folder.path("all.ndjson")
+        try ToolCommandTests.succeed(["export", path, "--format", "ndjson", "--output", output])
+        let target = try folder.emptyRealm("target.realm", types: ToolModel.types).path
+        let run = try ToolCommandTests.succeed(["import", target, output, "--format", "ndjson"])
+        #expect(!run.stdout.contains("\r"), "\(run)")
+    }
+
+    @Test func exportAndImportDrawABarOnATerminal() throws {
+        let script = "/usr/bin/script"
+        guard FileManager.default.isExecutableFile(atPath: script) else {
+            Issue.record("no \(script) (util-linux) to run the tool on a pseudo-terminal")
+            return
+        }
+        let folder = ToolFolder()
+        let path = try folder.realm(owners: 200)
+        let target = try folder.emptyRealm("target.realm", types: ToolModel.types).path
+        let tool = try #require(Tool.executable).path
+        let output = folder.path("all.json")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: script)
+        process.arguments = ["-qec", "'\(tool)' export '\(path)' --output '\(output)' && '\(tool)' import '\(target)' '\(output)'", "/dev/null"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("\rexporting [##############################] 100% 800/800 objects"), "\(text)")
+        #expect(text.contains("\rimporting [##############################] 100% 1600/1600 objects"), "\(text)")
+    }
+}

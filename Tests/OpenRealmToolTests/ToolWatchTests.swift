@@ -51,4 +51,31 @@ import TestSupport
         done.wait()
         withExtendedLifetime(realm) {}
     }
+
+    /// Without --count it runs until SIGINT (or SIGTERM), and then ends with status 0.
+    @Test(arguments: [SIGINT, SIGTERM])
+    func watchEndsCleanlyOnASignal(_ signal: Int32) throws {
+        let folder = ToolFolder()
+        let path = try folder.realm(owners: 5)
+        let executable: URL = try #require(Tool.executable)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["watch", path, "--interval", "0.05"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // The header and two lines: the handlers are in place before the first line.
+        var seen = Data()
+        while seen.split(separator: UInt8(ascii: "\n")).count < 3 {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen.append(chunk)
+        }
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        #expect(String(decoding: seen, as: UTF8.self).hasPrefix(WatchCommand.header))
+    }
 }

@@ -38,7 +38,7 @@ struct QueryCommand: ParsableCommand {
         case ascending, descending
 
         static func help(for value: Self) -> ArgumentHelp? {
-            value == .ascending ? "Sort in ascending order (the default)." : "Sort in descending order."
+            value == .ascending ? "Sort in ascending order." : "Sort in descending order."
         }
     }
 
