@@ -85,6 +85,7 @@ import TestSupport
             ("ndjson", pet + "\n{\"@class\":\"ToolOwner\",\"id\":2,\"extra\":{\"type\":\"colour\",\"value\":1}}\n", "unknown mixed type 'colour'"),
             ("json", "{\"ToolPet\": [" + pet + ", {\"_id\": \"6564a8b2c1d2e3f40506070b\", \"age\": true}]}", "record 2 of ToolPet: ToolPet.age: expected an integer"),
             ("json", "{\"ToolPet\": [" + pet + ",", "not valid JSON"),
+            ("json", "{\"ToolPet\":\n[" + pet + ",\n x]}", "not valid JSON: Invalid value around character 88. (line 3, column 2)"),
             ("json", "[" + pet + "]", "one object, a member per class"),
             ("csv", "_id,name,age\n6564a8b2c1d2e3f405060708,a,1\n6564a8b2c1d2e3f405060709,\"b,2\n", "line 3: a quoted field is not closed"),
             ("csv", "_id,name,age\n6564a8b2c1d2e3f405060708,a,1\n6564a8b2c1d2e3f405060709,b,1.5\n", "line 3: ToolPet.age: expected an integer"),

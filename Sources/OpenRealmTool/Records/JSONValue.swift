@@ -39,10 +39,11 @@ enum JSONValue: Sendable {
     ///
     /// - Throws: `JSONValue.SyntaxError` saying where the text stops being JSON.
     static func parse(_ text: some StringProtocol) throws(SyntaxError) -> JSONValue {
+        let data = Data(text.utf8)
         do {
-            return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+            return try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
-            throw SyntaxError(message: describe(error))
+            throw SyntaxError(message: describe(error, data))
         }
     }
 
@@ -50,12 +51,27 @@ enum JSONValue: Sendable {
         var message: String
     }
 
-    /// The decoder's error on one line, without the coding path that means nothing here.
-    private static func describe(_ error: any Error) -> String {
-        guard case DecodingError.dataCorrupted(let context) = error else { return "not valid JSON" }
-        // Foundation's underlying error says where: "Unexpected character 'x' around line 1, column 5."
-        let detail = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
-        return "not valid JSON" + (detail.map { ": " + ToolFailure.oneLine($0) } ?? "")
+    /// The decoder's error on one line, with where the text stops being JSON: JSONDecoder
+    /// does not say, JSONSerialization's parser does ("… around line 2, column 3.").
+    private static func describe(_ error: any Error, _ data: Data) -> String {
+        guard case DecodingError.dataCorrupted(let context) = error else { return "not valid JSON: \(error)" }
+        do {
+            _ = try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)
+        } catch {
+            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+            return "not valid JSON: " + ToolFailure.oneLine(detail) + place(in: detail, data)
+        }
+        return "not valid JSON: " + ToolFailure.oneLine(context.debugDescription)
+    }
+
+    /// " (line L, column C)" for a message that names a byte offset ("around character 25").
+    private static func place(in message: String, _ data: Data) -> String {
+        guard let range = message.range(of: "around character ") else { return "" }
+        guard let offset = Int(message[range.upperBound...].prefix { $0.isASCII && $0.isNumber }), offset <= data.count else { return "" }
+        let before = data.prefix(offset)
+        let line = before.count { $0 == UInt8(ascii: "\n") } + 1
+        let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
+        return " (line \(line), column \(column))"
     }
 
     // MARK: Writing
