@@ -54,6 +54,7 @@ import TestSupport
         // Everything, as json, is the same too.
         let all = try ToolCommandTests.succeed(["export", source]).stdout
         #expect(try ToolCommandTests.succeed(["export", target.path]).stdout == all)
+        try ToolCommandTests.succeed(["verify", target.path])
     }
 
     @Test func exportWritesToANewFile() throws {
@@ -104,5 +105,6 @@ import TestSupport
         ToolBadInputTests.expectFailure(try Tool.run(["import", target, folder.path("missing.json")]), ToolFailure.failed, mentioning: "missing.json")
         ToolBadInputTests.expectFailure(try Tool.run(["import", target, folder.path("input-0"), "--format", "csv"]), ToolFailure.usage)
         #expect(!FileManager.default.fileExists(atPath: folder.path("missing.realm")))
+        try ToolCommandTests.succeed(["verify", target])
     }
 }
