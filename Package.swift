@@ -59,6 +59,10 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Values of any class read through the dynamic API, whatever their type (optionals,
+        // mixed values, lists, sets and maps opened, sort key paths checked): what the web view
+        // and the tool's query and export share, apart from the library (which gains nothing).
+        .target(name: "DynamicReading", dependencies: ["OpenRealm"]),
         // The read-only web view of a realm file (`openrealm serve`): a library target of its own,
         // so that Hummingbird (and SwiftNIO under it) reaches neither OpenRealm nor its users.
         // RealmStorage for the info page (format, space, versions), as the tool reads them.
@@ -66,6 +70,7 @@ let package = Package(
             name: "OpenRealmWebView",
             dependencies: [
                 "OpenRealm",
+                "DynamicReading",
                 "RealmStorage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // For the graceful shutdown that ends the history streams.
@@ -79,6 +84,7 @@ let package = Package(
             dependencies: [
                 "RealmStorage",
                 "OpenRealm",
+                "DynamicReading",
                 "OpenRealmWebView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -8,8 +8,8 @@ import OpenRealm
 // `subcommands` below; what they share is beside this file: opening a file read-only
 // (Reading.swift), `--key-file` and the copy options (Options.swift), the exit statuses
 // (ToolFailure.swift), the progress bar (ProgressBar.swift). `serve` runs the web view
-// (OpenRealmWebView). Commands that read objects without their model classes (query, export,
-// import, stats or watch: issue 30) plug in the same way, on the dynamic object API.
+// (OpenRealmWebView). query, export and import read and write objects without their model
+// classes, on the dynamic object API (DynamicFile.swift, Records/).
 
 /// The `openrealm` command: parses the arguments, runs the subcommand, and exits with the status
 /// `ToolFailure` documents.
@@ -20,17 +20,18 @@ import OpenRealm
 public struct OpenRealmCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "openrealm",
-        abstract: "Look inside, check, compact and copy OpenRealm files.",
+        abstract: "Look inside, query, check, compact, copy, export and import OpenRealm files.",
         discussion: """
-            Commands that only read a file (info, schema, verify, and the source of compact \
-            and copy) open it read-only and leave nothing beside it, not even a lock file.
+            Commands that only read a file (info, schema, query, verify, export, watch, and the \
+            source of compact and copy) open it read-only and leave nothing beside it, not even a lock file.
 
             Exit status: \(ToolFailure.statusSummary)
             """,
         version: OpenRealmCommand.version,
         subcommands: [
             DemoCommand.self, BenchCommand.self, InfoCommand.self, InspectCommand.self, SchemaCommand.self,
-            VerifyCommand.self, CompactCommand.self, CopyCommand.self, ServeCommand.self,
+            VerifyCommand.self, CompactCommand.self, CopyCommand.self, QueryCommand.self, ExportCommand.self, ImportCommand.self,
+            WatchCommand.self, ServeCommand.self,
         ]
     )
 

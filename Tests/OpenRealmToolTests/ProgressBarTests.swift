@@ -36,18 +36,28 @@ import TestSupport
     /// On a terminal (a pseudo-terminal made by util-linux's `script`), verify and copy draw
     /// their bars on standard error, ending with the finished line.
     @Test func longWorkDrawsABarOnATerminal() throws {
-        let script = "/usr/bin/script"
-        guard FileManager.default.isExecutableFile(atPath: script) else {
-            Issue.record("no \(script) (util-linux) to run the tool on a pseudo-terminal")
-            return
-        }
         let folder = ToolFolder()
         let path = try folder.realm(owners: 200)
         let tool = try #require(Tool.executable).path
+        guard let (status, text) = try Self.onTerminal("'\(tool)' verify '\(path)' && '\(tool)' copy '\(path)' '\(folder.path("copy.realm"))'") else { return }
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("\rverifying [------------------------------] 0% 0/800 objects"), "\(text)")
+        #expect(text.contains("\rverifying [##############################] 100% 800/800 objects"), "\(text)")
+        #expect(text.contains("\rcopying [##############################] 100% 800/800 objects"), "\(text)")
+    }
+
+    /// Runs the shell command `command` on a pseudo-terminal made by util-linux's `script`:
+    /// its status and everything it wrote; nil (and an issue) without `script`.
+    static func onTerminal(_ command: String) throws -> (status: Int32, text: String)? {
+        let script = "/usr/bin/script"
+        guard FileManager.default.isExecutableFile(atPath: script) else {
+            Issue.record("no \(script) (util-linux) to run the tool on a pseudo-terminal")
+            return nil
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: script)
         // -e: the status of the command; the typescript file is thrown away.
-        process.arguments = ["-qec", "'\(tool)' verify '\(path)' && '\(tool)' copy '\(path)' '\(folder.path("copy.realm"))'", "/dev/null"]
+        process.arguments = ["-qec", command, "/dev/null"]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -55,10 +65,7 @@ import TestSupport
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("\rverifying [------------------------------] 0% 0/800 objects"), "\(text)")
-        #expect(text.contains("\rverifying [##############################] 100% 800/800 objects"), "\(text)")
-        #expect(text.contains("\rcopying [##############################] 100% 800/800 objects"), "\(text)")
+        return (process.terminationStatus, text)
     }
 
     /// Verify reports its objects as it checks them, as copies do.
@@ -75,5 +82,32 @@ import TestSupport
         #expect(seen.last == CopyProgress(objectsDone: 200, objectsTotal: 200, finished: true))
         #expect(report.objects == 200)
         #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.objectsDone <= $1.objectsDone })
+    }
+}
+
+/// Export and import draw the same bar on a terminal, and nothing when piped.
+@Suite(.childProcesses) struct RecordProgressBarTests {
+    @Test func exportAndImportPrintNoProgressWhenPiped() throws {
+        let folder = ToolFolder()
+        let path = try folder.realm(owners: 200)
+        let output = folder.path("all.ndjson")
+        try ToolCommandTests.succeed(["export", path, "--format", "ndjson", "--output", output])
+        let target = try folder.emptyRealm("target.realm", types: ToolModel.types).path
+        let run = try ToolCommandTests.succeed(["import", target, output, "--format", "ndjson"])
+        #expect(!run.stdout.contains("\r"), "\(run)")
+    }
+
+    @Test func exportAndImportDrawABarOnATerminal() throws {
+        let folder = ToolFolder()
+        let path = try folder.realm(owners: 200)
+        let target = try folder.emptyRealm("target.realm", types: ToolModel.types).path
+        let tool = try #require(Tool.executable).path
+        let output = folder.path("all.json")
+        guard let (status, text) = try ProgressBarTests.onTerminal("'\(tool)' export '\(path)' --output '\(output)' && '\(tool)' import '\(target)' '\(output)'") else {
+            return
+        }
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("\rexporting [##############################] 100% 800/800 objects"), "\(text)")
+        #expect(text.contains("\rimporting [##############################] 100% 1600/1600 objects"), "\(text)")
     }
 }

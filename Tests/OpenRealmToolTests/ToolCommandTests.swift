@@ -7,7 +7,7 @@ import RealmStorage
 /// Every command of the built `openrealm`, run as a child process: what it prints on standard
 /// output and error, and its exit status.
 @Suite(.childProcesses) struct ToolCommandTests {
-    static let commands = ["demo", "bench", "info", "schema", "verify", "compact", "copy"]
+    static let commands = ["demo", "bench", "info", "schema", "verify", "compact", "copy", "query", "export", "import"]
 
     /// A command that worked: status 0, nothing on standard error (piped: no progress bar).
     @discardableResult

@@ -197,6 +197,12 @@ extension Realm {
         /// Wraps the file when the store opens it: tests put fault-injecting layers here.
         var fileWrapper: (@Sendable (StorageFile) -> StorageFile)?
 
+        /// With `readOnly`: false opens without a lock file when there is none, creating
+        /// nothing beside the realm file (`StoreOptions.createsLockFile`): the openrealm tool's
+        /// commands that only read (query, export) leave the folder as they found it. Not user
+        /// API: a writer of another process cannot open the file meanwhile.
+        package var createsLockFile = true
+
         var storeOptions: StoreOptions {
             var options = StoreOptions(durability: inMemoryIdentifier != nil ? .memOnly : .full, create: !readOnly, readOnly: readOnly,
                                        fileWrapper: fileWrapper)
@@ -205,6 +211,7 @@ extension Realm {
             options.encryptedCacheSize = encryptedCacheSize
             options.encryptedReading = encryptedReading
             options.encryptionKey = encryptionKey.map { [UInt8]($0) }
+            options.createsLockFile = createsLockFile
             return options
         }
     }

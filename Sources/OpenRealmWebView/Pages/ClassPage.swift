@@ -1,3 +1,4 @@
+import DynamicReading
 import OpenRealm
 
 /// `/class/<Class>`: a page of the class's objects, one row each, a column per property, and
@@ -92,7 +93,7 @@ enum ClassPage {
 
     /// The properties a query can sort by: those holding one value that is not a link.
     static func sortable(_ schema: ObjectSchema) -> [PropertySchema] {
-        schema.properties.filter { !Reading.isCollection($0) && $0.objectClassName == nil }
+        SortKeyPath.sortable(schema)
     }
 
     private static func queryForm(_ schema: ObjectSchema, _ request: Request) -> HTML {
@@ -126,29 +127,10 @@ enum ClassPage {
         return Link.classTable(request.className, parameters.parameters)
     }
 
-    /// Refuses a sort key path the library would trap on: it must name a property holding one
-    /// value that is not a link, through to-one links only (`owner.name`).
+    /// Refuses a sort key path the library would trap on (SortKeyPath).
     private static func checkSort(_ path: String, of schema: ObjectSchema, in realm: Realm, form: HTML) throws(PageError) {
-        var current = schema
-        let names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        for (position, name) in names.enumerated() {
-            let last = position == names.count - 1
-            guard let property = current[name] else {
-                throw PageError(.badRequest, "Bad sort", "Cannot sort by '\(path)': class \(current.className) has no property '\(name)'.", detail: form)
-            }
-            guard !Reading.isCollection(property) else {
-                throw PageError(.badRequest, "Bad sort", "Cannot sort by '\(path)': \(name) is a \(property.typeName), which holds many values.", detail: form)
-            }
-            if last {
-                guard property.objectClassName == nil else {
-                    throw PageError(.badRequest, "Bad sort", "Cannot sort by '\(path)': \(name) is a link; name a property of \(property.objectClassName ?? "the linked class") after it.", detail: form)
-                }
-            } else {
-                guard let target = property.objectClassName, let next = realm.schema[target] else {
-                    throw PageError(.badRequest, "Bad sort", "Cannot sort by '\(path)': \(name) is not a link.", detail: form)
-                }
-                current = next
-            }
+        if let problem = SortKeyPath.problem(path, of: schema, in: realm.schema) {
+            throw PageError(.badRequest, "Bad sort", problem, detail: form)
         }
     }
 

@@ -1,3 +1,4 @@
+import DynamicReading
 import OpenRealm
 
 /// `/object/<Class>/property/<name>?pk=…&page=`: a list, set or map of an object, a page at a
@@ -15,12 +16,12 @@ enum CollectionPage {
             throw PageError(.badRequest, "Not a collection", "\(schema.className).\(name) is a \(property.typeName), not a list, set or map.")
         }
         let collection = object[property.name]
-        let count = Collections.count(collection)
+        let count = DynamicValue.count(collection)
         let pageSize = ClassPage.pageSize
         let pageCount = max(1, (count + pageSize - 1) / pageSize)
         let page = try ClassPage.parsePage(pageText, pageCount: pageCount)
         let offset = (page - 1) * pageSize
-        let elements = Collections.elements(collection, from: offset, count: pageSize)
+        let elements = DynamicValue.elements(collection, from: offset, count: pageSize)
 
         let table: HTML
         if let target = property.objectClassName, let targetSchema = realm.schema[target], !property.isMap {

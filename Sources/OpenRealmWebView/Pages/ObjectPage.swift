@@ -1,3 +1,4 @@
+import DynamicReading
 import OpenRealm
 
 /// `/object/<Class>?pk=…` (or `?key=…`): one object, a row per property, and its history:
@@ -39,8 +40,8 @@ enum ObjectPage {
     private static func value(_ object: DynamicObject, _ property: PropertySchema, _ address: ObjectAddress) -> HTML {
         guard Reading.isCollection(property) else { return Reading.html(object[property.name]) }
         let collection = object[property.name]
-        let count = Collections.count(collection)
-        let items: [HTML] = Collections.elements(collection, from: 0, count: inlineElements).map { element in
+        let count = DynamicValue.count(collection)
+        let items: [HTML] = DynamicValue.elements(collection, from: 0, count: inlineElements).map { element in
             let key: HTML = element.key.map { "<span class=\"muted\">\($0):</span> " } ?? ""
             return "<li>\(key)\(Reading.html(element.value, limit: ObjectTable.cellLimit))</li>"
         }

@@ -1,3 +1,4 @@
+import DynamicReading
 import Foundation
 import OpenRealm
 
@@ -32,7 +33,7 @@ enum Reading {
 
     /// Whether `property` is a list, a set or a map.
     static func isCollection(_ property: PropertySchema) -> Bool {
-        property.isArray || property.isSet || property.isMap
+        DynamicValue.isCollection(property)
     }
 
     // MARK: Values as text
@@ -55,8 +56,8 @@ enum Reading {
     static func text(of object: DynamicObject, _ property: PropertySchema) -> String {
         let value = object[property.name]
         guard isCollection(property) else { return text(value) }
-        let count = Collections.count(value)
-        let shown = Collections.elements(value, from: 0, count: 20).map { element in
+        let count = DynamicValue.count(value)
+        let shown = DynamicValue.elements(value, from: 0, count: 20).map { element in
             (element.key.map { $0 + ": " } ?? "") + text(element.value)
         }
         let more = count > shown.count ? ", …" : ""
@@ -72,29 +73,12 @@ enum Reading {
 
     /// What a mixed value holds, as the subscript gives other values (nil for `.none`).
     static func mixedValue(_ value: AnyRealmValue) -> Any? {
-        switch value {
-        case .none: nil
-        case .int(let value): value
-        case .bool(let value): value
-        case .float(let value): value
-        case .double(let value): value
-        case .string(let value): value
-        case .data(let value): value
-        case .date(let value): value
-        case .object(let value): value
-        case .objectId(let value): value
-        case .decimal128(let value): value
-        case .uuid(let value): value
-        }
+        DynamicValue.mixedValue(value)
     }
 
-    /// `value` without the optionals around it (a `String?` element of a list reads as
-    /// `Optional<String>` inside an `Any`).
+    /// `value` without the optionals around it (DynamicReading).
     static func unwrapped(_ value: Any?) -> Any? {
-        guard let value else { return nil }
-        if let optional = value as? any OptionalValue { return unwrapped(optional.wrappedAny) }
-        if let mixed = value as? AnyRealmValue, case .none = mixed { return nil }
-        return value
+        DynamicValue.unwrapped(value)
     }
 
     // MARK: Values as markup
@@ -121,17 +105,8 @@ enum Reading {
 
     /// A collection property of `object` for a table cell: its type and count, linking to its page.
     static func collectionHTML(of object: DynamicObject, _ property: PropertySchema) -> HTML {
-        let count = Collections.count(object[property.name])
+        let count = DynamicValue.count(object[property.name])
         let link = Link.collection(ObjectAddress(of: object), property.name)
         return "<a class=\"collection\" href=\"\(link)\">\(property.typeName) · \(count)</a>"
     }
-}
-
-/// Any `Optional`, whatever it wraps.
-protocol OptionalValue {
-    var wrappedAny: Any? { get }
-}
-
-extension Optional: OptionalValue {
-    var wrappedAny: Any? { self.map { $0 as Any } }
 }
