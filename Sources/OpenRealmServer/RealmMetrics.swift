@@ -12,6 +12,12 @@ import RealmStorage
 /// | `openrealm_active_versions` | Gauge | versions pinned by readers in the process |
 /// | `openrealm_file_size_bytes` | Gauge | the file's size in use |
 /// | `openrealm_notification_lag` | Timer | from a commit's sync to its notifications' delivery |
+/// | `openrealm_encrypted_cache_resident_bytes` | Gauge | decrypted bytes in memory (encrypted files) |
+/// | `openrealm_encrypted_cache_budget_bytes` | Gauge | the most kept (`encryptedCacheSize`) |
+/// | `openrealm_encrypted_cache_decrypted_units` | Counter | 16 KiB units read and decrypted: growing with every pass over the same data means the budget is below the working set |
+///
+/// The encrypted cache's figures are those of `Realm.encryptedCacheStatistics`, taken at each
+/// commit; a file without a key has none.
 ///
 /// Each carries the dimension `path` (the realm file) beside those given.
 ///
@@ -43,6 +49,7 @@ public final class RealmMetrics: RealmEventHandler, Sendable {
         metrics.commitBytes.record(event.bytes)
         metrics.activeVersions.record(event.activeVersions)
         metrics.fileSize.record(event.fileSize)
+        if let cache = event.encryptedCache { metrics.record(cache) }
     }
 
     public func realmDidDeliverNotifications(_ event: RealmNotificationEvent) {
@@ -65,7 +72,13 @@ public final class RealmMetrics: RealmEventHandler, Sendable {
 }
 
 /// The metrics of one file.
-private struct FileMetrics: Sendable {
+private final class FileMetrics: Sendable {
+    private let prefix: String
+    private let dimensions: [(String, String)]
+    private let factory: any MetricsFactory
+    /// Made at the first commit that reports an encrypted cache; with the decrypted-unit count
+    /// seen last (the counter gets the difference).
+    private let encrypted = Locked<(metrics: EncryptedCacheMetrics, lastDecrypted: Int)?>(nil)
     let commitDuration: Timer
     let groupSize: Recorder
     let commitBytes: Recorder
@@ -74,11 +87,41 @@ private struct FileMetrics: Sendable {
     let notificationLag: Timer
 
     init(prefix: String, dimensions: [(String, String)], factory: any MetricsFactory) {
+        self.prefix = prefix
+        self.dimensions = dimensions
+        self.factory = factory
         commitDuration = Timer(label: prefix + "_commit_duration", dimensions: dimensions, factory: factory)
         groupSize = Recorder(label: prefix + "_commit_group_size", dimensions: dimensions, factory: factory)
         commitBytes = Recorder(label: prefix + "_commit_bytes", dimensions: dimensions, factory: factory)
         activeVersions = Gauge(label: prefix + "_active_versions", dimensions: dimensions, factory: factory)
         fileSize = Gauge(label: prefix + "_file_size_bytes", dimensions: dimensions, factory: factory)
         notificationLag = Timer(label: prefix + "_notification_lag", dimensions: dimensions, factory: factory)
+    }
+
+    func record(_ cache: Realm.EncryptedCacheStatistics) {
+        encrypted.withLock { encrypted in
+            let metrics = encrypted?.metrics ?? EncryptedCacheMetrics(prefix: prefix, dimensions: dimensions, factory: factory)
+            let last = encrypted?.lastDecrypted ?? 0
+            metrics.resident.record(cache.residentBytes)
+            metrics.budget.record(cache.budgetBytes)
+            // The count starts again with a new mapping of the file (a file grown past its
+            // mapping): then all of it is new.
+            let added = cache.decryptedUnits >= last ? cache.decryptedUnits - last : cache.decryptedUnits
+            if added > 0 { metrics.decrypted.increment(by: added) }
+            encrypted = (metrics, cache.decryptedUnits)
+        }
+    }
+}
+
+/// The encrypted cache's metrics of one file.
+private struct EncryptedCacheMetrics: Sendable {
+    let resident: Gauge
+    let budget: Gauge
+    let decrypted: Counter
+
+    init(prefix: String, dimensions: [(String, String)], factory: any MetricsFactory) {
+        resident = Gauge(label: prefix + "_encrypted_cache_resident_bytes", dimensions: dimensions, factory: factory)
+        budget = Gauge(label: prefix + "_encrypted_cache_budget_bytes", dimensions: dimensions, factory: factory)
+        decrypted = Counter(label: prefix + "_encrypted_cache_decrypted_units", dimensions: dimensions, factory: factory)
     }
 }

@@ -78,3 +78,46 @@ import Testing
         #expect(metrics.timers.isEmpty && metrics.recorders.isEmpty)
     }
 }
+
+/// An encrypted realm's decrypted pages reach swift-metrics at every commit; a plain one has none.
+@Suite struct RealmMetricsEncryptedCacheTests {
+    @Test func anEncryptedRealmRecordsItsResidentBytesBudgetAndDecryptedUnits() throws {
+        let folder = ServerTestFolder()
+        let metrics = TestMetrics()
+        var configuration = folder.configuration()
+        configuration.encryptionKey = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 3 &+ 1) })
+        configuration.encryptedCacheSize = 1 << 20
+        configuration.eventHandler = RealmMetrics(factory: metrics)
+        do {
+            let realm = try Realm(configuration: configuration)
+            try realm.write { for id in 1...500 { realm.add(ServerEntry(value: ["id": id])) } }
+        }
+        // A new process's view of the file: its reads decrypt what the first realm wrote.
+        let again = try Realm(configuration: configuration)
+        #expect(again.objects(ServerEntry.self).count == 500)
+        try again.write { again.add(ServerEntry(value: ["id": 501])) }
+        let statistics = try #require(again.encryptedCacheStatistics)
+        try #require(statistics.decryptsOnDemand, "userfaultfd refused here: \(statistics.fallbackReason ?? "")")
+        let dimensions = [("path", folder.path)]
+        let resident = try metrics.expectGauge("openrealm_encrypted_cache_resident_bytes", dimensions)
+        #expect((resident.lastValue ?? 0) > 0)
+        #expect(try metrics.expectGauge("openrealm_encrypted_cache_budget_bytes", dimensions).lastValue == Double(1 << 20))
+        let decrypted = try metrics.expectCounter("openrealm_encrypted_cache_decrypted_units", dimensions)
+        #expect(decrypted.totalValue > 0)
+        configuration.verifyIntegrityOnOpen = true
+        configuration.eventHandler = nil
+        _ = try Realm(configuration: configuration)
+    }
+
+    @Test func aPlainRealmRecordsNoEncryptedCache() throws {
+        let folder = ServerTestFolder()
+        let metrics = TestMetrics()
+        var configuration = folder.configuration()
+        configuration.eventHandler = RealmMetrics(factory: metrics)
+        let realm = try Realm(configuration: configuration)
+        try realm.write { realm.add(ServerEntry(value: ["id": 1])) }
+        #expect(realm.encryptedCacheStatistics == nil)
+        #expect(throws: (any Error).self) { try metrics.expectGauge("openrealm_encrypted_cache_resident_bytes", [("path", folder.path)]) }
+        #expect(try metrics.expectGauge("openrealm_file_size_bytes", [("path", folder.path)]).lastValue ?? 0 > 0)
+    }
+}

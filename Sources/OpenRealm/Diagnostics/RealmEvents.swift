@@ -48,6 +48,9 @@ public struct RealmCommitEvent: Sendable {
     public let fileSize: Int
     /// Distinct versions pinned by readers in this process after the sync.
     public let activeVersions: Int
+    /// An encrypted realm's decrypted pages after the commit (`Realm.encryptedCacheStatistics`);
+    /// nil for a realm without a key.
+    public let encryptedCache: Realm.EncryptedCacheStatistics?
 }
 
 /// One delivery of change notifications.
@@ -71,12 +74,15 @@ final class CommitEventRelay: CommitObserver {
     let logger: Logger
     let handler: (any RealmEventHandler)?
     let slowCommitThreshold: Duration?
+    /// The store's decrypted pages (encrypted files): weak, since the store holds the relay.
+    private weak let store: Store?
 
-    init(path: String, logger: Logger, handler: (any RealmEventHandler)?, slowCommitThreshold: Duration?) {
+    init(path: String, logger: Logger, handler: (any RealmEventHandler)?, slowCommitThreshold: Duration?, store: Store) {
         self.path = path
         self.logger = logger
         self.handler = handler
         self.slowCommitThreshold = slowCommitThreshold
+        self.store = store
     }
 
     func storeDidCommit(_ reports: [CommitReport], activeVersions: Int) {
@@ -87,8 +93,11 @@ final class CommitEventRelay: CommitObserver {
                            + "(\(report.bytes) bytes, synced with \(report.groupSize - 1) other commits), more than "
                            + "slowCommitThreshold \(Self.milliseconds(slowCommitThreshold))")
             }
-            handler?.realmDidCommit(RealmCommitEvent(path: path, version: report.version, duration: duration, groupSize: report.groupSize,
-                                                     bytes: report.bytes, fileSize: Int(report.fileSize), activeVersions: activeVersions))
+            guard let handler else { continue }
+            let encryptedCache = store?.decryptedPages.map(Realm.EncryptedCacheStatistics.init)
+            handler.realmDidCommit(RealmCommitEvent(path: path, version: report.version, duration: duration, groupSize: report.groupSize,
+                                                    bytes: report.bytes, fileSize: Int(report.fileSize), activeVersions: activeVersions,
+                                                    encryptedCache: encryptedCache))
         }
     }
 
@@ -114,7 +123,8 @@ extension Realm {
             let key = CommitEventRelay.Key(logger: ObjectIdentifier(logger), handler: configuration.eventHandler.map { ObjectIdentifier($0) },
                                            slowCommitThreshold: slowThreshold)
             store.commitObservers.add(key: key) {
-                CommitEventRelay(path: configuration.path, logger: logger, handler: configuration.eventHandler, slowCommitThreshold: slowThreshold)
+                CommitEventRelay(path: configuration.path, logger: logger, handler: configuration.eventHandler, slowCommitThreshold: slowThreshold,
+                                 store: store)
             }
         }
         let first = store.commitObservers.claimOpeningAnnouncement()

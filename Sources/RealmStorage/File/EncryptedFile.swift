@@ -62,6 +62,9 @@ package final class EncryptedFile: StorageFile, @unchecked Sendable {
     private let reading: EncryptedReading
     private let cacheSize: Int
 
+    /// Bytes of the units a mapping decrypts and keeps (its `counts` are in units).
+    package static let unitSize = EncryptedPageSource.unitSize
+
     /// The default budget of decrypted pages a mapping keeps resident.
     package static let defaultCacheSize = 256 << 20
 
