@@ -82,6 +82,20 @@ import TestSupport
         }
     }
 
+    /// NDJSON with CRLF line ends reads as with LF ones ("\r\n" is one Character in Swift).
+    @Test func ndjsonWithCRLFLineEndsImports() throws {
+        let folder = ToolFolder()
+        let target = try folder.emptyRealm("target.realm", types: ToolModel.types).path
+        let text = "{\"@class\":\"ToolPet\",\"_id\":\"6564a8b2c1d2e3f405060708\",\"name\":\"a\"}\r\n"
+            + "{\"@class\":\"ToolPet\",\"_id\":\"6564a8b2c1d2e3f405060709\",\"name\":\"b\"}\r\n\r\n"
+        let input = try folder.file("input.ndjson", Array(text.utf8))
+        let run = try ToolCommandTests.succeed(["import", target, input, "--format", "ndjson"])
+        #expect(run.stdout == "imported 2 objects into \(target)\n")
+        let fresh = text.replacingOccurrences(of: "0708\"", with: "070a\"").replacingOccurrences(of: "0709\"", with: "070b\"")
+        let bad = try folder.file("bad.ndjson", Array((fresh + "{\"@class\":\"ToolPet\",\"_id\":1}\r\n").utf8))
+        ToolBadInputTests.expectFailure(try Tool.run(["import", target, bad, "--format", "ndjson"]), ToolFailure.failed, mentioning: "line 4: ToolPet._id")
+    }
+
     /// Each bad input: status 1, one line naming where, and the file as empty as before.
     @Test func badInputIsRefusedWithItsLineAndWritesNothing() throws {
         let folder = ToolFolder()
