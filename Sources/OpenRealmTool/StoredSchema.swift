@@ -5,8 +5,7 @@ import RealmStorage
 ///
 /// The catalogue keeps what the file needs, not every detail of the model that wrote it, so
 /// some distinctions do not survive (the dynamic object API will read the same catalogue):
-/// every integer size reads as `Int`, a `MutableSet` as a `List`, an `EmbeddedObject` as an
-/// `Object`, a `PersistableEnum` as its raw type, and `LinkingObjects` (computed, no column)
+/// every integer size reads as `Int`, an `EmbeddedObject` as an `Object`, a `PersistableEnum` as its raw type, and `LinkingObjects` (computed, no column)
 /// and `propertiesMapping()` (the column's name is the property's) do not show. Properties come
 /// in the file's column order: links after the others (added once every table exists).
 struct StoredSchema {
@@ -59,11 +58,14 @@ struct StoredSchema {
         case .mixed: element = "AnyRealmValue"
         case .link: element = column.linkTarget.flatMap { tables[$0] } ?? "Object"
         }
-        // A mixed value holds nil itself; a to-one link is always optional; lists of links
-        // hold no nil.
-        let optional = column.nullable && column.type != .mixed && !(column.isList && column.type == .link)
+        // A mixed value holds nil itself; a to-one link is always optional; lists and sets of
+        // links hold no nil, maps of links do (`Map<String, Dog?>`).
+        let optional = column.nullable && column.type != .mixed && !(column.isList && !isMap && column.type == .link)
         let value = optional ? element + "?" : element
         if isMap { return "Map<String, \(value)>" }
+        // The catalogue marks a set's column (ColumnSpec.isSet): it printed as a List, and the
+        // model `--swift` wrote did not match the file.
+        if column.isSet { return "MutableSet<\(value)>" }
         if column.isList { return "List<\(value)>" }
         return value
     }
@@ -88,7 +90,7 @@ struct StoredSchema {
     func swiftSource(file: String) -> String {
         var lines = [
             "// The model classes of \(file), as `openrealm schema --swift` reads them from the file.",
-            "// Integer sizes, MutableSet, EmbeddedObject, enums and LinkingObjects are not stored as such: check them.",
+            "// Integer sizes, EmbeddedObject, enums and LinkingObjects are not stored as such: check them.",
             "import Foundation",
             "import OpenRealm",
         ]

@@ -31,6 +31,10 @@ public struct RealmWebView: Sendable {
         self.fileURL = fileURL
         var configuration = Realm.Configuration(fileURL: fileURL, readOnly: true, encryptionKey: encryptionKey)
         configuration.isDynamic = true
+        // Checked whole at open: pages read values through `DynamicObject`'s subscript, which
+        // cannot throw, and damage met there would stop the server; found at open, it is
+        // `fileCorrupted`, thrown by `run` before anything listens.
+        configuration.verifyIntegrityOnOpen = true
         store = RealmActor(configuration: configuration)
         site = Site(fileName: fileURL.lastPathComponent)
     }

@@ -111,4 +111,20 @@ import RealmStorage
         Self.expectFailure(try Tool.run(["verify", damaged]), ToolFailure.damaged)
         Self.expectFailure(try Tool.run(["copy", damaged, folder.path("copy.realm")]), ToolFailure.damaged)
     }
+
+    /// The commands that read objects through the dynamic API (whose reads cannot throw)
+    /// check the file at open: damage anywhere is status 2 and one line, never a trap after
+    /// part of the objects was printed (export, query) or a server that dies at the page
+    /// reading the damaged node (serve).
+    @Test(.timeLimit(.minutes(1))) func commandsReadingObjectsRefuseADamagedFileAtOpen() throws {
+        let folder = ToolFolder()
+        let damaged = try Self.damagedRealm(in: folder)
+        let input = try folder.file("input.json", Array("{\"ToolPet\": []}".utf8))
+        for arguments in [
+            ["export", damaged], ["export", damaged, "--format", "ndjson"], ["query", damaged, "ToolOwner"],
+            ["query", damaged, "ToolPet", "age > 1", "--format", "json"], ["import", damaged, input], ["serve", damaged, "--port", "0"],
+        ] {
+            Self.expectFailure(try Tool.run(arguments), ToolFailure.damaged, mentioning: "damaged")
+        }
+    }
 }

@@ -69,6 +69,33 @@ import TestSupport
         ToolBadInputTests.expectFailure(try Tool.run(["export", source, "--class", "Cat"]), ToolFailure.usage, mentioning: "Cat")
     }
 
+    /// A date that does not exist is refused, not read as another one (the parser alone takes
+    /// February 30th for March 1st); the dates export writes read back as themselves.
+    @Test func datesThatDoNotExistAreRefused() throws {
+        for text in ["2020-02-30T00:00:00Z", "2021-02-29T12:00:00.5Z", "2020-04-31T00:00:00Z", "2020-01-01T24:00:00Z", "2020-01-01T23:60:00Z"] {
+            #expect(DateText.parse(text) == nil, "\(text)")
+        }
+        #expect(DateText.parse("2020-02-29T00:00:00Z") == Date(timeIntervalSince1970: 1_582_934_400))
+        for seconds in [0, -86_400.5, 1_700_000_000.123456, -62_135_596_800, 253_402_300_799] {
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(DateText.parse(DateText.string(date)).map(DateText.string) == DateText.string(date), "\(seconds)")
+        }
+    }
+
+    /// NDJSON with CRLF line ends reads as with LF ones ("\r\n" is one Character in Swift).
+    @Test func ndjsonWithCRLFLineEndsImports() throws {
+        let folder = ToolFolder()
+        let target = try folder.emptyRealm("target.realm", types: ToolModel.types).path
+        let text = "{\"@class\":\"ToolPet\",\"_id\":\"6564a8b2c1d2e3f405060708\",\"name\":\"a\"}\r\n"
+            + "{\"@class\":\"ToolPet\",\"_id\":\"6564a8b2c1d2e3f405060709\",\"name\":\"b\"}\r\n\r\n"
+        let input = try folder.file("input.ndjson", Array(text.utf8))
+        let run = try ToolCommandTests.succeed(["import", target, input, "--format", "ndjson"])
+        #expect(run.stdout == "imported 2 objects into \(target)\n")
+        let fresh = text.replacingOccurrences(of: "0708\"", with: "070a\"").replacingOccurrences(of: "0709\"", with: "070b\"")
+        let bad = try folder.file("bad.ndjson", Array((fresh + "{\"@class\":\"ToolPet\",\"_id\":1}\r\n").utf8))
+        ToolBadInputTests.expectFailure(try Tool.run(["import", target, bad, "--format", "ndjson"]), ToolFailure.failed, mentioning: "line 4: ToolPet._id")
+    }
+
     /// Each bad input: status 1, one line naming where, and the file as empty as before.
     @Test func badInputIsRefusedWithItsLineAndWritesNothing() throws {
         let folder = ToolFolder()
@@ -84,6 +111,8 @@ import TestSupport
             ("ndjson", pet + "\n{\"@class\":\"ToolOwner\",\"id\":1,\"best\":\"6564a8b2c1d2e3f4050607ff\"}\n", "line 2: ToolOwner.best: a link to ToolPet"),
             ("ndjson", pet + "\n{\"@class\":\"ToolOwner\",\"id\":2,\"name\":null}\n", "line 2: ToolOwner.name: null, but the property is not optional"),
             ("ndjson", pet + "\n{\"@class\":\"ToolOwner\",\"id\":2,\"extra\":{\"type\":\"colour\",\"value\":1}}\n", "unknown mixed type 'colour'"),
+            ("ndjson", pet + "\n{\"@class\":\"ToolOwner\",\"id\":2,\"extra\":{\"type\":\"date\",\"value\":\"2020-02-30T00:00:00Z\"}}\n",
+             "line 2: ToolOwner.extra: expected an ISO 8601 date"),
             ("json", "{\"ToolPet\": [" + pet + ", {\"_id\": \"6564a8b2c1d2e3f40506070b\", \"age\": true}]}", "record 2 of ToolPet: ToolPet.age: expected an integer"),
             ("json", "{\"ToolPet\": [" + pet + ",", "not valid JSON"),
             ("json", "{\"ToolPet\":\n[" + pet + ",\n x]}", "not valid JSON: Invalid value around character 88. (line 3, column 2)"),

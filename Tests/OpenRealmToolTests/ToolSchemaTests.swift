@@ -45,6 +45,17 @@ import RealmStorage
         return blocks
     }
 
+    /// Sets print as sets (the catalogue marks their columns) and maps of links with optional
+    /// values, as ExportModel.swift declares them.
+    @Test func setsAndMapsOfLinksPrintAsTheModelDeclaresThem() throws {
+        let folder = ToolFolder()
+        let run = try ToolCommandTests.succeed(["schema", "--swift", try ExportModel.realm(in: folder, "every.realm", count: 1)])
+        for expected in ["var tags: MutableSet<String>", "var uuids: MutableSet<UUID>", "var noteByName: Map<String, ExportNote?>",
+                         "var notes: List<ExportNote>", "var dataByName: Map<String, Data?>", "var optionalStrings: List<String?>"] {
+            #expect(run.stdout.contains(expected), "\(expected) in \(run.stdout)")
+        }
+    }
+
     @Test func keywordsBecomeEscapedIdentifiers() {
         #expect(StoredSchema.identifier("default") == "`default`")
         #expect(StoredSchema.identifier("name") == "name")

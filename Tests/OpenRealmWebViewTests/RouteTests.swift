@@ -311,6 +311,28 @@ import Testing
         #expect(beside == ["people.realm", "people.realm.lock"])
     }
 
+    /// A damaged file is refused when the view opens it (`verifyIntegrityOnOpen`): every page
+    /// is a 500 page naming the damage and `run` throws before it listens. Without the check,
+    /// the page that read the damaged node stopped the server: a `DynamicObject`'s reads
+    /// cannot throw.
+    @Test(.timeLimit(.minutes(1))) func aDamagedFileIsA500PageAndRunThrowsBeforeListening() async throws {
+        let original = WebFolder(), folder = WebFolder()
+        // A copy holds the newest version only: the node holding a dog's name is one it reaches.
+        try Realm(configuration: Fixture.write(in: original)).writeCopy(toFile: folder.fileURL)
+        var bytes = try Data(contentsOf: folder.fileURL)
+        let offset = try #require(bytes.range(of: Data("dog 42".utf8))).lowerBound
+        bytes[offset] ^= 0x5A
+        try bytes.write(to: folder.fileURL)
+        let view = Fixture.view(of: folder)
+        for uri in ["/", "/info", "/class/WebPerson", "/class/WebDog?page=2", "/object/WebPerson?pk=1",
+                    "/object/WebPerson/property/dogs?pk=1", "/object/WebDog?key=42", "/object/WebPerson/events?pk=1"] {
+            let page = try await view.fetch(uri)
+            #expect(page.status == 500, "\(uri)")
+            #expect(page.body.contains("damaged"), "\(uri)")
+        }
+        await #expect(throws: Realm.Error.self) { try await Fixture.view(of: folder).run(port: 0) { _ in Issue.record("it must not listen") } }
+    }
+
     @Test func runThrowsForAMissingFileBeforeListening() async throws {
         let folder = WebFolder()
         let view = RealmWebView(fileURL: folder.fileURL, encryptionKey: nil)

@@ -7,8 +7,8 @@ struct SchemaCommand: ParsableCommand {
         abstract: "Show a realm file's classes, properties, types, primary keys and indexes.",
         discussion: """
             With --swift, prints them as Realm Swift model classes (final class X: Object with \
-            @Persisted properties). The file stores integers of every size as Int, a MutableSet \
-            as a List and an EmbeddedObject as an Object, and no LinkingObjects: check those. The \
+            @Persisted properties). The file stores integers of every size as Int and an \
+            EmbeddedObject as an Object, and no LinkingObjects: check those. The \
             file is opened read-only and nothing is written beside it.
 
             Exit status: \(ToolFailure.statusSummary)

@@ -24,7 +24,11 @@ enum DateText {
         guard text.hasSuffix("Z") else { return nil }
         let body = text.dropLast()
         let parts = body.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let base = try? Date.ISO8601FormatStyle().parse(String(parts[0]) + "Z") else { return nil }
+        // The parser is lenient: "2020-02-30T00:00:00Z" reads as March 1st. A date it reads
+        // must write back as the same text, or a date that does not exist would be imported as
+        // another one without a word.
+        let whole = String(parts[0]) + "Z"
+        guard let base = try? Date.ISO8601FormatStyle().parse(whole), base.formatted(.iso8601) == whole else { return nil }
         guard parts.count == 2 else { return base }
         let digits = parts[1]
         guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let fraction = Double("0." + digits) else {

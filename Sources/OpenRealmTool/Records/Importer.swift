@@ -56,7 +56,9 @@ enum InputReader {
 
     private static func ndjson(_ text: String, className: String?, input: String) throws(ToolFailure) -> [InputRecord] {
         var records: [InputRecord] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character in Swift, which splitting at "\n" does not cut: a file with
+        // CRLF line ends (written on Windows) read as one line that was not JSON.
+        for (index, line) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             guard !line.allSatisfy(\.isWhitespace) else { continue }
             let location = "\(input): line \(index + 1)"
             let object: JSONValue
