@@ -86,6 +86,9 @@ final class CommitEventRelay: CommitObserver {
     }
 
     func storeDidCommit(_ reports: [CommitReport], activeVersions: Int) {
+        // Once for the group: its commits were made durable by one sync, and the counts take
+        // the file's lock.
+        let encryptedCache = handler == nil ? nil : store?.decryptedPages.map(Realm.EncryptedCacheStatistics.init)
         for report in reports {
             let duration = Duration.nanoseconds(Int64(clamping: report.nanoseconds))
             if let slowCommitThreshold, duration > slowCommitThreshold {
@@ -93,11 +96,9 @@ final class CommitEventRelay: CommitObserver {
                            + "(\(report.bytes) bytes, synced with \(report.groupSize - 1) other commits), more than "
                            + "slowCommitThreshold \(Self.milliseconds(slowCommitThreshold))")
             }
-            guard let handler else { continue }
-            let encryptedCache = store?.decryptedPages.map(Realm.EncryptedCacheStatistics.init)
-            handler.realmDidCommit(RealmCommitEvent(path: path, version: report.version, duration: duration, groupSize: report.groupSize,
-                                                    bytes: report.bytes, fileSize: Int(report.fileSize), activeVersions: activeVersions,
-                                                    encryptedCache: encryptedCache))
+            handler?.realmDidCommit(RealmCommitEvent(path: path, version: report.version, duration: duration, groupSize: report.groupSize,
+                                                     bytes: report.bytes, fileSize: Int(report.fileSize), activeVersions: activeVersions,
+                                                     encryptedCache: encryptedCache))
         }
     }
 
